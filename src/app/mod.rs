@@ -1,0 +1,125 @@
+//! The app: owns the state, runs effects, joins backend events with terminal input.
+
+pub mod frames;
+pub mod term;
+
+use std::time::Duration;
+
+use ratatui::Frame;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::backend::{Backend, EVENT_CHANNEL};
+use crate::core::msg::Command;
+use crate::core::state::Settings;
+use crate::core::{Effect, Msg, State, update};
+use crate::record::now_ms;
+use crate::ui::theme::Theme;
+
+/// How long quitting waits for the backend to answer, close and stop the agent.
+pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(6);
+
+pub struct App {
+    pub state: State,
+    pub theme: Theme,
+    commands: mpsc::UnboundedSender<Command>,
+    events: mpsc::Receiver<Msg>,
+    backend_task: Option<JoinHandle<()>>,
+    /// Set by `Effect::Quit`: the loop ends after the backend stopped.
+    pub quit: bool,
+    /// Bells requested since the last flush (the terminal loop rings them).
+    pub bells: u32,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+}
+
+impl App {
+    /// Start `backend` and build the initial state. Must run inside a tokio runtime.
+    pub fn start(backend: Box<dyn Backend>, settings: Settings, theme: Theme) -> App {
+        let mut state = State::new(backend.name(), &backend.root_name(), now_ms());
+        state.reply_check = backend.reply_check();
+        state.settings = settings;
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
+        let task = backend.start(ev_tx, cmd_rx);
+        App {
+            state,
+            theme,
+            commands: cmd_tx,
+            events: ev_rx,
+            backend_task: Some(task),
+            quit: false,
+            bells: 0,
+            dirty: true,
+        }
+    }
+
+    /// Apply one message and perform its effects.
+    pub fn apply(&mut self, msg: Msg) {
+        let effects = update(&mut self.state, msg);
+        self.dirty = true;
+        for e in effects {
+            match e {
+                Effect::Send(cmd) => {
+                    if self.commands.send(cmd).is_err() {
+                        self.state.status_line = Some("the backend has stopped".into());
+                    }
+                }
+                Effect::Bell => self.bells += 1,
+                Effect::Quit => self.quit = true,
+            }
+        }
+    }
+
+    /// Wait for the next backend message (None once the backend is gone).
+    pub async fn next_backend(&mut self) -> Option<Msg> {
+        self.events.recv().await
+    }
+
+    /// Apply queued backend messages without waiting, up to `budget` (drain, then render).
+    pub fn drain_backend(&mut self, budget: usize) {
+        for _ in 0..budget {
+            match self.events.try_recv() {
+                Ok(m) => self.apply(m),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// After quitting: let the backend finish its shutdown (answers, stdin close, kill),
+    /// applying its last events, bounded by `BACKEND_STOP_TIMEOUT`.
+    pub async fn finish(&mut self) {
+        let _ = self.commands.send(Command::Shutdown);
+        let Some(task) = self.backend_task.take() else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + BACKEND_STOP_TIMEOUT;
+        tokio::pin!(task);
+        loop {
+            tokio::select! {
+                _ = &mut task => break,
+                m = self.events.recv() => match m {
+                    Some(m) => self.apply(m),
+                    None => { let _ = tokio::time::timeout_at(deadline, &mut task).await; break; }
+                },
+                _ = tokio::time::sleep_until(deadline) => {
+                    tracing::warn!("backend did not stop in time");
+                    break;
+                }
+            }
+        }
+        self.drain_backend(usize::MAX);
+    }
+
+    pub fn render(&self, f: &mut Frame) {
+        crate::ui::render(&self.state, &self.theme, f);
+    }
+
+    /// The terminal title: pending gates stand out in a tab bar.
+    pub fn title(&self) -> String {
+        match self.state.gates.len() {
+            0 => "switchboard".to_string(),
+            n => format!("switchboard ({n} waiting)"),
+        }
+    }
+}

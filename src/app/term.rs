@@ -1,0 +1,156 @@
+//! The real terminal: modes on and off (also on panic and signals), and the event loop.
+
+use std::io::{self, Write, stdout};
+use std::time::Duration;
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    EventStream, KeyEventKind,
+};
+use crossterm::terminal::{
+    self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen, SetTitle,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio_stream::StreamExt;
+
+use super::App;
+use super::frames::{FRAME_INTERVAL, FrameScheduler};
+use crate::core::Msg;
+use crate::record::now_ms;
+
+/// Undo every terminal mode we set. Safe to call more than once.
+pub fn restore() {
+    let mut out = stdout();
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        SetTitle(""),
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Owns the terminal modes: the constructor enables them, `Drop` and the panic hook undo them.
+pub struct TerminalGuard;
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<TerminalGuard> {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            prev(info);
+        }));
+        terminal::enable_raw_mode()?;
+        let guard = TerminalGuard;
+        execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Run the app on the real terminal until the user quits.
+pub async fn run(mut app: App) -> io::Result<App> {
+    let _guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    terminal.clear()?;
+    let size = terminal.size()?;
+    app.apply(Msg::Resize(size.width, size.height));
+    let mut input = EventStream::new();
+    let mut frames = FrameScheduler::new(FRAME_INTERVAL);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut title = String::new();
+    let mut backend_open = true;
+    #[cfg(unix)]
+    let (mut sigterm, mut sighup) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        )
+    };
+    loop {
+        tokio::select! {
+            biased;
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => app.apply(Msg::Key(k)),
+                Some(Ok(Event::Paste(p))) => app.apply(Msg::Paste(p)),
+                Some(Ok(Event::Mouse(m))) => app.apply(Msg::Mouse(m)),
+                Some(Ok(Event::Resize(w, h))) => app.apply(Msg::Resize(w, h)),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => break,
+            },
+            _ = sigterm.recv() => quit_on_signal(&mut app),
+            _ = sighup.recv() => quit_on_signal(&mut app),
+            () = frames.due(app.dirty) => {
+                if app.bells > 0 {
+                    app.bells = 0;
+                    let _ = terminal.backend_mut().write_all(b"\x07");
+                }
+                let t = app.title();
+                if t != title {
+                    let _ = execute!(terminal.backend_mut(), SetTitle(&t));
+                    title = t;
+                }
+                execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+                terminal.draw(|f| app.render(f))?;
+                execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+                frames.drawn();
+                app.dirty = false;
+            }
+            m = app.next_backend(), if backend_open => match m {
+                Some(m) => {
+                    app.apply(m);
+                    app.drain_backend(1024);
+                }
+                // The backend ended by itself; the UI stays open to read.
+                None => backend_open = false,
+            },
+            _ = tick.tick() => {
+                // Elapsed times move only while something runs; an idle screen stays idle.
+                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running);
+                if busy {
+                    app.apply(Msg::Tick(now_ms()));
+                }
+            }
+        }
+        if app.quit {
+            break;
+        }
+    }
+    app.finish().await;
+    Ok(app)
+}
+
+/// SIGTERM/SIGHUP: answer every gate fail-closed and leave.
+fn quit_on_signal(app: &mut App) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    app.state.overlay = None;
+    app.apply(Msg::Key(KeyEvent::new(
+        KeyCode::Char('d'),
+        KeyModifiers::CONTROL,
+    )));
+    if app.state.overlay.is_some() {
+        app.apply(Msg::Key(KeyEvent::new(
+            KeyCode::Char('y'),
+            KeyModifiers::NONE,
+        )));
+    }
+}

@@ -1,0 +1,310 @@
+//! The live Claude backend: runs the CLI, feeds its lines through the mapping, writes answers.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::mapping::{Mapper, Out};
+use crate::backend::Backend;
+use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
+use crate::core::Msg;
+use crate::core::msg::{BackendEvent, Command};
+use crate::core::state::ReplyCheck;
+use crate::core::transcript::Level;
+use crate::record::{Dir, Recorder, now_ms};
+
+/// The flags every supervised session needs (see the protocol reference §2.1).
+pub const BASE_ARGS: &[&str] = &[
+    "-p",
+    "--verbose",
+    "--output-format",
+    "stream-json",
+    "--input-format",
+    "stream-json",
+    "--permission-prompt-tool",
+    "stdio",
+    "--include-partial-messages",
+];
+
+/// How long a shutting-down agent gets before it is killed.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Clone, Debug, Default)]
+pub struct ClaudeConfig {
+    pub program: PathBuf,
+    /// Arguments before the protocol flags (the demo uses its hidden subcommand here).
+    pub prefix_args: Vec<String>,
+    pub cwd: PathBuf,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub resume: Option<String>,
+    pub breaks: Vec<String>,
+    pub extra_args: Vec<String>,
+    pub prompt: Option<String>,
+    pub record: Option<PathBuf>,
+    pub env: Vec<(String, Option<String>)>,
+}
+
+impl ClaudeConfig {
+    pub fn args(&self) -> Vec<String> {
+        let mut a = self.prefix_args.clone();
+        a.extend(BASE_ARGS.iter().map(|s| s.to_string()));
+        for (flag, v) in [
+            ("--model", &self.model),
+            ("--permission-mode", &self.permission_mode),
+            ("--resume", &self.resume),
+        ] {
+            if let Some(v) = v {
+                a.push(flag.to_string());
+                a.push(v.clone());
+            }
+        }
+        // Last: some CLI flags take several values and would swallow what follows.
+        a.extend(self.extra_args.iter().cloned());
+        a
+    }
+}
+
+pub struct ClaudeBackend {
+    pub config: ClaudeConfig,
+}
+
+/// Check a raw reply against the bundled schema: `def` may list alternatives (`A|B`).
+pub fn reply_check(def: &str, body: &serde_json::Value) -> Result<(), String> {
+    let mut errors = Vec::new();
+    for d in def.split('|') {
+        match crate::schema::validate_claude(d, body) {
+            Ok(()) => return Ok(()),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    Err(errors.join("\n"))
+}
+
+impl Backend for ClaudeBackend {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn root_name(&self) -> String {
+        "main".into()
+    }
+
+    fn reply_check(&self) -> ReplyCheck {
+        reply_check
+    }
+
+    fn start(
+        self: Box<Self>,
+        events: mpsc::Sender<Msg>,
+        commands: mpsc::UnboundedReceiver<Command>,
+    ) -> JoinHandle<()> {
+        tokio::spawn(run(self.config, events, commands))
+    }
+}
+
+struct Link {
+    events: mpsc::Sender<Msg>,
+}
+
+impl Link {
+    async fn send(&self, event: BackendEvent) {
+        let _ = self
+            .events
+            .send(Msg::Backend {
+                at_ms: now_ms(),
+                event,
+            })
+            .await;
+    }
+
+    async fn protocol(&self, level: Level, text: String) {
+        self.send(BackendEvent::Protocol { level, text }).await;
+    }
+}
+
+/// Write lines to the agent, validating each against the bundled schema first. A line the
+/// schema does not know is still sent (the agent is the judge) but flagged.
+async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<String>) {
+    for line in lines {
+        if let Err(e) = crate::schema::validate_claude_outbound_line(&line) {
+            link.protocol(
+                Level::Warn,
+                format!("outbound line outside the bundled schema: {e}"),
+            )
+            .await;
+        }
+        if !agent.send(line) {
+            record(rec, Dir::Note, "line not sent: stdin is closed");
+        }
+    }
+}
+
+async fn deliver(agent: &Agent, link: &Link, rec: &SharedRecorder, out: Out) {
+    write(agent, link, rec, out.replies).await;
+    for e in out.events {
+        link.send(e).await;
+    }
+}
+
+async fn run(
+    cfg: ClaudeConfig,
+    events: mpsc::Sender<Msg>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let link = Link { events };
+    let args = cfg.args();
+    let mut argv = vec![cfg.program.display().to_string()];
+    argv.extend(args.iter().cloned());
+    let rec: SharedRecorder = Arc::new(Mutex::new(None));
+    if let Some(path) = &cfg.record {
+        match Recorder::create(path, "claude", &argv, &cfg.cwd.display().to_string()) {
+            Ok(r) => {
+                *rec.lock().expect("fresh mutex") = Some(r);
+                link.send(BackendEvent::Recording(path.display().to_string()))
+                    .await;
+            }
+            Err(e) => {
+                link.protocol(
+                    Level::Error,
+                    format!("cannot write the recording {}: {e}", path.display()),
+                )
+                .await
+            }
+        }
+    }
+    let mut env = vec![("CLAUDECODE".to_string(), None)];
+    env.extend(cfg.env.iter().cloned());
+    let spec = Spawn {
+        program: cfg.program.clone(),
+        args,
+        cwd: cfg.cwd.clone(),
+        env,
+    };
+    let mut agent = match Agent::spawn(&spec, rec.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            let detail = format!("could not start {}: {e}", cfg.program.display());
+            record(&rec, Dir::Note, &detail);
+            link.send(BackendEvent::Exited {
+                code: None,
+                detail,
+                stderr_tail: Vec::new(),
+            })
+            .await;
+            return drain_until_shutdown(&mut commands).await;
+        }
+    };
+    link.send(BackendEvent::Started {
+        program: argv.join(" "),
+        pid: agent.pid,
+    })
+    .await;
+
+    let mut mapper = Mapper::new(&cfg.breaks);
+    let init = mapper.initialize_line();
+    write(&agent, &link, &rec, vec![init]).await;
+    // User turns wait for the initialize reply (MCP servers start first), at most 60 s.
+    let mut held: VecDeque<Command> = VecDeque::new();
+    let mut initialized = false;
+    let init_deadline = tokio::time::sleep(Duration::from_secs(60));
+    tokio::pin!(init_deadline);
+    if let Some(p) = cfg.prompt.clone() {
+        held.push_back(Command::Prompt(p));
+    }
+    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut exited = false;
+    let mut stdout_open = true;
+    let mut stderr_open = true;
+    loop {
+        tokio::select! {
+            line = agent.stdout.recv(), if stdout_open => match line {
+                Some(line) => {
+                    let out = mapper.on_line(&line);
+                    deliver(&agent, &link, &rec, out).await;
+                    if !initialized && mapper.initialized() {
+                        initialized = true;
+                        while let Some(c) = held.pop_front() {
+                            let out = mapper.command(&c);
+                            deliver(&agent, &link, &rec, out).await;
+                        }
+                    }
+                }
+                None => stdout_open = false,
+            },
+            line = agent.stderr.recv(), if stderr_open => match line {
+                Some(line) => {
+                    if stderr_tail.len() == 20 {
+                        stderr_tail.pop_front();
+                    }
+                    stderr_tail.push_back(line.clone());
+                    link.send(BackendEvent::Stderr(line)).await;
+                }
+                None => stderr_open = false,
+            },
+            () = &mut init_deadline, if !initialized => {
+                initialized = true;
+                link.protocol(Level::Warn, "no initialize reply after 60 s; sending anyway".into()).await;
+                while let Some(c) = held.pop_front() {
+                    let out = mapper.command(&c);
+                    deliver(&agent, &link, &rec, out).await;
+                }
+            }
+            status = agent.child.wait(), if !exited && !stdout_open => {
+                exited = true;
+                let (code, detail) = match &status {
+                    Ok(s) => describe_exit(s),
+                    Err(e) => (None, format!("wait failed: {e}")),
+                };
+                record(&rec, Dir::Note, &format!("agent exited: {detail}"));
+                link.send(BackendEvent::Exited { code, detail, stderr_tail: stderr_tail.iter().cloned().collect() }).await;
+            }
+            cmd = commands.recv() => match cmd {
+                None | Some(Command::Shutdown) => break,
+                Some(c @ Command::Prompt(_)) if !initialized => held.push_back(c),
+                Some(c) => {
+                    let out = mapper.command(&c);
+                    deliver(&agent, &link, &rec, out).await;
+                }
+            },
+        }
+    }
+    if !exited {
+        // Anything still pending gets a fail-closed answer before stdin closes.
+        for id in mapper.pending_ids() {
+            let out = mapper.command(&Command::Answer {
+                gate_id: id,
+                decision: crate::core::gate::Decision::Deny {
+                    message: "switchboard exited".into(),
+                    interrupt: false,
+                },
+            });
+            deliver(&agent, &link, &rec, out).await;
+        }
+        record(&rec, Dir::Note, "shutting down: stdin closed");
+        let status = agent.stop(SHUTDOWN_GRACE).await;
+        let (code, detail) = match &status {
+            Ok(s) => describe_exit(s),
+            Err(e) => (None, format!("wait failed: {e}")),
+        };
+        record(&rec, Dir::Note, &format!("agent exited: {detail}"));
+        link.send(BackendEvent::Exited {
+            code,
+            detail,
+            stderr_tail: stderr_tail.into_iter().collect(),
+        })
+        .await;
+    }
+}
+
+async fn drain_until_shutdown(commands: &mut mpsc::UnboundedReceiver<Command>) {
+    while let Some(c) = commands.recv().await {
+        if c == Command::Shutdown {
+            break;
+        }
+    }
+}

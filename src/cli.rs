@@ -1,0 +1,231 @@
+//! Command line: subcommands and how each one starts.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::app::{self, App};
+use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
+use crate::core::state::Settings;
+use crate::ui::theme::Theme;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Supervise interactive AI-agent sessions: the session tree, the transcript and every pending gate."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run the real `claude` CLI under supervision (stream-json control protocol).
+    Claude(ClaudeArgs),
+    /// The same TUI and Claude backend against a built-in scripted agent (no network).
+    Demo(DemoArgs),
+    /// Internal: the scripted agent `demo` runs (speaks stream-json on stdio).
+    #[command(hide = true)]
+    DemoAgent {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Print every path switchboard uses.
+    Paths,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// Working directory of the agent (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// First user turn, sent once the agent is ready.
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// Write the recording here instead of the data dir.
+    #[arg(long, conflicts_with = "no_record")]
+    pub record: Option<PathBuf>,
+    /// Do not record the session.
+    #[arg(long)]
+    pub no_record: bool,
+    /// Do not ring the terminal bell when a gate opens.
+    #[arg(long)]
+    pub no_bell: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ClaudeArgs {
+    /// The claude executable (else $SWITCHBOARD_CLAUDE_BIN, else `claude` on PATH).
+    #[arg(long)]
+    pub claude_bin: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+    /// Model for the session.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Initial permission mode (default, acceptEdits, plan, bypassPermissions, dontAsk, auto).
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+    /// Continue a Claude session by id.
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Pause before this tool runs (a PreToolUse hook), even when rules would allow it.
+    #[arg(long = "break", value_name = "TOOL")]
+    pub breaks: Vec<String>,
+    /// Extra arguments passed to claude after the protocol flags.
+    #[arg(last = true)]
+    pub extra: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Breakpoints for the demo (default: Grep).
+    #[arg(long = "break", value_name = "TOOL")]
+    pub breaks: Vec<String>,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::DemoAgent { args } => ExitCode::from(crate::demo::agent::run(&args) as u8),
+        Cmd::Paths => {
+            println!("data dir:    {}", crate::paths::data_dir().display());
+            println!("recordings:  {}", crate::paths::recordings_dir().display());
+            println!("logs:        {}", crate::paths::logs_dir().display());
+            ExitCode::SUCCESS
+        }
+        Cmd::Claude(args) => {
+            let Some(bin) = resolve_claude(args.claude_bin.as_deref()) else {
+                eprintln!(
+                    "switchboard: the `claude` CLI was not found.\n\
+                     Install it with `npm install -g @anthropic-ai/claude-code`, or point to it with \
+                     --claude-bin PATH (or $SWITCHBOARD_CLAUDE_BIN)."
+                );
+                return ExitCode::from(2);
+            };
+            let cfg = ClaudeConfig {
+                program: bin,
+                model: args.model,
+                permission_mode: args.permission_mode,
+                resume: args.resume,
+                breaks: args.breaks,
+                extra_args: args.extra,
+                ..base_config(&args.common, "claude")
+            };
+            run_tui(cfg, &args.common)
+        }
+        Cmd::Demo(args) => {
+            let exe = match std::env::current_exe() {
+                Ok(e) => e,
+                Err(e) => {
+                    eprintln!("switchboard: cannot find my own executable: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let breaks = if args.breaks.is_empty() {
+                vec!["Grep".to_string()]
+            } else {
+                args.breaks
+            };
+            let mut common = args.common;
+            if common.prompt.is_none() {
+                common.prompt = Some("Add audit logging to the auth module.".into());
+            }
+            let cfg = ClaudeConfig {
+                program: exe,
+                prefix_args: vec!["demo-agent".into()],
+                breaks,
+                ..base_config(&common, "demo")
+            };
+            run_tui(cfg, &common)
+        }
+    }
+}
+
+fn base_config(common: &Common, label: &str) -> ClaudeConfig {
+    let cwd = common
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let record = if common.no_record {
+        None
+    } else {
+        Some(
+            common
+                .record
+                .clone()
+                .unwrap_or_else(|| crate::paths::new_recording_path(label)),
+        )
+    };
+    ClaudeConfig {
+        cwd,
+        prompt: common.prompt.clone(),
+        record,
+        // Session state frames give an authoritative idle/running signal.
+        env: vec![(
+            "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS".into(),
+            Some("1".into()),
+        )],
+        ..ClaudeConfig::default()
+    }
+}
+
+/// `--claude-bin`, else `$SWITCHBOARD_CLAUDE_BIN`, else `claude` on PATH.
+pub fn resolve_claude(flag: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = flag {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("SWITCHBOARD_CLAUDE_BIN").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("claude"))
+        .find(|p| p.is_file())
+}
+
+fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {
+    let _log = crate::logging::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("switchboard: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let settings = Settings {
+        bell: !common.no_bell,
+    };
+    let recording = cfg.record.clone();
+    let result = runtime.block_on(async move {
+        let app = App::start(
+            Box::new(ClaudeBackend { config: cfg }),
+            settings,
+            Theme::from_env(),
+        );
+        app::term::run(app).await
+    });
+    match result {
+        Ok(_) => {
+            if let Some(r) = recording {
+                eprintln!("switchboard: recording written to {}", r.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("switchboard: terminal error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Gates: requests from an agent that wait for a human (or a rule) to answer.
+
+use serde_json::Value;
+
+use super::diff::Diff;
+
+/// A pending request, keyed by the agent's request id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gate {
+    pub id: String,
+    /// Tree node key the gate belongs to (root or a sub-agent).
+    pub node_key: String,
+    /// Which agent asks, as the agent named itself (`agent_id`, agent type), for display.
+    pub asked_by: Option<String>,
+    pub kind: GateKind,
+    pub opened_ms: u64,
+    /// The body a plain "yes" would send, pretty JSON; the raw-reply editor starts from it.
+    pub default_reply: String,
+    /// Schema definition the raw reply body must match.
+    pub reply_definition: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GateKind {
+    Permission(Permission),
+    Question(Question),
+    Dialog(Dialog),
+    Elicitation(Elicitation),
+    Breakpoint(Breakpoint),
+}
+
+impl GateKind {
+    pub fn label(&self) -> &'static str {
+        match self {
+            GateKind::Permission(_) => "permission",
+            GateKind::Question(_) => "question",
+            GateKind::Dialog(_) => "dialog",
+            GateKind::Elicitation(_) => "elicitation",
+            GateKind::Breakpoint(_) => "breakpoint",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Permission {
+    pub tool: String,
+    /// One-line summary of the input (the command, the path…).
+    pub summary: String,
+    /// The tool input, compact JSON, sent back verbatim on allow.
+    pub input: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub decision_reason: Option<String>,
+    pub blocked_path: Option<String>,
+    /// Human-readable labels of the agent's "always allow" suggestions.
+    pub suggestions: Vec<String>,
+    /// False when the agent set `suppress_always_allow_rule`.
+    pub always_allowed: bool,
+    pub default_to_no: bool,
+    pub diff: Option<Diff>,
+}
+
+/// The answers a permission card offers, in display order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PermChoice {
+    AllowOnce,
+    AllowAlways,
+    Deny,
+    DenyInterrupt,
+    EditInput,
+}
+
+impl PermChoice {
+    pub fn key(self) -> char {
+        match self {
+            PermChoice::AllowOnce => 'y',
+            PermChoice::AllowAlways => 'a',
+            PermChoice::Deny => 'n',
+            PermChoice::DenyInterrupt => 'N',
+            PermChoice::EditInput => 'e',
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            PermChoice::AllowOnce => "Allow once",
+            PermChoice::AllowAlways => "Allow always",
+            PermChoice::Deny => "Deny…",
+            PermChoice::DenyInterrupt => "Deny & stop",
+            PermChoice::EditInput => "Edit input…",
+        }
+    }
+}
+
+impl Permission {
+    pub fn choices(&self) -> Vec<PermChoice> {
+        let mut v = vec![PermChoice::AllowOnce];
+        if self.always_allowed {
+            v.push(PermChoice::AllowAlways);
+        }
+        v.extend([
+            PermChoice::Deny,
+            PermChoice::DenyInterrupt,
+            PermChoice::EditInput,
+        ]);
+        v
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub questions: Vec<QSpec>,
+    /// Why the request cannot be answered (no question text, no questions): deny only.
+    pub malformed: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QSpec {
+    pub question: String,
+    pub header: String,
+    pub multi: bool,
+    pub options: Vec<QOption>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QOption {
+    pub label: String,
+    pub description: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dialog {
+    pub dialog_kind: String,
+    pub title: Option<String>,
+    pub message: Option<String>,
+    /// Choices offered in the payload, if any; Enter completes with the highlighted one.
+    pub options: Vec<String>,
+    pub payload: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Elicitation {
+    pub server: String,
+    pub message: String,
+    pub url: Option<String>,
+    pub fields: Vec<Field>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub kind: FieldKind,
+    pub required: bool,
+    pub default: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldKind {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Enum(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breakpoint {
+    pub tool: String,
+    pub summary: String,
+    pub input: String,
+    pub hook_event: String,
+}
+
+/// A human decision, protocol-neutral; the backend encodes it for the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    Allow {
+        /// Edited tool input (JSON); `None` sends the original input.
+        updated_input: Option<Value>,
+        always: bool,
+    },
+    Deny {
+        message: String,
+        interrupt: bool,
+    },
+    /// AskUserQuestion: (question text, answer) in question order.
+    Answer {
+        answers: Vec<(String, String)>,
+    },
+    DialogComplete {
+        result: Value,
+    },
+    DialogCancel,
+    ElicitAccept {
+        content: Value,
+    },
+    ElicitDecline,
+    ElicitCancel,
+    Continue,
+    Block {
+        reason: String,
+    },
+    /// A reply body typed by hand in the raw editor, already schema-checked.
+    Raw {
+        body: Value,
+    },
+}
+
+impl Decision {
+    /// The answer sent for a still-pending gate when switchboard exits.
+    pub fn on_exit(kind: &GateKind) -> Decision {
+        match kind {
+            GateKind::Permission(_) | GateKind::Question(_) => Decision::Deny {
+                message: "switchboard exited".into(),
+                interrupt: false,
+            },
+            GateKind::Dialog(_) => Decision::DialogCancel,
+            GateKind::Elicitation(_) => Decision::ElicitCancel,
+            GateKind::Breakpoint(_) => Decision::Block {
+                reason: "switchboard exited".into(),
+            },
+        }
+    }
+}
+
+/// Join chosen multiSelect labels in option order with ", " (the wire convention), plus the
+/// "Other" text last when given.
+pub fn join_answer(q: &QSpec, chosen: &[bool], other: Option<&str>) -> String {
+    let mut parts: Vec<&str> = q
+        .options
+        .iter()
+        .zip(chosen)
+        .filter(|(_, on)| **on)
+        .map(|(o, _)| o.label.as_str())
+        .collect();
+    if let Some(o) = other.map(str::trim).filter(|o| !o.is_empty()) {
+        parts.push(o);
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q() -> QSpec {
+        QSpec {
+            question: "Which?".into(),
+            header: "H".into(),
+            multi: true,
+            options: ["Auth", "Billing", "Audit", "Admin"]
+                .iter()
+                .map(|l| QOption {
+                    label: l.to_string(),
+                    description: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn multiselect_joins_in_option_order() {
+        assert_eq!(
+            join_answer(&q(), &[true, false, true, false], None),
+            "Auth, Audit"
+        );
+        assert_eq!(
+            join_answer(&q(), &[false, true, false, false], Some(" Ops ")),
+            "Billing, Ops"
+        );
+        assert_eq!(join_answer(&q(), &[false; 4], Some("")), "");
+    }
+}

@@ -1,0 +1,14 @@
+//! The pure core: state, messages and the reducer. No IO, no clocks, no terminal.
+
+pub mod diff;
+pub mod gate;
+pub mod msg;
+pub mod state;
+pub mod text;
+pub mod transcript;
+pub mod tree;
+pub mod update;
+
+pub use msg::{BackendEvent, Command, Effect, Msg};
+pub use state::State;
+pub use update::update;

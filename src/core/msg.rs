@@ -1,0 +1,124 @@
+//! What flows into the reducer (`Msg`) and out of it (`Effect`).
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use super::gate::{Decision, Gate};
+use super::transcript::{ItemOp, Level};
+use super::tree::NodePatch;
+
+/// Input to `update`.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Paste(String),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    /// Wall-clock time for elapsed-time displays (the reducer never reads a clock).
+    Tick(u64),
+    Backend {
+        at_ms: u64,
+        event: BackendEvent,
+    },
+}
+
+/// A protocol-neutral event produced by a backend's mapping layer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendEvent {
+    /// The agent process is up.
+    Started {
+        program: String,
+        pid: Option<u32>,
+    },
+    Session(SessionPatch),
+    /// What the agent offers (from the initialize reply): shown in the status view.
+    Capabilities(Capabilities),
+    NodeOpen {
+        key: String,
+        parent: Option<String>,
+        patch: NodePatch,
+    },
+    NodeUpdate {
+        key: String,
+        patch: NodePatch,
+    },
+    Item {
+        node: Option<String>,
+        op: ItemOp,
+    },
+    GateOpen(Gate),
+    /// The agent withdrew a request; it must never be answered.
+    GateWithdrawn {
+        id: String,
+    },
+    Turn(TurnState),
+    /// Cumulative usage after a turn.
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+        cost_usd: f64,
+    },
+    Stderr(String),
+    Protocol {
+        level: Level,
+        text: String,
+    },
+    Exited {
+        code: Option<i32>,
+        detail: String,
+        stderr_tail: Vec<String>,
+    },
+    /// Where the recording of this session is written.
+    Recording(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnState {
+    Running,
+    Idle,
+    RequiresAction,
+}
+
+/// Session facts for the footer; `None` fields are unchanged.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionPatch {
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub cwd: Option<String>,
+    pub agent_version: Option<String>,
+    pub tools: Option<Vec<String>>,
+    /// True once the agent can take an interrupt (Claude: after `system/init`).
+    pub interruptible: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Capabilities {
+    pub models: Vec<(String, String)>,
+    pub commands: Vec<(String, String)>,
+    pub agents: Vec<(String, String)>,
+    pub modes: Vec<String>,
+    pub extra: Vec<(String, String)>,
+}
+
+/// A request from the core to the backend.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Answer {
+        gate_id: String,
+        decision: Decision,
+    },
+    Prompt(String),
+    Interrupt,
+    SetMode(String),
+    /// Close stdin, give the agent a grace period, then kill it.
+    Shutdown,
+}
+
+/// Side effects the app loop performs for the reducer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    Send(Command),
+    Bell,
+    /// Leave the UI (after the backend was shut down).
+    Quit,
+}

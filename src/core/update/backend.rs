@@ -1,0 +1,255 @@
+//! Applying backend events to the state.
+
+use super::super::gate::GateKind;
+use super::super::msg::{BackendEvent, Effect, TurnState};
+use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
+use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
+use super::super::tree::NodeStatus;
+use super::decide::gate_subject;
+
+pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut Vec<Effect>) {
+    match event {
+        BackendEvent::Started { program, pid } => {
+            state.session.program = Some(program);
+            state.session.pid = pid;
+        }
+        BackendEvent::Session(p) => {
+            let s = &mut state.session;
+            macro_rules! set {
+                ($($f:ident),*) => {$( if let Some(v) = p.$f { s.$f = Some(v); } )*};
+            }
+            set!(session_id, model, permission_mode, cwd, agent_version);
+            if let Some(t) = p.tools {
+                s.tools = t;
+            }
+            if let Some(i) = p.interruptible {
+                s.interruptible = i;
+            }
+        }
+        BackendEvent::Capabilities(c) => state.session.capabilities = c,
+        BackendEvent::NodeOpen { key, parent, patch } => {
+            let id = state.tree.open(&key, parent.as_deref(), at);
+            state.tree.patch(id, patch, at);
+        }
+        BackendEvent::NodeUpdate { key, patch } => {
+            if let Some(id) = state.tree.get(&key) {
+                state.tree.patch(id, patch, at);
+            }
+        }
+        BackendEvent::Item { node, op } => {
+            let id = state.tree.resolve(node.as_deref());
+            let t = &mut state.tree.nodes[id].transcript;
+            t.apply(op, at);
+        }
+        BackendEvent::GateOpen(gate) => open_gate(state, gate, fx),
+        BackendEvent::GateWithdrawn { id } => {
+            if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
+                let gate = state.gates.remove(pos).expect("position is in range");
+                let node = state.tree.resolve(Some(&gate.node_key));
+                let text = format!("withdrawn by the agent: {}", gate_subject(&gate));
+                state.tree.nodes[node].transcript.push(
+                    ItemKind::Audit {
+                        text,
+                        tone: Tone::Neutral,
+                    },
+                    at,
+                );
+                remember_closed(state, id.clone());
+                after_gate_closed(state, &id);
+            } else {
+                protocol(
+                    state,
+                    Level::Warn,
+                    format!("control_cancel_request for unknown request {id}"),
+                    at,
+                );
+            }
+        }
+        BackendEvent::Turn(t) => {
+            state.session.turn = Some(t);
+            let root = &mut state.tree.nodes[0];
+            if !root.status.is_terminal() {
+                root.status = match t {
+                    TurnState::Running | TurnState::RequiresAction => NodeStatus::Running,
+                    TurnState::Idle => NodeStatus::Idle,
+                };
+            }
+            if t == TurnState::Idle {
+                // A finished turn ends its streaming rows even if the agent never settled them.
+                for node in &mut state.tree.nodes {
+                    node.transcript.apply(
+                        ItemOp::EndStreaming {
+                            key_prefix: String::new(),
+                            aborted: false,
+                        },
+                        at,
+                    );
+                }
+            }
+        }
+        BackendEvent::Usage {
+            input_tokens,
+            output_tokens,
+            cost_usd,
+        } => {
+            let s = &mut state.session;
+            s.input_tokens += input_tokens;
+            s.output_tokens += output_tokens;
+            s.cost_usd += cost_usd;
+            s.turns += 1;
+            state.tree.nodes[0].tokens = s.input_tokens + s.output_tokens;
+        }
+        BackendEvent::Stderr(line) => state.push_log(line),
+        BackendEvent::Protocol { level, text } => protocol(state, level, text, at),
+        BackendEvent::Exited {
+            code,
+            detail,
+            stderr_tail,
+        } => {
+            let ok = code == Some(0);
+            let text = if stderr_tail.is_empty() {
+                format!("agent exited: {detail}")
+            } else {
+                format!(
+                    "agent exited: {detail}\nstderr (last lines):\n{}",
+                    stderr_tail.join("\n")
+                )
+            };
+            state.tree.nodes[0].transcript.push(
+                ItemKind::Protocol {
+                    level: if ok { Level::Info } else { Level::Error },
+                    text,
+                },
+                at,
+            );
+            let root = &mut state.tree.nodes[0];
+            if !root.status.is_terminal() {
+                root.status = if ok {
+                    NodeStatus::Completed
+                } else {
+                    NodeStatus::Failed
+                };
+                root.ended_ms = Some(at);
+            }
+            // Nothing can answer these any more: close them so nobody tries.
+            let ids: Vec<String> = state.gates.iter().map(|g| g.id.clone()).collect();
+            for id in ids {
+                if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
+                    let gate = state.gates.remove(pos).expect("position is in range");
+                    let node = state.tree.resolve(Some(&gate.node_key));
+                    state.tree.nodes[node].transcript.push(
+                        ItemKind::Audit {
+                            text: format!("closed, the agent exited: {}", gate_subject(&gate)),
+                            tone: Tone::Neutral,
+                        },
+                        at,
+                    );
+                    remember_closed(state, id.clone());
+                    after_gate_closed(state, &id);
+                }
+            }
+            state.session.exited = Some((code, detail, stderr_tail));
+            state.session.turn = None;
+            if state.focus == Focus::Gate {
+                state.focus = Focus::Transcript;
+            }
+        }
+        BackendEvent::Recording(path) => state.session.recording = Some(path),
+    }
+}
+
+fn protocol(state: &mut State, level: Level, text: String, at: u64) {
+    state.push_log(format!("protocol: {text}"));
+    state.tree.nodes[0]
+        .transcript
+        .push(ItemKind::Protocol { level, text }, at);
+}
+
+fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Effect>) {
+    if state.gate(&gate.id).is_some() {
+        // Never replace or answer twice: keep the first gate.
+        protocol(
+            state,
+            Level::Error,
+            format!(
+                "duplicate request_id {} while its gate is open; kept the first",
+                gate.id
+            ),
+            gate.opened_ms,
+        );
+        return;
+    }
+    if state.closed_gates.contains(&gate.id) {
+        protocol(
+            state,
+            Level::Warn,
+            format!("request_id {} reused after it was answered", gate.id),
+            gate.opened_ms,
+        );
+    }
+    let node = state.tree.resolve(Some(&gate.node_key));
+    if let GateKind::Question(_) | GateKind::Permission(_) = gate.kind {
+        // Nothing to add: the tool call row is already in the transcript.
+    }
+    if state.tree.nodes[node].status == NodeStatus::Pending {
+        state.tree.nodes[node].status = NodeStatus::Running;
+    }
+    state
+        .gate_ui
+        .insert(gate.id.clone(), GateUi::for_gate(&gate));
+    let id = gate.id.clone();
+    state.gates.push_back(gate);
+    if state.settings.bell {
+        fx.push(Effect::Bell);
+    }
+    let typing = (state.focus == Focus::Prompt && !state.prompt.is_empty())
+        || state.active_ui().is_some_and(|ui| ui.editor.is_some());
+    if state.active().is_none() {
+        state.active_gate = Some(id);
+        if !typing && state.overlay.is_none() {
+            state.focus = Focus::Gate;
+            state.selected_node = node;
+            state.selected_item = None;
+            state.scroll_back = 0;
+        }
+    }
+}
+
+pub(super) fn remember_closed(state: &mut State, id: String) {
+    if state.closed_gates.len() == CLOSED_CAP {
+        state.closed_gates.pop_front();
+    }
+    state.closed_gates.push_back(id.clone());
+    state.gate_ui.remove(&id);
+}
+
+/// Pick the next gate to show after `id` closed.
+pub(super) fn after_gate_closed(state: &mut State, id: &str) {
+    if state.active_gate.as_deref() != Some(id) {
+        return;
+    }
+    state.active_gate = state.gates.front().map(|g| g.id.clone());
+    match state.active_gate.clone() {
+        Some(next) => {
+            if state.focus == Focus::Gate {
+                let key = state.gate(&next).map(|g| g.node_key.clone());
+                state.selected_node = state.tree.resolve(key.as_deref());
+                state.selected_item = None;
+                state.scroll_back = 0;
+            }
+        }
+        None => {
+            if state.focus == Focus::Gate {
+                state.focus = Focus::Prompt;
+            }
+        }
+    }
+}
+
+impl State {
+    pub fn active_ui(&self) -> Option<&GateUi> {
+        self.active_gate
+            .as_deref()
+            .and_then(|id| self.gate_ui.get(id))
+    }
+}

@@ -1,0 +1,123 @@
+//! Turning a decision into an answer: remove the gate, write the audit row, send it.
+
+use super::super::gate::{Decision, Gate, GateKind};
+use super::super::msg::{Command, Effect};
+use super::super::state::State;
+use super::super::text::{one_line, truncate};
+use super::super::transcript::{ItemKind, Tone};
+use super::backend::{after_gate_closed, remember_closed};
+
+/// Answer the pending gate `id` with `decision`. Removing the gate first makes a second
+/// answer impossible: an unknown or already closed id yields no effect.
+pub fn answer(state: &mut State, id: &str, decision: Decision) -> Vec<Effect> {
+    let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
+        state.status_line = Some(format!("request {id} is no longer pending"));
+        return Vec::new();
+    };
+    let gate = state.gates.remove(pos).expect("position is in range");
+    let (text, tone) = audit_text(&gate, &decision);
+    let node = state.tree.resolve(Some(&gate.node_key));
+    let at = state.now_ms;
+    state.tree.nodes[node]
+        .transcript
+        .push(ItemKind::Audit { text, tone }, at);
+    remember_closed(state, gate.id.clone());
+    after_gate_closed(state, &gate.id);
+    state.answered += 1;
+    vec![Effect::Send(Command::Answer {
+        gate_id: gate.id,
+        decision,
+    })]
+}
+
+/// What a gate is about, in a few words: "Bash `touch x`".
+pub fn gate_subject(gate: &Gate) -> String {
+    match &gate.kind {
+        GateKind::Permission(p) => subject(&p.tool, &p.summary),
+        GateKind::Breakpoint(b) => subject(&b.tool, &b.summary),
+        GateKind::Question(q) => match q.questions.first() {
+            Some(first) if q.questions.len() > 1 => {
+                format!(
+                    "{} (+{} more)",
+                    one_line(&first.question, 60),
+                    q.questions.len() - 1
+                )
+            }
+            Some(first) => one_line(&first.question, 80),
+            None => "an empty question".into(),
+        },
+        GateKind::Dialog(d) => format!("{} dialog", d.dialog_kind),
+        GateKind::Elicitation(e) => format!("{}: {}", e.server, one_line(&e.message, 60)),
+    }
+}
+
+fn subject(tool: &str, summary: &str) -> String {
+    if summary.is_empty() {
+        tool.to_string()
+    } else {
+        format!("{tool} `{}`", one_line(summary, 80))
+    }
+}
+
+/// The audit row for a decision: "allowed once: Bash `touch x`".
+pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
+    let what = gate_subject(gate);
+    let with_msg = |head: &str, msg: &str| {
+        if msg.trim().is_empty() {
+            format!("{head}: {what}")
+        } else {
+            format!("{head}: {what} — {}", one_line(msg, 120))
+        }
+    };
+    match decision {
+        Decision::Allow {
+            updated_input,
+            always,
+        } => {
+            let head = match (always, updated_input.is_some()) {
+                (true, _) => "allowed always (session rule)",
+                (false, true) => "allowed with edited input",
+                (false, false) => "allowed once",
+            };
+            (format!("{head}: {what}"), Tone::Allowed)
+        }
+        Decision::Deny { message, interrupt } => {
+            let head = match (&gate.kind, interrupt) {
+                (GateKind::Question(_), _) => "declined to answer",
+                (_, true) => "denied and interrupted",
+                (_, false) => "denied",
+            };
+            (with_msg(head, message), Tone::Denied)
+        }
+        Decision::Answer { answers } => {
+            let list: Vec<String> = answers
+                .iter()
+                .map(|(q, a)| format!("{} = {a}", truncate(q, 50)))
+                .collect();
+            (format!("answered: {}", list.join("; ")), Tone::Allowed)
+        }
+        Decision::DialogComplete { result } => (
+            format!(
+                "dialog completed: {what} → {}",
+                truncate(&result.to_string(), 80)
+            ),
+            Tone::Allowed,
+        ),
+        Decision::DialogCancel => (format!("dialog cancelled: {what}"), Tone::Denied),
+        Decision::ElicitAccept { content } => (
+            format!("accepted: {what} {}", truncate(&content.to_string(), 100)),
+            Tone::Allowed,
+        ),
+        Decision::ElicitDecline => (format!("declined: {what}"), Tone::Denied),
+        Decision::ElicitCancel => (format!("cancelled: {what}"), Tone::Denied),
+        Decision::Continue => (format!("continued at breakpoint: {what}"), Tone::Allowed),
+        Decision::Block { reason } => (with_msg("blocked at breakpoint", reason), Tone::Denied),
+        Decision::Raw { body } => (
+            format!(
+                "raw reply sent: {what} {}",
+                truncate(&body.to_string(), 100)
+            ),
+            Tone::Neutral,
+        ),
+    }
+}

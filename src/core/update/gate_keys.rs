@@ -1,0 +1,526 @@
+//! Keys inside the gate card: choices, question pages, forms and in-place editors.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+use serde_json::{Map, Value};
+
+use super::super::gate::{Decision, FieldKind, GateKind, PermChoice, join_answer};
+use super::super::msg::Effect;
+use super::super::state::{Editor, EditorPurpose, GateUi, State};
+use super::decide::answer;
+
+pub(super) fn editor_open(state: &State) -> bool {
+    state.active_ui().is_some_and(|ui| ui.editor.is_some())
+}
+
+pub(super) fn paste(state: &mut State, text: &str) {
+    if let Some(ed) = active_ui_mut(state).and_then(|ui| ui.editor.as_mut()) {
+        let text = if ed.purpose.multiline() {
+            text.to_string()
+        } else {
+            text.replace('\n', " ")
+        };
+        ed.area.insert_str(text);
+    }
+}
+
+fn active_ui_mut(state: &mut State) -> Option<&mut GateUi> {
+    let id = state.active_gate.clone()?;
+    state.gate_ui.get_mut(&id)
+}
+
+fn open_editor(state: &mut State, purpose: EditorPurpose, initial: &str) {
+    if let Some(ui) = active_ui_mut(state) {
+        let lines: Vec<String> = initial.lines().map(str::to_string).collect();
+        let mut area = TextArea::new(if lines.is_empty() {
+            vec![String::new()]
+        } else {
+            lines
+        });
+        area.set_cursor_line_style(ratatui::style::Style::default());
+        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        area.move_cursor(ratatui_textarea::CursorMove::End);
+        ui.error = None;
+        ui.editor = Some(Editor { purpose, area });
+    }
+}
+
+pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(gate) = state.active().cloned() else {
+        return;
+    };
+    if editor_open(state) {
+        return editor_key(state, &gate, key, fx);
+    }
+    match key.code {
+        KeyCode::Char(']') => return cycle_gate(state, true),
+        KeyCode::Char('[') => return cycle_gate(state, false),
+        KeyCode::Char('r') => {
+            return open_editor(state, EditorPurpose::RawReply, &gate.default_reply);
+        }
+        _ => {}
+    }
+    let id = gate.id.clone();
+    match &gate.kind {
+        GateKind::Permission(p) => {
+            let choices = p.choices();
+            let pick = match key.code {
+                KeyCode::Char('y') if p.default_to_no => {
+                    set_error(
+                        state,
+                        "this request defaults to no: highlight Allow once and press Enter",
+                    );
+                    None
+                }
+                KeyCode::Left | KeyCode::Up | KeyCode::Char('k') => {
+                    move_choice(state, choices.len(), false);
+                    None
+                }
+                KeyCode::Right | KeyCode::Down | KeyCode::Char('j') => {
+                    move_choice(state, choices.len(), true);
+                    None
+                }
+                KeyCode::Char(c) => choices.iter().copied().find(|ch| ch.key() == c),
+                KeyCode::Enter => state
+                    .active_ui()
+                    .and_then(|ui| choices.get(ui.choice).copied()),
+                _ => None,
+            };
+            match pick {
+                Some(PermChoice::AllowOnce) => fx.extend(answer(
+                    state,
+                    &id,
+                    Decision::Allow {
+                        updated_input: None,
+                        always: false,
+                    },
+                )),
+                Some(PermChoice::AllowAlways) => fx.extend(answer(
+                    state,
+                    &id,
+                    Decision::Allow {
+                        updated_input: None,
+                        always: true,
+                    },
+                )),
+                Some(PermChoice::Deny) => open_editor(state, EditorPurpose::DenyMessage, ""),
+                Some(PermChoice::DenyInterrupt) => fx.extend(answer(
+                    state,
+                    &id,
+                    Decision::Deny {
+                        message: "The user denied this and stopped the turn.".into(),
+                        interrupt: true,
+                    },
+                )),
+                Some(PermChoice::EditInput) => {
+                    let pretty = serde_json::from_str::<Value>(&p.input)
+                        .map(|v| super::super::text::pretty_json(&v))
+                        .unwrap_or_else(|_| p.input.clone());
+                    open_editor(state, EditorPurpose::EditInput, &pretty)
+                }
+                None => {}
+            }
+        }
+        GateKind::Breakpoint(_) => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('c') => {
+                fx.extend(answer(state, &id, Decision::Continue))
+            }
+            KeyCode::Char('b') => open_editor(state, EditorPurpose::BlockReason, ""),
+            KeyCode::Enter => {
+                if state.active_ui().map(|ui| ui.choice).unwrap_or(0) == 0 {
+                    fx.extend(answer(state, &id, Decision::Continue))
+                } else {
+                    open_editor(state, EditorPurpose::BlockReason, "")
+                }
+            }
+            KeyCode::Left | KeyCode::Up | KeyCode::Char('k') => move_choice(state, 2, false),
+            KeyCode::Right | KeyCode::Down | KeyCode::Char('j') => move_choice(state, 2, true),
+            _ => {}
+        },
+        GateKind::Dialog(d) => {
+            let n = d.options.len().max(1);
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => move_choice(state, n, false),
+                KeyCode::Down | KeyCode::Char('j') => move_choice(state, n, true),
+                KeyCode::Enter => {
+                    let i = state.active_ui().map(|ui| ui.choice).unwrap_or(0);
+                    let result = d
+                        .options
+                        .get(i)
+                        .map(|o| Value::String(o.clone()))
+                        .unwrap_or(Value::Bool(true));
+                    fx.extend(answer(state, &id, Decision::DialogComplete { result }));
+                }
+                KeyCode::Esc => fx.extend(answer(state, &id, Decision::DialogCancel)),
+                _ => {}
+            }
+        }
+        GateKind::Elicitation(e) => {
+            let n = e.fields.len();
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => move_cursor(state, n, false),
+                KeyCode::Down | KeyCode::Char('j') => move_cursor(state, n, true),
+                KeyCode::Char(' ') | KeyCode::Char('e') | KeyCode::Left | KeyCode::Right => {
+                    let Some(ui) = active_ui_mut(state) else {
+                        return;
+                    };
+                    let Some(field) = e.fields.get(ui.cursor) else {
+                        return;
+                    };
+                    let value = &mut ui.fields[ui.cursor];
+                    match &field.kind {
+                        FieldKind::Boolean => {
+                            *value = if value == "true" { "false" } else { "true" }.into()
+                        }
+                        FieldKind::Enum(opts) if !opts.is_empty() => {
+                            let i = opts.iter().position(|o| o == value);
+                            let back = key.code == KeyCode::Left;
+                            let next = match (i, back) {
+                                (None, _) => 0,
+                                (Some(i), false) => (i + 1) % opts.len(),
+                                (Some(i), true) => (i + opts.len() - 1) % opts.len(),
+                            };
+                            *value = opts[next].clone();
+                        }
+                        _ if matches!(key.code, KeyCode::Left | KeyCode::Right) => {}
+                        _ => {
+                            let current = value.clone();
+                            open_editor(state, EditorPurpose::Field, &current);
+                        }
+                    }
+                }
+                KeyCode::Enter => match elicitation_content(state, e) {
+                    Ok(content) => {
+                        fx.extend(answer(state, &id, Decision::ElicitAccept { content }))
+                    }
+                    Err(msg) => set_error(state, &msg),
+                },
+                KeyCode::Char('d') => fx.extend(answer(state, &id, Decision::ElicitDecline)),
+                KeyCode::Esc => fx.extend(answer(state, &id, Decision::ElicitCancel)),
+                _ => {}
+            }
+        }
+        GateKind::Question(q) => {
+            if q.malformed.is_some() {
+                if key.code == KeyCode::Char('n') {
+                    open_editor(state, EditorPurpose::DenyMessage, "");
+                }
+                return;
+            }
+            question_key(state, &id, q, key, fx);
+        }
+    }
+}
+
+fn question_key(
+    state: &mut State,
+    id: &str,
+    q: &super::super::gate::Question,
+    key: KeyEvent,
+    fx: &mut Vec<Effect>,
+) {
+    let Some(ui) = active_ui_mut(state) else {
+        return;
+    };
+    let page = ui.page.min(q.questions.len().saturating_sub(1));
+    let spec = &q.questions[page];
+    let other_row = spec.options.len();
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => ui.cursor = ui.cursor.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => ui.cursor = (ui.cursor + 1).min(other_row),
+        KeyCode::Left | KeyCode::Char('h') => {
+            ui.page = page.saturating_sub(1);
+            ui.cursor = 0;
+        }
+        KeyCode::Right | KeyCode::Char('l') => {
+            ui.page = (page + 1).min(q.questions.len() - 1);
+            ui.cursor = 0;
+        }
+        KeyCode::Char(c @ '1'..='9') => {
+            let i = (c as usize) - ('1' as usize);
+            if i < other_row {
+                ui.cursor = i;
+                toggle(ui, page, spec.multi, i);
+            }
+        }
+        KeyCode::Char(' ') => {
+            if ui.cursor == other_row {
+                let text = ui.other[page].clone();
+                if spec.multi && !text.is_empty() {
+                    ui.other_on[page] = !ui.other_on[page];
+                } else {
+                    open_editor(state, EditorPurpose::Other, &text);
+                }
+            } else {
+                let c = ui.cursor;
+                toggle(ui, page, spec.multi, c);
+            }
+        }
+        KeyCode::Enter => {
+            if ui.cursor == other_row && !(spec.multi && ui.other_on[page]) {
+                let text = ui.other[page].clone();
+                return open_editor(state, EditorPurpose::Other, &text);
+            }
+            if !spec.multi && ui.cursor < other_row {
+                let c = ui.cursor;
+                toggle(ui, page, false, c);
+            }
+            confirm_page(state, id, q, page, fx);
+        }
+        KeyCode::Esc => fx.extend(answer(
+            state,
+            id,
+            Decision::Deny {
+                message: "The user declined to answer.".into(),
+                interrupt: false,
+            },
+        )),
+        _ => {}
+    }
+}
+
+fn toggle(ui: &mut GateUi, page: usize, multi: bool, i: usize) {
+    ui.error = None;
+    if multi {
+        ui.chosen[page][i] = !ui.chosen[page][i];
+    } else {
+        ui.chosen[page].iter_mut().for_each(|c| *c = false);
+        ui.chosen[page][i] = true;
+        ui.other_on[page] = false;
+    }
+}
+
+/// Enter on a page: check it has an answer, then go to the next unconfirmed page or submit.
+fn confirm_page(
+    state: &mut State,
+    id: &str,
+    q: &super::super::gate::Question,
+    page: usize,
+    fx: &mut Vec<Effect>,
+) {
+    let Some(ui) = active_ui_mut(state) else {
+        return;
+    };
+    let answer_of = |ui: &GateUi, p: usize| {
+        let other = ui.other_on[p].then(|| ui.other[p].as_str());
+        join_answer(&q.questions[p], &ui.chosen[p], other)
+    };
+    if answer_of(ui, page).is_empty() {
+        ui.error = Some(if q.questions[page].multi {
+            "choose at least one option (Space toggles), or type Other".into()
+        } else {
+            "choose an option".into()
+        });
+        return;
+    }
+    ui.confirmed[page] = true;
+    ui.error = None;
+    match (0..q.questions.len()).find(|p| !ui.confirmed[*p]) {
+        Some(next) => {
+            ui.page = next;
+            ui.cursor = 0;
+        }
+        None => {
+            let answers = q
+                .questions
+                .iter()
+                .enumerate()
+                .map(|(p, spec)| (spec.question.clone(), answer_of(ui, p)))
+                .collect();
+            fx.extend(answer(state, id, Decision::Answer { answers }));
+        }
+    }
+}
+
+fn editor_key(
+    state: &mut State,
+    gate: &super::super::gate::Gate,
+    key: KeyEvent,
+    fx: &mut Vec<Effect>,
+) {
+    let check = state.reply_check;
+    let Some(ui) = active_ui_mut(state) else {
+        return;
+    };
+    let Some(ed) = ui.editor.as_mut() else { return };
+    let purpose = ed.purpose;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let submit = if purpose.multiline() {
+        key.code == KeyCode::Char('s') && ctrl
+    } else {
+        key.code == KeyCode::Enter
+    };
+    if key.code == KeyCode::Esc {
+        ui.editor = None;
+        ui.error = None;
+        return;
+    }
+    if !submit {
+        if purpose.multiline() && key.code == KeyCode::Enter {
+            ed.area.insert_newline();
+        } else {
+            ed.area.input(key);
+        }
+        return;
+    }
+    let text = ed.area.lines().join("\n");
+    let id = gate.id.clone();
+    match purpose {
+        EditorPurpose::DenyMessage => {
+            ui.editor = None;
+            let message = if text.trim().is_empty() {
+                "The user denied this request.".to_string()
+            } else {
+                text.trim().to_string()
+            };
+            fx.extend(answer(
+                state,
+                &id,
+                Decision::Deny {
+                    message,
+                    interrupt: false,
+                },
+            ));
+        }
+        EditorPurpose::BlockReason => {
+            ui.editor = None;
+            let reason = if text.trim().is_empty() {
+                "Blocked by the user at a breakpoint.".to_string()
+            } else {
+                text.trim().to_string()
+            };
+            fx.extend(answer(state, &id, Decision::Block { reason }));
+        }
+        EditorPurpose::EditInput => match serde_json::from_str::<Value>(&text) {
+            Ok(v) if v.is_object() => {
+                ui.editor = None;
+                fx.extend(answer(
+                    state,
+                    &id,
+                    Decision::Allow {
+                        updated_input: Some(v),
+                        always: false,
+                    },
+                ));
+            }
+            Ok(_) => ui.error = Some("the tool input must be a JSON object".into()),
+            Err(e) => ui.error = Some(format!("not valid JSON: {e}")),
+        },
+        EditorPurpose::RawReply => match serde_json::from_str::<Value>(&text) {
+            Ok(body) => match check(gate.reply_definition, &body) {
+                Ok(()) => {
+                    ui.editor = None;
+                    fx.extend(answer(state, &id, Decision::Raw { body }));
+                }
+                Err(e) => ui.error = Some(e),
+            },
+            Err(e) => ui.error = Some(format!("not valid JSON: {e}")),
+        },
+        EditorPurpose::Other => {
+            ui.editor = None;
+            let page = ui.page;
+            ui.other[page] = text.trim().to_string();
+            ui.other_on[page] = !ui.other[page].is_empty();
+            if let GateKind::Question(q) = &gate.kind {
+                let multi = q.questions.get(page).is_some_and(|s| s.multi);
+                if !multi && ui.other_on[page] {
+                    ui.chosen[page].iter_mut().for_each(|c| *c = false);
+                    confirm_page(state, &id, q, page, fx);
+                }
+            }
+        }
+        EditorPurpose::Field => {
+            ui.editor = None;
+            let c = ui.cursor;
+            if let Some(v) = ui.fields.get_mut(c) {
+                *v = text.trim().to_string();
+            }
+        }
+    }
+}
+
+fn set_error(state: &mut State, msg: &str) {
+    if let Some(ui) = active_ui_mut(state) {
+        ui.error = Some(msg.to_string());
+    }
+}
+
+fn move_choice(state: &mut State, n: usize, forward: bool) {
+    if let Some(ui) = active_ui_mut(state) {
+        ui.choice = if forward {
+            (ui.choice + 1).min(n.saturating_sub(1))
+        } else {
+            ui.choice.saturating_sub(1)
+        };
+    }
+}
+
+fn move_cursor(state: &mut State, n: usize, forward: bool) {
+    if let Some(ui) = active_ui_mut(state) {
+        ui.cursor = if forward {
+            (ui.cursor + 1).min(n.saturating_sub(1))
+        } else {
+            ui.cursor.saturating_sub(1)
+        };
+    }
+}
+
+fn cycle_gate(state: &mut State, forward: bool) {
+    let n = state.gates.len();
+    if n == 0 {
+        return;
+    }
+    let i = state
+        .active_gate
+        .as_deref()
+        .and_then(|id| state.gates.iter().position(|g| g.id == id))
+        .unwrap_or(0);
+    let next = if forward {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    };
+    let gate = &state.gates[next];
+    let key = gate.node_key.clone();
+    state.active_gate = Some(gate.id.clone());
+    state.selected_node = state.tree.resolve(Some(&key));
+    state.selected_item = None;
+    state.scroll_back = 0;
+}
+
+/// Typed form content from the field texts; errors name the field.
+fn elicitation_content(
+    state: &State,
+    e: &super::super::gate::Elicitation,
+) -> Result<Value, String> {
+    if e.url.is_some() && e.fields.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let ui = state.active_ui().ok_or("no form")?;
+    let mut out = Map::new();
+    for (field, text) in e.fields.iter().zip(&ui.fields) {
+        let text = text.trim();
+        if text.is_empty() {
+            if field.required {
+                return Err(format!("{} is required", field.title));
+            }
+            continue;
+        }
+        let value = match &field.kind {
+            FieldKind::String | FieldKind::Enum(_) => Value::String(text.to_string()),
+            FieldKind::Boolean => Value::Bool(text == "true"),
+            FieldKind::Integer => text
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| format!("{} must be a whole number", field.title))?,
+            FieldKind::Number => text
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .ok_or_else(|| format!("{} must be a number", field.title))?,
+        };
+        out.insert(field.name.clone(), value);
+    }
+    Ok(Value::Object(out))
+}

@@ -1,0 +1,320 @@
+//! Keys outside the gate card: focus, panes, overlays, prompt, quit.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::super::gate::Decision;
+use super::super::msg::{Command, Effect, TurnState};
+use super::super::state::{Focus, Overlay, PERMISSION_MODES, State};
+use super::super::transcript::ItemKind;
+use super::decide::answer;
+use super::gate_keys;
+
+pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    if key.kind == KeyEventKind::Release {
+        return;
+    }
+    state.status_line = None;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    // Global chords work everywhere, even inside editors.
+    match key.code {
+        KeyCode::Char('c') if ctrl => return interrupt(state, fx),
+        KeyCode::Char('d') if ctrl => return request_quit(state, fx),
+        _ => {}
+    }
+    if let Some(overlay) = state.overlay.clone() {
+        return overlay_key(state, overlay, key, fx);
+    }
+    if state.focus == Focus::Gate && gate_keys::editor_open(state) {
+        return gate_keys::on_key(state, key, fx);
+    }
+    match key.code {
+        KeyCode::Tab => return cycle_focus(state, true),
+        KeyCode::BackTab => return cycle_focus(state, false),
+        _ => {}
+    }
+    if state.focus == Focus::Prompt {
+        return prompt_key(state, key, fx);
+    }
+    // Single-letter commands outside any text input.
+    match key.code {
+        KeyCode::Char('q') => return request_quit(state, fx),
+        KeyCode::Char('?') => return open_overlay(state, Overlay::Help),
+        KeyCode::Char('L') => return open_overlay(state, Overlay::Log),
+        KeyCode::Char('s') if state.focus != Focus::Gate => {
+            return open_overlay(state, Overlay::Status);
+        }
+        KeyCode::Char('m') if state.focus != Focus::Gate => {
+            let cur = state
+                .session
+                .permission_mode
+                .as_deref()
+                .unwrap_or("default");
+            let cursor = PERMISSION_MODES.iter().position(|m| *m == cur).unwrap_or(0);
+            return open_overlay(state, Overlay::ModePicker { cursor });
+        }
+        KeyCode::Char('g') => return jump_to_oldest_gate(state),
+        KeyCode::Char('i') if state.focus != Focus::Gate => {
+            state.focus = Focus::Prompt;
+            return;
+        }
+        _ => {}
+    }
+    match state.focus {
+        Focus::Tree => tree_key(state, key),
+        Focus::Transcript => transcript_key(state, key),
+        Focus::Gate => gate_keys::on_key(state, key, fx),
+        Focus::Prompt => {}
+    }
+}
+
+fn open_overlay(state: &mut State, o: Overlay) {
+    state.overlay_scroll = 0;
+    state.overlay = Some(o);
+}
+
+fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<Effect>) {
+    match overlay {
+        Overlay::ConfirmQuit => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                state.overlay = None;
+                quit_now(state, fx);
+            }
+            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => state.overlay = None,
+            _ => {}
+        },
+        Overlay::ModePicker { cursor } => match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                state.overlay = Some(Overlay::ModePicker {
+                    cursor: cursor.saturating_sub(1),
+                })
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                state.overlay = Some(Overlay::ModePicker {
+                    cursor: (cursor + 1).min(PERMISSION_MODES.len() - 1),
+                })
+            }
+            KeyCode::Enter => {
+                state.overlay = None;
+                let mode = PERMISSION_MODES[cursor].to_string();
+                state.status_line = Some(format!("permission mode → {mode} (requested)"));
+                fx.push(Effect::Send(Command::SetMode(mode)));
+            }
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
+            _ => {}
+        },
+        Overlay::Help | Overlay::Log | Overlay::Status => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
+                state.overlay = None
+            }
+            KeyCode::Char('L') if overlay == Overlay::Log => state.overlay = None,
+            KeyCode::Char('s') if overlay == Overlay::Status => state.overlay = None,
+            KeyCode::Up | KeyCode::Char('k') => {
+                state.overlay_scroll = state.overlay_scroll.saturating_add(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                state.overlay_scroll = state.overlay_scroll.saturating_sub(1)
+            }
+            KeyCode::PageUp => state.overlay_scroll = state.overlay_scroll.saturating_add(10),
+            KeyCode::PageDown => state.overlay_scroll = state.overlay_scroll.saturating_sub(10),
+            _ => {}
+        },
+    }
+}
+
+fn cycle_focus(state: &mut State, forward: bool) {
+    let mut order = vec![Focus::Tree, Focus::Transcript];
+    if !state.gates.is_empty() {
+        order.push(Focus::Gate);
+    }
+    order.push(Focus::Prompt);
+    let i = order.iter().position(|f| *f == state.focus).unwrap_or(0);
+    let n = order.len();
+    state.focus = order[if forward {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    }];
+    if state.focus == Focus::Gate && state.active().is_none() {
+        state.active_gate = state.gates.front().map(|g| g.id.clone());
+    }
+}
+
+fn prompt_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    let newline = key
+        .modifiers
+        .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
+    match key.code {
+        KeyCode::Enter if !newline => send_prompt(state, fx),
+        KeyCode::Enter => state.prompt.insert_newline(),
+        KeyCode::Esc => state.focus = Focus::Transcript,
+        _ => {
+            state.prompt.input(key);
+        }
+    }
+}
+
+fn send_prompt(state: &mut State, fx: &mut Vec<Effect>) {
+    let text = state.prompt_text();
+    if text.trim().is_empty() {
+        return;
+    }
+    if state.session.exited.is_some() {
+        state.status_line = Some("the agent has exited; nothing can be sent".into());
+        return;
+    }
+    state.prompt.select_all();
+    state.prompt.cut();
+    let at = state.now_ms;
+    state.tree.nodes[0]
+        .transcript
+        .push(ItemKind::User { text: text.clone() }, at);
+    state.selected_node = 0;
+    state.scroll_back = 0;
+    state.selected_item = None;
+    fx.push(Effect::Send(Command::Prompt(text)));
+}
+
+pub(super) fn on_paste(state: &mut State, text: &str) {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if state.focus == Focus::Gate && gate_keys::editor_open(state) {
+        gate_keys::paste(state, &text);
+    } else {
+        state.focus = Focus::Prompt;
+        state.prompt.insert_str(text);
+    }
+}
+
+pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
+    match m.kind {
+        MouseEventKind::ScrollUp => state.scroll_back = state.scroll_back.saturating_add(3),
+        MouseEventKind::ScrollDown => state.scroll_back = state.scroll_back.saturating_sub(3),
+        _ => {}
+    }
+}
+
+fn interrupt(state: &mut State, fx: &mut Vec<Effect>) {
+    let running = matches!(
+        state.session.turn,
+        Some(TurnState::Running | TurnState::RequiresAction)
+    );
+    if state.session.exited.is_some() {
+        state.status_line = Some("the agent has exited (q quits)".into());
+    } else if !running {
+        state.status_line = Some("nothing to interrupt (Ctrl-D or q quits)".into());
+    } else if !state.session.interruptible {
+        state.status_line = Some("the agent cannot take an interrupt yet".into());
+    } else {
+        state.status_line = Some("interrupt sent".into());
+        fx.push(Effect::Send(Command::Interrupt));
+    }
+}
+
+fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.gates.is_empty() {
+        quit_now(state, fx);
+    } else {
+        state.overlay = Some(Overlay::ConfirmQuit);
+    }
+}
+
+/// Answer every pending gate with its exit answer, then shut the backend down.
+fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.session.exited.is_none() {
+        let pending: Vec<(String, Decision)> = state
+            .gates
+            .iter()
+            .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
+            .collect();
+        for (id, d) in pending {
+            fx.extend(answer(state, &id, d));
+        }
+        fx.push(Effect::Send(Command::Shutdown));
+    }
+    state.quitting = true;
+    fx.push(Effect::Quit);
+}
+
+fn jump_to_oldest_gate(state: &mut State) {
+    let Some(gate) = state.gates.front() else {
+        state.status_line = Some("no pending gates".into());
+        return;
+    };
+    let (id, key) = (gate.id.clone(), gate.node_key.clone());
+    state.active_gate = Some(id);
+    state.focus = Focus::Gate;
+    state.selected_node = state.tree.resolve(Some(&key));
+    state.selected_item = None;
+    state.scroll_back = 0;
+}
+
+fn tree_key(state: &mut State, key: KeyEvent) {
+    let order = state.tree.preorder();
+    let pos = order
+        .iter()
+        .position(|id| *id == state.selected_node)
+        .unwrap_or(0);
+    let new = match key.code {
+        KeyCode::Up | KeyCode::Char('k') => pos.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => (pos + 1).min(order.len() - 1),
+        KeyCode::Home => 0,
+        KeyCode::End => order.len() - 1,
+        KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+            state.focus = Focus::Transcript;
+            return;
+        }
+        _ => return,
+    };
+    if order[new] != state.selected_node {
+        state.selected_node = order[new];
+        state.selected_item = None;
+        state.scroll_back = 0;
+    }
+}
+
+fn transcript_key(state: &mut State, key: KeyEvent) {
+    let len = state.tree.nodes[state.selected_node].transcript.len();
+    let page = (state.view.transcript_height.get().max(2) as usize) - 1;
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => {
+            state.selected_item = Some(match state.selected_item {
+                Some(i) => i.saturating_sub(1),
+                None => len.saturating_sub(1),
+            });
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            state.selected_item = match state.selected_item {
+                Some(i) if i + 1 < len => Some(i + 1),
+                _ => None,
+            };
+            if state.selected_item.is_none() {
+                state.scroll_back = 0;
+            }
+        }
+        KeyCode::Enter | KeyCode::Char(' ') => {
+            if let Some(i) = state.selected_item {
+                let item = &mut state.tree.nodes[state.selected_node].transcript.items[i];
+                if item.kind.expandable() {
+                    item.expanded = !item.expanded;
+                }
+            }
+        }
+        KeyCode::PageUp => {
+            state.selected_item = None;
+            state.scroll_back = state.view.drawn_scroll_back.get() + page;
+        }
+        KeyCode::PageDown => {
+            state.selected_item = None;
+            state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(page);
+        }
+        KeyCode::Home => {
+            state.selected_item = None;
+            state.scroll_back = usize::MAX / 2;
+        }
+        KeyCode::End | KeyCode::Esc => {
+            state.selected_item = None;
+            state.scroll_back = 0;
+        }
+        KeyCode::Left | KeyCode::Char('h') => state.focus = Focus::Tree,
+        _ => {}
+    }
+}

@@ -1,0 +1,31 @@
+//! `update(state, msg) -> effects`: the only place state changes.
+
+mod backend;
+mod decide;
+mod gate_keys;
+mod keys;
+
+use super::msg::{Effect, Msg};
+use super::state::State;
+
+pub use decide::{answer, audit_text};
+
+/// Apply one message to the state and return the effects to perform.
+pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    match msg {
+        Msg::Key(key) => keys::on_key(state, key, &mut fx),
+        Msg::Paste(text) => keys::on_paste(state, &text),
+        Msg::Mouse(m) => keys::on_mouse(state, m),
+        Msg::Resize(w, h) => state.size = (w, h),
+        Msg::Tick(now) => state.now_ms = now,
+        Msg::Backend { at_ms, event } => {
+            state.now_ms = state.now_ms.max(at_ms);
+            backend::on_event(state, event, at_ms, &mut fx);
+        }
+    }
+    fx
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Reducer tests: no terminal, no IO.

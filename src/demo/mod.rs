@@ -1,0 +1,2 @@
+//! The built-in scripted agent behind `switchboard demo`.
+pub mod agent;

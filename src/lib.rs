@@ -1,0 +1,12 @@
+//! switchboard: a terminal UI that supervises interactive AI-agent sessions.
+
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod core;
+pub mod demo;
+pub mod logging;
+pub mod paths;
+pub mod record;
+pub mod schema;
+pub mod ui;

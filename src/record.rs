@@ -1,0 +1,159 @@
+//! Session recordings: every wire line, in order, as JSON lines after a header.
+//!
+//! Format (version 1):
+//! - line 1: `{"switchboard_recording":1,"backend":"claude","argv":[...],"cwd":"...",
+//!   "switchboard_version":"...","started_ms":<unix ms>,"started":"<UTC ISO time>"}`
+//! - then one object per event: `{"ts":<unix ms>,"dir":"in"|"out"|"err"|"note","line":"..."}`
+//!   where `in` is a line the agent wrote (stdout), `out` a line we wrote to its stdin,
+//!   `err` a stderr line and `note` our own remark. `line` is the raw text, untouched.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    In,
+    Out,
+    Err,
+    Note,
+}
+
+#[derive(Serialize)]
+struct Header<'a> {
+    switchboard_recording: u32,
+    backend: &'a str,
+    argv: &'a [String],
+    cwd: &'a str,
+    switchboard_version: &'a str,
+    started_ms: u64,
+    started: String,
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    ts: u64,
+    dir: Dir,
+    line: &'a str,
+}
+
+/// Appends to a recording file, flushing every line so a crash loses nothing.
+pub struct Recorder {
+    out: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl Recorder {
+    pub fn create(path: &Path, backend: &str, argv: &[String], cwd: &str) -> io::Result<Recorder> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
+        let file = File::create(path)?;
+        let mut r = Recorder {
+            out: BufWriter::new(file),
+            path: path.to_path_buf(),
+        };
+        let now = now_ms();
+        let header = Header {
+            switchboard_recording: FORMAT_VERSION,
+            backend,
+            argv,
+            cwd,
+            switchboard_version: env!("CARGO_PKG_VERSION"),
+            started_ms: now,
+            started: utc_from_secs((now / 1000) as i64),
+        };
+        serde_json::to_writer(&mut r.out, &header)?;
+        r.out.write_all(b"\n")?;
+        r.out.flush()?;
+        Ok(r)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn record(&mut self, dir: Dir, line: &str) -> io::Result<()> {
+        self.record_at(now_ms(), dir, line)
+    }
+
+    pub fn record_at(&mut self, ts: u64, dir: Dir, line: &str) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, &Entry { ts, dir, line })?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// `2026-12-01T05:25:55Z` from Unix seconds (proleptic Gregorian, UTC).
+pub fn utc_from_secs(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// File-name friendly UTC time: `20261201T052555Z`.
+pub fn utc_stamp(ms: u64) -> String {
+    utc_from_secs((ms / 1000) as i64).replace(['-', ':'], "")
+}
+
+// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(utc_from_secs(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_from_secs(1_796_102_755), "2026-12-01T05:25:55Z");
+        assert_eq!(utc_stamp(1_796_102_755_000), "20261201T052555Z");
+    }
+
+    #[test]
+    fn writes_header_and_lines() {
+        let dir = std::env::temp_dir().join(format!("sb-rec-{}", std::process::id()));
+        let path = dir.join("r.jsonl");
+        let mut r = Recorder::create(&path, "claude", &["claude".into()], "/w").unwrap();
+        r.record(Dir::Out, "{\"a\":1}").unwrap();
+        r.record(Dir::In, "not json").unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["switchboard_recording"], 1);
+        assert_eq!(lines[1]["dir"], "out");
+        assert_eq!(lines[2]["line"], "not json");
+        fs::remove_dir_all(dir).ok();
+    }
+}

@@ -1,0 +1,438 @@
+//! The gate card in the bottom panel: one renderer per gate kind.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::items::diff_lines;
+use super::theme::Theme;
+use super::wrap::{clip, wrap};
+use crate::core::gate::{FieldKind, Gate, GateKind, PermChoice};
+use crate::core::state::{EditorPurpose, GateUi, State};
+
+fn pad(n: usize) -> Span<'static> {
+    Span::raw(" ".repeat(n))
+}
+
+/// Lines of the card body (without the editor, which is drawn as a widget below them).
+pub fn card_lines(
+    state: &State,
+    gate: &Gate,
+    ui: &GateUi,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let w = width;
+    let mut l: Vec<Line<'static>> = Vec::new();
+    let kv = |l: &mut Vec<Line<'static>>, k: &str, v: &str| {
+        l.extend(wrap(
+            v,
+            w,
+            theme.text,
+            Span::styled(format!("{k}: "), theme.dim),
+            pad(2),
+        ));
+    };
+    match &gate.kind {
+        GateKind::Permission(p) => {
+            if let Some(t) = &p.title {
+                l.extend(wrap(t, w, theme.title, Span::raw(""), Span::raw("")));
+            }
+            if let Some(d) = &p.description {
+                l.extend(wrap(d, w, theme.dim, Span::raw(""), Span::raw("")));
+            }
+            match &p.diff {
+                Some(d) => l.extend(diff_lines(d, w, theme, false)),
+                None => {
+                    let shown = if p.tool == "Bash" {
+                        format!("$ {}", p.summary)
+                    } else {
+                        p.input.clone()
+                    };
+                    l.extend(wrap(&shown, w, theme.accent, pad(0), pad(2)));
+                }
+            }
+            if let Some(r) = &p.decision_reason {
+                kv(&mut l, "reason", r);
+            }
+            if let Some(b) = &p.blocked_path {
+                kv(&mut l, "blocked path", b);
+            }
+            if p.always_allowed {
+                for s in &p.suggestions {
+                    kv(&mut l, "always allows", &format!("{s} → this session"));
+                }
+            }
+            if p.default_to_no {
+                l.push(Line::from(Span::styled(
+                    "the agent asks to default to no: y is disabled, use Enter on Allow once",
+                    theme.warn,
+                )));
+            }
+            l.push(choices_line(
+                &p.choices()
+                    .iter()
+                    .map(|c| (c.key().to_string(), c.label().to_string()))
+                    .collect::<Vec<_>>(),
+                ui.choice,
+                theme,
+            ));
+            let _ = PermChoice::AllowOnce;
+        }
+        GateKind::Breakpoint(b) => {
+            l.push(Line::from(vec![
+                Span::styled(format!("{} ", b.hook_event), theme.dim),
+                Span::styled(format!("{} ", b.tool), theme.tool),
+                Span::styled(b.summary.clone(), theme.text),
+            ]));
+            l.extend(wrap(&b.input, w, theme.dim, pad(2), pad(2)));
+            l.push(choices_line(
+                &[
+                    ("y".into(), "Continue".into()),
+                    ("b".into(), "Block…".into()),
+                ],
+                ui.choice,
+                theme,
+            ));
+        }
+        GateKind::Dialog(d) => {
+            if let Some(t) = &d.title {
+                l.extend(wrap(t, w, theme.title, pad(0), pad(0)));
+            }
+            if let Some(m) = &d.message {
+                l.extend(wrap(m, w, theme.text, pad(0), pad(0)));
+            }
+            if d.options.is_empty() {
+                l.extend(wrap(&d.payload, w, theme.dim, pad(2), pad(2)));
+            }
+            for (i, o) in d.options.iter().enumerate() {
+                let active = i == ui.choice;
+                l.push(Line::from(Span::styled(
+                    format!("{} {o}", if active { "›" } else { " " }),
+                    if active {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    },
+                )));
+            }
+            l.push(hints(&[("Enter", "complete"), ("Esc", "cancel")], theme));
+        }
+        GateKind::Elicitation(e) => {
+            l.extend(wrap(&e.message, w, theme.title, pad(0), pad(0)));
+            if let Some(url) = &e.url {
+                kv(&mut l, "open", url);
+            }
+            for (i, f) in e.fields.iter().enumerate() {
+                let active = i == ui.cursor;
+                let value = ui.fields.get(i).cloned().unwrap_or_default();
+                let shown = match &f.kind {
+                    FieldKind::Boolean => {
+                        if value == "true" {
+                            "[x]".to_string()
+                        } else {
+                            "[ ]".to_string()
+                        }
+                    }
+                    FieldKind::Enum(opts) => format!(
+                        "‹ {} › ({})",
+                        if value.is_empty() { "choose" } else { &value },
+                        opts.join(" | ")
+                    ),
+                    _ => {
+                        if value.is_empty() {
+                            "…".to_string()
+                        } else {
+                            value
+                        }
+                    }
+                };
+                let req = if f.required { "*" } else { "" };
+                let line = format!(
+                    "{} {}{req}: {shown}",
+                    if active { "›" } else { " " },
+                    f.title
+                );
+                l.push(Line::from(Span::styled(
+                    clip(&line, w as usize),
+                    if active {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    },
+                )));
+                if let (true, Some(d)) = (active, &f.description) {
+                    l.extend(wrap(d, w, theme.dim, pad(4), pad(4)));
+                }
+            }
+            l.push(hints(
+                &[
+                    ("↑↓", "field"),
+                    ("Space/e", "edit"),
+                    ("Enter", "accept"),
+                    ("d", "decline"),
+                    ("Esc", "cancel"),
+                ],
+                theme,
+            ));
+        }
+        GateKind::Question(q) => {
+            if let Some(why) = &q.malformed {
+                l.extend(wrap(
+                    &format!("cannot be answered: {why}"),
+                    w,
+                    theme.error,
+                    pad(0),
+                    pad(0),
+                ));
+                l.push(hints(&[("n", "deny with a message")], theme));
+            } else {
+                let page = ui.page.min(q.questions.len() - 1);
+                let spec = &q.questions[page];
+                l.extend(wrap(&spec.question, w, theme.title, pad(0), pad(0)));
+                let mode = if spec.multi {
+                    "multi-select: Space toggles, Enter confirms"
+                } else {
+                    "single choice: Enter picks"
+                };
+                l.push(Line::from(Span::styled(mode, theme.dim)));
+                for (i, o) in spec.options.iter().enumerate() {
+                    let on = ui
+                        .chosen
+                        .get(page)
+                        .and_then(|c| c.get(i))
+                        .copied()
+                        .unwrap_or(false);
+                    let mark = match (spec.multi, on) {
+                        (true, true) => "[x]",
+                        (true, false) => "[ ]",
+                        (false, true) => "(•)",
+                        (false, false) => "( )",
+                    };
+                    let active = i == ui.cursor;
+                    let style = if active {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    };
+                    let mut spans = vec![Span::styled(
+                        format!(
+                            "{} {}. {mark} {}",
+                            if active { "›" } else { " " },
+                            i + 1,
+                            o.label
+                        ),
+                        style,
+                    )];
+                    if !o.description.is_empty() {
+                        spans.push(Span::styled(format!("  {}", o.description), theme.dim));
+                    }
+                    l.push(Line::from(spans));
+                }
+                let other_active = ui.cursor == spec.options.len();
+                let other_text = ui.other.get(page).cloned().unwrap_or_default();
+                let other_on = ui.other_on.get(page).copied().unwrap_or(false);
+                let mark = match (spec.multi, other_on) {
+                    (true, true) => "[x]",
+                    (true, false) => "[ ]",
+                    (false, true) => "(•)",
+                    (false, false) => "( )",
+                };
+                let shown = if other_text.is_empty() {
+                    "Other… (type an answer)".to_string()
+                } else {
+                    format!("Other: {other_text}")
+                };
+                l.push(Line::from(Span::styled(
+                    format!("{}    {mark} {shown}", if other_active { "›" } else { " " }),
+                    if other_active {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    },
+                )));
+                let chosen = ui
+                    .chosen
+                    .get(page)
+                    .map(|c| c.iter().filter(|x| **x).count())
+                    .unwrap_or(0)
+                    + usize::from(other_on);
+                let mut h = vec![("↑↓", "move")];
+                if q.questions.len() > 1 {
+                    h.push(("←→", "page"));
+                }
+                h.extend([("Enter", "confirm"), ("Esc", "decline")]);
+                let mut line = hints(&h, theme);
+                if spec.multi {
+                    line.spans.insert(
+                        0,
+                        Span::styled(format!("{chosen} selected  "), theme.accent),
+                    );
+                }
+                l.push(line);
+            }
+        }
+    }
+    if let Some(err) = &ui.error {
+        l.extend(wrap(
+            err,
+            w,
+            theme.error,
+            Span::styled("✘ ", theme.error),
+            pad(2),
+        ));
+    }
+    let _ = state;
+    l
+}
+
+fn choices_line(choices: &[(String, String)], active: usize, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (i, (key, label)) in choices.iter().enumerate() {
+        let style = if i == active {
+            theme.choice_active
+        } else {
+            theme.choice
+        };
+        spans.push(Span::styled(format!("[{key}] {label}"), style));
+        spans.push(Span::raw("  "));
+    }
+    spans.push(Span::styled("r raw · ] next", theme.dim));
+    Line::from(spans)
+}
+
+pub fn hints(pairs: &[(&str, &str)], theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (k, v) in pairs {
+        spans.push(Span::styled(k.to_string(), theme.key));
+        spans.push(Span::styled(format!(" {v}  "), theme.dim));
+    }
+    Line::from(spans)
+}
+
+/// The card's title: kind, tool, page, origin, queue position.
+pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Line<'static> {
+    let pos = state
+        .gates
+        .iter()
+        .position(|g| g.id == gate.id)
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let what = match &gate.kind {
+        GateKind::Permission(p) => format!("⏸ Permission · {}", p.tool),
+        GateKind::Question(q) => {
+            let page = ui.page.min(q.questions.len().saturating_sub(1));
+            let header = q
+                .questions
+                .get(page)
+                .map(|s| s.header.clone())
+                .unwrap_or_default();
+            format!(
+                "? Question [{}/{}] {header}",
+                page + 1,
+                q.questions.len().max(1)
+            )
+        }
+        GateKind::Dialog(d) => format!("◆ Dialog · {}", d.dialog_kind),
+        GateKind::Elicitation(e) => format!("✎ Elicitation · {}", e.server),
+        GateKind::Breakpoint(b) => format!("⛔ Breakpoint · {}", b.tool),
+    };
+    let node = state.tree.resolve(Some(&gate.node_key));
+    let n = &state.tree.nodes[node];
+    let who = if node == 0 {
+        n.name.clone()
+    } else {
+        format!(
+            "{} {}",
+            n.name,
+            crate::core::text::one_line(&n.description, 30)
+        )
+    };
+    Line::from(vec![
+        Span::styled(format!(" {what} "), theme.waiting),
+        Span::styled(format!("· asked by {who} "), theme.dim),
+        Span::styled(format!("· {pos}/{} ", state.gates.len()), theme.dim),
+    ])
+}
+
+/// Height the card wants at `width` (body + editor + borders).
+pub fn card_height(state: &State, gate: &Gate, ui: &GateUi, width: u16, theme: &Theme) -> u16 {
+    let body = card_lines(state, gate, ui, width.saturating_sub(2), theme).len() as u16;
+    body + editor_height(ui) + 2
+}
+
+fn editor_height(ui: &GateUi) -> u16 {
+    match &ui.editor {
+        Some(ed) if ed.purpose.multiline() => (ed.area.lines().len() as u16 + 2).clamp(5, 16),
+        Some(_) => 3,
+        None => 0,
+    }
+}
+
+pub fn render_card(
+    f: &mut Frame,
+    area: Rect,
+    state: &State,
+    gate: &Gate,
+    ui: &GateUi,
+    focused: bool,
+    theme: &Theme,
+) {
+    f.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused { theme.waiting } else { theme.border })
+        .title(card_title(state, gate, ui, theme));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let eh = editor_height(ui).min(inner.height);
+    let body_area = Rect {
+        height: inner.height - eh,
+        ..inner
+    };
+    let lines = card_lines(state, gate, ui, inner.width, theme);
+    // Keep the choices (last lines) visible when the body is taller than the card.
+    let skip = lines.len().saturating_sub(body_area.height as usize);
+    let shown: Vec<Line> = if skip > 0 {
+        let keep_tail = 3.min(body_area.height as usize);
+        let head = body_area.height as usize - keep_tail;
+        let mut v: Vec<Line> = lines[..head.saturating_sub(1)].to_vec();
+        v.push(Line::from(Span::styled(
+            format!("… {} lines hidden", skip + 1),
+            theme.dim,
+        )));
+        v.extend(lines[lines.len() - keep_tail..].iter().cloned());
+        v
+    } else {
+        lines
+    };
+    f.render_widget(Paragraph::new(shown), body_area);
+    if let Some(ed) = &ui.editor {
+        let area = Rect {
+            y: inner.y + inner.height - eh,
+            height: eh,
+            ..inner
+        };
+        let title = match ed.purpose {
+            EditorPurpose::DenyMessage => {
+                " tell the agent why (Enter sends, empty = plain deny, Esc back) "
+            }
+            EditorPurpose::EditInput => " tool input JSON (Ctrl-S allows with it, Esc back) ",
+            EditorPurpose::RawReply => {
+                " raw reply body JSON (Ctrl-S validates and sends, Esc back) "
+            }
+            EditorPurpose::Other => " your answer (Enter keeps it, Esc back) ",
+            EditorPurpose::BlockReason => " reason for blocking (Enter blocks, Esc back) ",
+            EditorPurpose::Field => " value (Enter keeps it, Esc back) ",
+        };
+        let mut area_widget = ed.area.clone();
+        area_widget.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border_focus)
+                .title(title),
+        );
+        f.render_widget(&area_widget, area);
+    }
+}

@@ -1,0 +1,235 @@
+//! One transcript item → styled lines at a given width.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::theme::Theme;
+use super::wrap::{clip, wrap};
+use crate::core::diff::{Diff, DiffKind};
+use crate::core::text::{human_count, human_duration};
+use crate::core::transcript::{Item, ItemKind, Level, Tone};
+
+/// Lines shown for a collapsed tool result or diff.
+const COLLAPSED_RESULT: usize = 3;
+const COLLAPSED_DIFF: usize = 14;
+
+fn pad(n: usize) -> Span<'static> {
+    Span::raw(" ".repeat(n))
+}
+
+/// Render `item` to lines of at most `width` cells.
+pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let w = width.max(8);
+    let mut lines = match &item.kind {
+        ItemKind::User { text } => {
+            wrap(text, w, theme.user, Span::styled("› ", theme.user), pad(2))
+        }
+        ItemKind::Assistant {
+            text,
+            streaming,
+            aborted,
+        } => {
+            let mut l = wrap(text, w, theme.assistant, Span::raw("  "), pad(2));
+            if let Some(last) = l.last_mut() {
+                if *streaming {
+                    last.spans.push(Span::styled("▌", theme.accent));
+                }
+                if *aborted {
+                    last.spans.push(Span::styled(" [aborted]", theme.error));
+                }
+            }
+            l
+        }
+        ItemKind::Thinking {
+            text,
+            redacted,
+            streaming,
+        } => {
+            if *redacted {
+                vec![Line::from(Span::styled(
+                    "✻ thinking (redacted)",
+                    theme.thinking,
+                ))]
+            } else if item.expanded {
+                wrap(
+                    text,
+                    w,
+                    theme.thinking,
+                    Span::styled("✻ ", theme.thinking),
+                    pad(2),
+                )
+            } else {
+                let more = if *streaming { "…" } else { "" };
+                vec![Line::from(Span::styled(
+                    format!(
+                        "✻ thinking{more} ({} chars, Enter expands)",
+                        text.chars().count()
+                    ),
+                    theme.thinking,
+                ))]
+            }
+        }
+        ItemKind::ToolCall {
+            name,
+            summary,
+            input,
+            diff,
+            ..
+        } => {
+            let head = Line::from(vec![
+                Span::styled(format!("⚙ {name} "), theme.tool),
+                Span::styled(
+                    clip(summary, (w as usize).saturating_sub(name.len() + 3)),
+                    theme.text,
+                ),
+            ]);
+            let mut l = vec![head];
+            if let Some(d) = diff {
+                l.extend(diff_lines(d, w, theme, !item.expanded));
+            } else if item.expanded {
+                l.extend(wrap(input, w, theme.dim, pad(2), pad(2)));
+            }
+            l
+        }
+        ItemKind::ToolResult { text, is_error, .. } => {
+            let style = if *is_error {
+                theme.error
+            } else {
+                theme.tool_result
+            };
+            let body = if text.trim().is_empty() {
+                "(no output)"
+            } else {
+                text.as_str()
+            };
+            let mut l = wrap(body, w, style, Span::styled("  ⎿ ", style), pad(4));
+            if !item.expanded && l.len() > COLLAPSED_RESULT {
+                let hidden = l.len() - COLLAPSED_RESULT;
+                l.truncate(COLLAPSED_RESULT);
+                l.push(Line::from(Span::styled(
+                    format!("    … {hidden} more lines (Enter expands)"),
+                    theme.dim,
+                )));
+            }
+            l
+        }
+        ItemKind::System { label, text } => wrap(
+            text,
+            w,
+            theme.dim,
+            Span::styled(format!("· {label}: "), theme.dim),
+            pad(2),
+        ),
+        ItemKind::TurnResult {
+            ok,
+            subtype,
+            text,
+            cost_usd,
+            input_tokens,
+            output_tokens,
+            duration_ms,
+        } => {
+            let style = if *ok { theme.ok } else { theme.error };
+            let cost = cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+            let mut l = vec![Line::from(Span::styled(
+                clip(
+                    &format!(
+                        "── turn {} · {} · {} in / {} out{cost} ──",
+                        if *ok { "done" } else { subtype.as_str() },
+                        human_duration(*duration_ms),
+                        human_count(*input_tokens),
+                        human_count(*output_tokens),
+                    ),
+                    w as usize,
+                ),
+                style,
+            ))];
+            if !*ok && !text.is_empty() {
+                l.extend(wrap(text, w, theme.error, pad(2), pad(2)));
+            }
+            l
+        }
+        ItemKind::Audit { text, tone } => {
+            let (glyph, style) = match tone {
+                Tone::Allowed => ("✔ ", theme.ok),
+                Tone::Denied => ("✘ ", theme.error),
+                Tone::Neutral => ("• ", theme.warn),
+            };
+            wrap(text, w, style, Span::styled(glyph, style), pad(2))
+        }
+        ItemKind::Protocol { level, text } => {
+            let (glyph, style) = match level {
+                Level::Info => ("ℹ ", theme.info),
+                Level::Warn => ("⚠ ", theme.warn),
+                Level::Error => ("✘ ", theme.error),
+            };
+            wrap(text, w, style, Span::styled(glyph, style), pad(2))
+        }
+        ItemKind::Generic { label, raw } => {
+            let mut l = vec![Line::from(vec![
+                Span::styled("? ", theme.warn),
+                Span::styled(label.clone(), theme.warn),
+            ])];
+            if item.expanded {
+                let pretty = serde_json::from_str::<serde_json::Value>(raw)
+                    .map(|v| crate::core::text::pretty_json(&v))
+                    .unwrap_or_else(|_| raw.clone());
+                l.extend(wrap(&pretty, w, theme.dim, pad(2), pad(2)));
+            } else {
+                l.push(Line::from(Span::styled(
+                    format!("  {}", clip(raw, (w as usize).saturating_sub(2))),
+                    theme.dim,
+                )));
+            }
+            l
+        }
+    };
+    // A blank line between items keeps the transcript readable.
+    lines.push(Line::default());
+    lines
+}
+
+/// A unified diff with old/new line numbers.
+pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<Line<'static>> {
+    let num = |n: Option<u32>| {
+        n.map(|n| format!("{n:>4}"))
+            .unwrap_or_else(|| "    ".into())
+    };
+    let mut out = Vec::new();
+    let total = d.lines.len();
+    for (i, l) in d.lines.iter().enumerate() {
+        if collapsed && i >= COLLAPSED_DIFF {
+            out.push(Line::from(Span::styled(
+                format!("  … {} more diff lines (Enter expands)", total - i),
+                theme.dim,
+            )));
+            break;
+        }
+        let (sign, style): (&str, Style) = match l.kind {
+            DiffKind::Header => ("", theme.dim),
+            DiffKind::Hunk => ("", theme.diff_hunk),
+            DiffKind::Context => (" ", theme.text),
+            DiffKind::Add => ("+", theme.diff_add),
+            DiffKind::Remove => ("-", theme.diff_remove),
+        };
+        let text = match l.kind {
+            DiffKind::Header | DiffKind::Hunk => format!("  {}", l.text),
+            _ => format!("  {} {} {sign}{}", num(l.old_no), num(l.new_no), l.text),
+        };
+        out.push(Line::from(Span::styled(clip(&text, width as usize), style)));
+    }
+    out
+}
+
+/// Height of `item` at `width`, cached per (width, revision, expanded).
+pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
+    if let Some((w, rev, exp, h)) = item.height_cache.get() {
+        if w == width && rev == item.rev && exp == item.expanded {
+            return h;
+        }
+    }
+    let h = item_lines(item, width, theme).len().min(u16::MAX as usize) as u16;
+    item.height_cache
+        .set(Some((width, item.rev, item.expanded, h)));
+    h
+}

@@ -1,0 +1,350 @@
+//! Rendering: reads `&State`, draws a frame. No state changes beyond render caches.
+
+pub mod gates;
+pub mod items;
+pub mod overlay;
+pub mod theme;
+pub mod wrap;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::core::msg::TurnState;
+use crate::core::state::{Focus, State};
+use crate::core::text::{human_count, human_duration, one_line};
+use crate::core::tree::NodeStatus;
+use items::{item_height, item_lines};
+use theme::Theme;
+use wrap::clip;
+
+pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
+    let area = f.area();
+    let [main, bottom, footer] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(bottom_height(state, area, theme)),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let tree_w = if area.width >= 120 {
+        38
+    } else if area.width >= 90 {
+        30
+    } else {
+        (area.width / 3).max(16)
+    };
+    let [tree_area, transcript_area] =
+        Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(10)]).areas(main);
+    render_tree(state, theme, f, tree_area);
+    render_transcript(state, theme, f, transcript_area);
+    render_bottom(state, theme, f, bottom);
+    render_footer(state, theme, f, footer);
+    overlay::render(state, theme, f);
+}
+
+/// The gate card when a gate is shown, else the prompt box.
+fn shows_gate(state: &State) -> bool {
+    state.active().is_some() && state.focus != Focus::Prompt
+}
+
+fn bottom_height(state: &State, area: Rect, theme: &Theme) -> u16 {
+    let max = (area.height * 3 / 5).max(5);
+    if shows_gate(state) {
+        let gate = state.active().expect("checked by shows_gate");
+        let ui = state.active_ui();
+        let default_ui;
+        let ui = match ui {
+            Some(u) => u,
+            None => {
+                default_ui = crate::core::state::GateUi::for_gate(gate);
+                &default_ui
+            }
+        };
+        gates::card_height(state, gate, ui, area.width, theme).min(max)
+    } else {
+        (state.prompt.lines().len() as u16 + 2).clamp(3, 8).min(max)
+    }
+}
+
+fn focus_border(state: &State, focus: Focus, theme: &Theme) -> ratatui::style::Style {
+    if state.focus == focus {
+        theme.border_focus
+    } else {
+        theme.border
+    }
+}
+
+fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::style::Style) {
+    let node = &state.tree.nodes[id];
+    let waiting = state.gates_on(id);
+    if waiting > 0 {
+        return (format!("⏸{waiting}"), theme.waiting);
+    }
+    match node.status {
+        NodeStatus::Running => ("●".into(), theme.running),
+        NodeStatus::Idle => ("○".into(), theme.dim),
+        NodeStatus::Pending => ("◌".into(), theme.dim),
+        NodeStatus::Completed => ("✔".into(), theme.ok),
+        NodeStatus::Failed => ("✘".into(), theme.error),
+        NodeStatus::Killed => ("■".into(), theme.error),
+    }
+}
+
+fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
+    for (id, n) in state.tree.nodes.iter().enumerate().skip(1) {
+        if state.gates_on(id) > 0 {
+            waiting += 1;
+        } else {
+            match n.status {
+                NodeStatus::Completed => done += 1,
+                NodeStatus::Failed | NodeStatus::Killed => failed += 1,
+                _ => running += 1,
+            }
+        }
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(focus_border(state, Focus::Tree, theme))
+        .title(Line::from(Span::styled(" Sessions ", theme.title)))
+        .title_bottom(Line::from(Span::styled(
+            format!(" {running} run · {waiting} wait · {done} done · {failed} fail "),
+            theme.dim,
+        )));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let w = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let mut selected_row = 0;
+    for id in state.tree.preorder() {
+        let n = &state.tree.nodes[id];
+        let indent = "  ".repeat(n.depth);
+        let (glyph, gstyle) = status_glyph(state, id, theme);
+        let selected = id == state.selected_node;
+        if selected {
+            selected_row = lines.len();
+        }
+        let name_style = if selected {
+            theme.selected
+        } else {
+            theme.title
+        };
+        let name = if n.name.is_empty() { "agent" } else { &n.name };
+        let head = format!("{indent}{glyph} ");
+        let rest_w = w.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()));
+        lines.push(Line::from(vec![
+            Span::raw(indent.clone()),
+            Span::styled(format!("{glyph} "), gstyle),
+            Span::styled(clip(name, rest_w), name_style),
+        ]));
+        let end = n.ended_ms.unwrap_or(state.now_ms);
+        let mut stats = vec![n.status.label().to_string()];
+        if id != 0 || end > n.started_ms {
+            stats.push(human_duration(end.saturating_sub(n.started_ms)));
+        }
+        if n.tokens > 0 {
+            stats.push(format!("{} tok", human_count(n.tokens)));
+        }
+        if n.tool_uses > 0 {
+            stats.push(format!("{} tools", n.tool_uses));
+        }
+        if let Some(t) = &n.last_tool {
+            stats.push(t.clone());
+        }
+        let desc = if n.description.is_empty() {
+            String::new()
+        } else {
+            format!("{} · ", one_line(&n.description, 40))
+        };
+        lines.push(Line::from(Span::styled(
+            clip(&format!("{indent}  {desc}{}", stats.join(" · ")), w),
+            theme.dim,
+        )));
+    }
+    let h = inner.height as usize;
+    let top = if selected_row + 2 > h {
+        selected_row + 2 - h
+    } else {
+        0
+    };
+    state.view.tree_top.set(top);
+    let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
+    f.render_widget(Paragraph::new(visible), inner);
+}
+
+fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    let node = &state.tree.nodes[state.selected_node];
+    let title = if state.selected_node == 0 {
+        format!(" {} ", node.name)
+    } else {
+        format!(" {} · {} ", node.name, one_line(&node.description, 50))
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(focus_border(state, Focus::Transcript, theme))
+        .title(Line::from(Span::styled(title, theme.title)));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let (w, h) = (inner.width, inner.height as usize);
+    state.view.transcript_height.set(inner.height);
+    let items = &node.transcript.items;
+    if items.is_empty() {
+        let hint = if state.selected_node == 0 {
+            "No messages yet. Type a prompt below and press Enter."
+        } else {
+            "This sub-agent has produced nothing yet."
+        };
+        f.render_widget(Paragraph::new(Span::styled(hint, theme.dim)), inner);
+        state.view.drawn_scroll_back.set(0);
+        return;
+    }
+    // Heights are cached per item; only the visible items are turned into lines.
+    let heights: Vec<usize> = items
+        .iter()
+        .map(|i| item_height(i, w, theme) as usize)
+        .collect();
+    let total: usize = heights.iter().sum();
+    let max_back = total.saturating_sub(h);
+    let mut back = state.scroll_back.min(max_back);
+    if let Some(sel) = state.selected_item.filter(|s| *s < items.len()) {
+        // Keep the selected item in view.
+        let top_of_sel: usize = heights[..sel].iter().sum();
+        let bottom_of_sel = top_of_sel + heights[sel];
+        let view_top = max_back - back;
+        if top_of_sel < view_top {
+            back = max_back - top_of_sel;
+        } else if bottom_of_sel > view_top + h {
+            back = max_back.saturating_sub(bottom_of_sel.saturating_sub(h));
+        }
+    }
+    state.view.drawn_scroll_back.set(back);
+    let top = total.saturating_sub(h).saturating_sub(back);
+    let mut lines: Vec<Line> = Vec::with_capacity(h);
+    let mut y = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        let ih = heights[i];
+        if y + ih <= top {
+            y += ih;
+            continue;
+        }
+        if y >= top + h {
+            break;
+        }
+        let mut il = item_lines(item, w, theme);
+        if state.selected_item == Some(i) && state.focus == Focus::Transcript {
+            for l in il.iter_mut().take(ih.saturating_sub(1)) {
+                l.spans.insert(0, Span::styled("▍", theme.accent));
+            }
+        }
+        let skip = top.saturating_sub(y);
+        lines.extend(il.into_iter().skip(skip));
+        y += ih;
+    }
+    lines.truncate(h);
+    f.render_widget(Paragraph::new(lines), inner);
+    if back > 0 {
+        let note = format!(" ↑ {back} lines back · End follows ");
+        let nw = note.chars().count() as u16;
+        if inner.width > nw {
+            let r = Rect {
+                x: inner.x + inner.width - nw,
+                y: area.y + area.height - 1,
+                width: nw,
+                height: 1,
+            };
+            f.render_widget(Paragraph::new(Span::styled(note, theme.accent)), r);
+        }
+    }
+}
+
+fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    if shows_gate(state) {
+        let gate = state.active().expect("checked by shows_gate");
+        if let Some(ui) = state.active_ui() {
+            gates::render_card(f, area, state, gate, ui, state.focus == Focus::Gate, theme);
+        } else {
+            let ui = crate::core::state::GateUi::for_gate(gate);
+            gates::render_card(f, area, state, gate, &ui, state.focus == Focus::Gate, theme);
+        }
+        return;
+    }
+    let mut prompt = state.prompt.clone();
+    let title = match (&state.session.exited, state.session.turn) {
+        (Some(_), _) => " agent exited: read-only ".to_string(),
+        (None, Some(TurnState::Running | TurnState::RequiresAction)) => {
+            " prompt (the agent queues it while a turn runs) ".to_string()
+        }
+        _ => " prompt ".to_string(),
+    };
+    prompt.set_block(
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(focus_border(state, Focus::Prompt, theme))
+            .title(Span::styled(title, theme.title)),
+    );
+    if state.focus != Focus::Prompt {
+        prompt.set_cursor_style(ratatui::style::Style::default());
+    }
+    f.render_widget(&prompt, area);
+}
+
+fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    let s = &state.session;
+    let turn = match (&s.exited, s.turn) {
+        (Some((code, ..)), _) => format!("exited {}", code.map_or("-".into(), |c| c.to_string())),
+        (None, Some(TurnState::Running)) => "running".into(),
+        (None, Some(TurnState::RequiresAction)) => "waiting".into(),
+        (None, Some(TurnState::Idle)) => "idle".into(),
+        (None, None) => "starting".into(),
+    };
+    let mut spans = vec![Span::styled(format!(" {} ", s.backend), theme.accent)];
+    let mut add = |t: String, st| {
+        spans.push(Span::styled("· ", theme.dim));
+        spans.push(Span::styled(format!("{t} "), st));
+    };
+    if let Some(m) = &s.model {
+        add(m.clone(), theme.footer);
+    }
+    add(
+        s.permission_mode
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        theme.footer,
+    );
+    add(turn, theme.footer);
+    add(
+        format!(
+            "{}↑ {}↓ ${:.4}",
+            human_count(s.input_tokens),
+            human_count(s.output_tokens),
+            s.cost_usd
+        ),
+        theme.footer,
+    );
+    if !state.gates.is_empty() {
+        add(format!("⏸ {} waiting", state.gates.len()), theme.waiting);
+    }
+    let left_w: usize = spans.iter().map(|s| s.width()).sum();
+    let hint = match &state.status_line {
+        Some(st) => st.clone(),
+        None => match state.focus {
+            Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
+            Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
+            _ => "? help · g gate · Tab focus · m mode · q quit".into(),
+        },
+    };
+    let room = (area.width as usize).saturating_sub(left_w + 1);
+    if room > 3 {
+        let hint = clip(&hint, room);
+        let fill = room.saturating_sub(unicode_width::UnicodeWidthStr::width(hint.as_str()));
+        spans.push(Span::raw(" ".repeat(fill)));
+        let style = if state.status_line.is_some() {
+            theme.warn
+        } else {
+            theme.dim
+        };
+        spans.push(Span::styled(hint, style));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}

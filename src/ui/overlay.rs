@@ -1,0 +1,260 @@
+//! Floating views: help, log, status, mode picker, quit confirmation.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::theme::Theme;
+use super::wrap::clip;
+use crate::core::state::{Overlay, PERMISSION_MODES, State};
+
+/// Every default key, grouped; the help overlay and the README list the same keys.
+pub const KEYS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Everywhere",
+        &[
+            (
+                "Tab / Shift-Tab",
+                "cycle focus: tree, transcript, gate, prompt",
+            ),
+            ("Ctrl-C", "interrupt the running turn"),
+            ("Ctrl-D, q", "quit (asks first when gates are pending)"),
+            ("?", "this help"),
+            ("g", "jump to the oldest pending gate"),
+            ("L", "agent stderr and protocol log"),
+            ("s", "session status: models, commands, agents"),
+            ("m", "switch permission mode"),
+            ("i", "focus the prompt"),
+        ],
+    ),
+    (
+        "Tree and transcript",
+        &[
+            ("↑↓ / j k", "select node / item"),
+            ("Enter / Space", "open node / expand item"),
+            ("PgUp PgDn Home End", "scroll; End follows the tail"),
+            ("← / h", "back to the tree"),
+        ],
+    ),
+    (
+        "Prompt",
+        &[
+            ("Enter", "send"),
+            ("Alt-Enter", "new line"),
+            ("Esc", "leave the prompt"),
+        ],
+    ),
+    (
+        "Permission",
+        &[
+            ("y", "allow once"),
+            ("a", "allow always (the agent's suggestions, this session)"),
+            ("n", "deny, with an optional message"),
+            ("N", "deny and interrupt the turn"),
+            ("e", "edit the tool input as JSON, then allow"),
+            ("←→ Enter", "pick a choice"),
+        ],
+    ),
+    (
+        "Question",
+        &[
+            ("↑↓", "move"),
+            ("Space / 1-9", "toggle (multi) or select (single)"),
+            ("Enter", "confirm the page; the last page sends"),
+            ("←→", "previous / next question"),
+            ("Other…", "type a free-text answer"),
+            ("Esc", "decline to answer"),
+        ],
+    ),
+    (
+        "Dialog, elicitation, breakpoint",
+        &[
+            ("Enter", "complete / accept"),
+            ("Esc", "cancel"),
+            ("d", "decline an elicitation"),
+            ("Space / e", "edit or toggle a form field"),
+            ("y / b", "continue / block at a breakpoint"),
+        ],
+    ),
+    (
+        "Any gate",
+        &[
+            ("r", "reply with raw JSON (schema-checked, Ctrl-S sends)"),
+            ("] / [", "next / previous pending gate"),
+        ],
+    ),
+];
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
+    let Some(overlay) = &state.overlay else {
+        return;
+    };
+    let area = f.area();
+    let (title, lines, w, h): (&str, Vec<Line>, u16, u16) = match overlay {
+        Overlay::Help => {
+            let mut l = Vec::new();
+            for (group, keys) in KEYS {
+                l.push(Line::from(Span::styled(*group, theme.title)));
+                for (k, v) in *keys {
+                    l.push(Line::from(vec![
+                        Span::styled(format!("  {k:<20}"), theme.key),
+                        Span::raw(*v),
+                    ]));
+                }
+            }
+            (" keys (Esc closes) ", l, 76, area.height.saturating_sub(2))
+        }
+        Overlay::Log => {
+            let l: Vec<Line> = if state.log.is_empty() {
+                vec![Line::from(Span::styled("nothing on stderr yet", theme.dim))]
+            } else {
+                state
+                    .log
+                    .iter()
+                    .map(|s| Line::from(Span::raw(clip(s, area.width as usize - 4))))
+                    .collect()
+            };
+            (
+                " agent stderr and protocol log (Esc closes) ",
+                l,
+                area.width.saturating_sub(4),
+                area.height.saturating_sub(2),
+            )
+        }
+        Overlay::Status => (
+            " session status (Esc closes) ",
+            status_lines(state, theme),
+            area.width.saturating_sub(8).min(110),
+            area.height.saturating_sub(2),
+        ),
+        Overlay::ModePicker { cursor } => {
+            let cur = state
+                .session
+                .permission_mode
+                .as_deref()
+                .unwrap_or("default");
+            let l = PERMISSION_MODES
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let mark = if *m == cur { " (current)" } else { "" };
+                    let style = if i == *cursor {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    };
+                    Line::from(Span::styled(format!(" {m}{mark} "), style))
+                })
+                .collect();
+            (
+                " permission mode (Enter sets) ",
+                l,
+                36,
+                PERMISSION_MODES.len() as u16 + 2,
+            )
+        }
+        Overlay::ConfirmQuit => {
+            let n = state.gates.len();
+            let l = vec![
+                Line::from(format!("{n} gate(s) are still waiting.")),
+                Line::from("Quitting answers them: deny / cancel / block."),
+                Line::from(""),
+                Line::from(vec![
+                    Span::styled("y", theme.key),
+                    Span::raw(" quit   "),
+                    Span::styled("n", theme.key),
+                    Span::raw(" stay"),
+                ]),
+            ];
+            (" quit switchboard? ", l, 52, 6)
+        }
+    };
+    let rect = centered(area, w, h);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border_focus)
+        .title(Span::styled(title, theme.title));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    // Scrolling counts back from the end for logs, from the top otherwise.
+    let n = lines.len();
+    let hh = inner.height as usize;
+    let skip = match overlay {
+        Overlay::Log => n.saturating_sub(hh).saturating_sub(state.overlay_scroll),
+        _ => 0,
+    };
+    let shown: Vec<Line> = lines.into_iter().skip(skip).take(hh).collect();
+    f.render_widget(Paragraph::new(shown), inner);
+}
+
+fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
+    let s = &state.session;
+    let mut l = Vec::new();
+    let kv = |l: &mut Vec<Line<'static>>, k: &str, v: String| {
+        l.push(Line::from(vec![
+            Span::styled(format!("{k:<14}"), theme.dim),
+            Span::raw(v),
+        ]));
+    };
+    kv(&mut l, "backend", s.backend.clone());
+    kv(&mut l, "agent", s.program.clone().unwrap_or_default());
+    kv(
+        &mut l,
+        "pid",
+        s.pid.map(|p| p.to_string()).unwrap_or_default(),
+    );
+    kv(
+        &mut l,
+        "version",
+        s.agent_version.clone().unwrap_or_default(),
+    );
+    kv(&mut l, "session", s.session_id.clone().unwrap_or_default());
+    kv(&mut l, "cwd", s.cwd.clone().unwrap_or_default());
+    kv(&mut l, "model", s.model.clone().unwrap_or_default());
+    kv(
+        &mut l,
+        "mode",
+        s.permission_mode.clone().unwrap_or_default(),
+    );
+    kv(
+        &mut l,
+        "recording",
+        s.recording.clone().unwrap_or_else(|| "off".into()),
+    );
+    kv(&mut l, "tools", s.tools.join(", "));
+    kv(&mut l, "answered", format!("{} gate(s)", state.answered));
+    for (k, v) in &s.capabilities.extra {
+        kv(&mut l, k, v.clone());
+    }
+    for (title, list) in [
+        ("models", &s.capabilities.models),
+        ("agents", &s.capabilities.agents),
+        ("commands", &s.capabilities.commands),
+    ] {
+        l.push(Line::default());
+        l.push(Line::from(Span::styled(
+            format!("{title} ({})", list.len()),
+            theme.title,
+        )));
+        for (name, desc) in list {
+            l.push(Line::from(vec![
+                Span::styled(format!("  {name:<24}"), theme.accent),
+                Span::styled(desc.clone(), theme.dim),
+            ]));
+        }
+    }
+    l
+}

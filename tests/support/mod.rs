@@ -1,0 +1,5 @@
+//! Shared test support. Use with `mod support;` then `support::fake_model::…`,
+//! or include a single file with `#[path = "support/fake_model.rs"] mod fake_model;`.
+#![allow(dead_code)]
+
+pub mod fake_model;
