@@ -35,6 +35,12 @@ pub enum Cmd {
     },
     /// Print every path switchboard uses.
     Paths,
+    /// Write SVG screenshots of the demo's main states (README pictures).
+    Screenshots {
+        /// Output directory.
+        #[arg(long, default_value = "screenshots")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -98,6 +104,16 @@ pub fn main() -> ExitCode {
             println!("recordings:  {}", crate::paths::recordings_dir().display());
             println!("logs:        {}", crate::paths::logs_dir().display());
             ExitCode::SUCCESS
+        }
+        Cmd::Screenshots { out } => {
+            let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+            match rt.block_on(crate::screenshots::generate(&out)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("switchboard: screenshots failed: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
         Cmd::Claude(args) => {
             let Some(bin) = resolve_claude(args.claude_bin.as_deref()) else {

@@ -9,4 +9,5 @@ pub mod logging;
 pub mod paths;
 pub mod record;
 pub mod schema;
+pub mod screenshots;
 pub mod ui;

@@ -1,6 +1,7 @@
 //! The app: owns the state, runs effects, joins backend events with terminal input.
 
 pub mod frames;
+pub mod headless;
 pub mod term;
 
 use std::time::Duration;

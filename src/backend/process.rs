@@ -25,13 +25,12 @@ pub struct Spawn {
 pub type SharedRecorder = Arc<Mutex<Option<Recorder>>>;
 
 pub fn record(rec: &SharedRecorder, dir: Dir, line: &str) {
-    if let Ok(mut guard) = rec.lock() {
-        if let Some(r) = guard.as_mut() {
-            if let Err(e) = r.record(dir, line) {
-                tracing::warn!("recording failed, stopping it: {e}");
-                *guard = None;
-            }
-        }
+    if let Ok(mut guard) = rec.lock()
+        && let Some(r) = guard.as_mut()
+        && let Err(e) = r.record(dir, line)
+    {
+        tracing::warn!("recording failed, stopping it: {e}");
+        *guard = None;
     }
 }
 

@@ -6,8 +6,9 @@ use super::gate::{Decision, Gate};
 use super::transcript::{ItemOp, Level};
 use super::tree::NodePatch;
 
-/// Input to `update`.
+/// Input to `update`. Moved once into the reducer and never stored.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Msg {
     Key(KeyEvent),
     Paste(String),

@@ -320,7 +320,7 @@ pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Lin
         .map(|i| i + 1)
         .unwrap_or(0);
     let what = match &gate.kind {
-        GateKind::Permission(p) => format!("⏸ Permission · {}", p.tool),
+        GateKind::Permission(p) => format!("‖ Permission · {}", p.tool),
         GateKind::Question(q) => {
             let page = ui.page.min(q.questions.len().saturating_sub(1));
             let header = q

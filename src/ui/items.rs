@@ -102,7 +102,7 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
             } else {
                 text.as_str()
             };
-            let mut l = wrap(body, w, style, Span::styled("  ⎿ ", style), pad(4));
+            let mut l = wrap(body, w, style, Span::styled("  └ ", style), pad(4));
             if !item.expanded && l.len() > COLLAPSED_RESULT {
                 let hidden = l.len() - COLLAPSED_RESULT;
                 l.truncate(COLLAPSED_RESULT);
@@ -223,10 +223,12 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
 
 /// Height of `item` at `width`, cached per (width, revision, expanded).
 pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
-    if let Some((w, rev, exp, h)) = item.height_cache.get() {
-        if w == width && rev == item.rev && exp == item.expanded {
-            return h;
-        }
+    if let Some((w, rev, exp, h)) = item.height_cache.get()
+        && w == width
+        && rev == item.rev
+        && exp == item.expanded
+    {
+        return h;
     }
     let h = item_lines(item, width, theme).len().min(u16::MAX as usize) as u16;
     item.height_cache

@@ -3,6 +3,7 @@
 pub mod gates;
 pub mod items;
 pub mod overlay;
+pub mod svg;
 pub mod theme;
 pub mod wrap;
 
@@ -79,7 +80,7 @@ fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::st
     let node = &state.tree.nodes[id];
     let waiting = state.gates_on(id);
     if waiting > 0 {
-        return (format!("⏸{waiting}"), theme.waiting);
+        return (format!("‖{waiting}"), theme.waiting);
     }
     match node.status {
         NodeStatus::Running => ("●".into(), theme.running),
@@ -163,11 +164,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         )));
     }
     let h = inner.height as usize;
-    let top = if selected_row + 2 > h {
-        selected_row + 2 - h
-    } else {
-        0
-    };
+    let top = (selected_row + 2).saturating_sub(h);
     state.view.tree_top.set(top);
     let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
@@ -323,7 +320,7 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.footer,
     );
     if !state.gates.is_empty() {
-        add(format!("⏸ {} waiting", state.gates.len()), theme.waiting);
+        add(format!("‖ {} waiting", state.gates.len()), theme.waiting);
     }
     let left_w: usize = spans.iter().map(|s| s.width()).sum();
     let hint = match &state.status_line {

@@ -361,10 +361,10 @@ impl Mapper {
 
     /// The node a gate belongs to: by `agent_id`, else by where its tool_use appeared.
     fn gate_node(&self, agent_id: Option<&str>, tool_use_id: Option<&str>) -> Option<String> {
-        if let Some(a) = agent_id {
-            if let Some(k) = self.agent_node.get(a).or_else(|| self.task_node.get(a)) {
-                return Some(k.clone());
-            }
+        if let Some(a) = agent_id
+            && let Some(k) = self.agent_node.get(a).or_else(|| self.task_node.get(a))
+        {
+            return Some(k.clone());
         }
         tool_use_id.and_then(|t| self.tool_node.get(t).cloned().flatten())
     }
@@ -571,11 +571,11 @@ impl Mapper {
     /// The transcript key of the next unsettled streamed block of `kind` in `msg_id`, or a
     /// fresh key when the block was never streamed.
     fn settle_key(&mut self, msg_id: &str, kind: BlockKind) -> String {
-        if let Some(blocks) = self.stream.get_mut(msg_id) {
-            if let Some(b) = blocks.iter_mut().find(|b| b.kind == kind && !b.settled) {
-                b.settled = true;
-                return format!("{msg_id}#{}", b.index);
-            }
+        if let Some(blocks) = self.stream.get_mut(msg_id)
+            && let Some(b) = blocks.iter_mut().find(|b| b.kind == kind && !b.settled)
+        {
+            b.settled = true;
+            return format!("{msg_id}#{}", b.index);
         }
         self.settle_seq += 1;
         format!("{msg_id}#s{}", self.settle_seq)
