@@ -33,6 +33,43 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Step through a recording (or a cassette) in the TUI, read-only.
+    Replay {
+        file: PathBuf,
+        /// Force the input format: recording, cassette or jsonl.
+        #[arg(long)]
+        format: Option<crate::replay::load::Format>,
+    },
+    /// Convert a cowork-harness cassette into a switchboard recording.
+    Import {
+        cassette: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Write a readable Markdown transcript of a recording.
+    Export {
+        file: PathBuf,
+        /// Markdown output (the only format so far).
+        #[arg(long, required = true)]
+        markdown: bool,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// List recent recordings, newest first.
+    Sessions,
+    /// Check recordings: schemas, protocol rules, decision fidelity.
+    Validate {
+        /// Recordings, cowork-harness cassettes or JSONL wire logs.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Force the input format: recording, cassette or jsonl.
+        #[arg(long)]
+        format: Option<crate::replay::load::Format>,
+        /// Print a machine-readable JSON report instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print every path switchboard uses.
     Paths,
     /// Write SVG screenshots of the demo's main states (README pictures).
@@ -99,6 +136,15 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Cmd::DemoAgent { args } => ExitCode::from(crate::demo::agent::run(&args) as u8),
+        Cmd::Replay { file, format } => crate::replay::cli::replay(&file, format),
+        Cmd::Import { cassette, output } => crate::replay::cli::import(&cassette, &output),
+        Cmd::Export { file, output, .. } => crate::replay::cli::export(&file, output.as_deref()),
+        Cmd::Sessions => crate::replay::cli::sessions(),
+        Cmd::Validate {
+            files,
+            format,
+            json,
+        } => crate::replay::cli::validate(&files, format, json),
         Cmd::Paths => {
             println!("data dir:    {}", crate::paths::data_dir().display());
             println!("recordings:  {}", crate::paths::recordings_dir().display());

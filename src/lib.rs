@@ -8,6 +8,8 @@ pub mod demo;
 pub mod logging;
 pub mod paths;
 pub mod record;
+pub mod replay;
 pub mod schema;
+pub mod schema_acp;
 pub mod screenshots;
 pub mod ui;

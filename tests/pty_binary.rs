@@ -85,7 +85,7 @@ impl Tui {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = pair.master.take_writer().expect("pty writer");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(nz(ROWS), nz(COLS), 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let eof = Arc::new(AtomicBool::new(false));
         {
@@ -257,16 +257,22 @@ impl Tui {
         );
         drop(parser);
         // Raw mode: the tty is back in canonical mode with echo.
-        if let Some(fd) = self.master.as_raw_fd() {
-            let mut t: libc::termios = unsafe { std::mem::zeroed() };
-            if unsafe { libc::tcgetattr(fd, &mut t) } == 0 {
-                assert!(
-                    t.c_lflag & libc::ICANON != 0 && t.c_lflag & libc::ECHO != 0,
-                    "the tty is still in raw mode after exit (c_lflag {:#o})",
-                    t.c_lflag
-                );
-            }
+        assert_eq!(
+            self.tty_canonical(),
+            Some(true),
+            "the tty is still in raw mode after exit"
+        );
+    }
+
+    /// Whether the pty's line discipline has ICANON and ECHO on (`None`: cannot tell).
+    fn tty_canonical(&self) -> Option<bool> {
+        let fd = self.master.as_raw_fd()?;
+        // SAFETY: tcgetattr only fills the termios struct for a valid fd.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(fd, &mut t) } != 0 {
+            return None;
         }
+        Some(t.c_lflag & libc::ICANON != 0 && t.c_lflag & libc::ECHO != 0)
     }
 
     /// Every entry of the one recording under `<data dir>/recordings/`.
@@ -295,6 +301,10 @@ impl Drop for Tui {
     }
 }
 
+fn nz(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).expect("non-zero size")
+}
+
 fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
 }
@@ -314,6 +324,47 @@ fn control_responses(rec: &[Value]) -> Vec<Value> {
         .filter(|l| l["type"] == "control_response")
         .map(|l| l["response"]["response"].clone())
         .collect()
+}
+
+/// How often each `can_use_tool` / `hook_callback` the agent sent was answered, in order.
+fn gate_answer_counts(rec: &[Value]) -> Vec<(Value, usize)> {
+    let sent = sent_lines(rec);
+    rec.iter()
+        .filter(|e| e["dir"] == "in")
+        .filter_map(|e| serde_json::from_str::<Value>(e["line"].as_str()?).ok())
+        .filter(|l| {
+            l["type"] == "control_request"
+                && matches!(
+                    l["request"]["subtype"].as_str(),
+                    Some("can_use_tool" | "hook_callback")
+                )
+        })
+        .map(|l| {
+            let id = l["request_id"].clone();
+            let n = sent
+                .iter()
+                .filter(|s| s["type"] == "control_response" && s["response"]["request_id"] == id)
+                .count();
+            (id, n)
+        })
+        .collect()
+}
+
+/// No gate was answered twice. (A gate may stay unanswered when the agent asked it after
+/// switchboard had closed its stdin: the demo agent goes on until it notices the end of input.)
+fn assert_no_gate_answered_twice(rec: &[Value]) {
+    for (id, n) in gate_answer_counts(rec) {
+        assert!(n <= 1, "gate {id} was answered {n} times");
+    }
+}
+
+/// Every gate was answered exactly once; returns how many there were.
+fn assert_every_gate_answered_once(rec: &[Value]) -> usize {
+    let counts = gate_answer_counts(rec);
+    for (id, n) in &counts {
+        assert_eq!(*n, 1, "gate {id} was answered {n} times");
+    }
+    counts.len()
 }
 
 fn ci() -> bool {
@@ -427,6 +478,7 @@ fn claude_question_answered_with_keys_then_ctrl_d() {
     tui.assert_restored();
 
     let rec = tui.recording();
+    assert_eq!(assert_every_gate_answered_once(&rec), 1);
     let answers: Vec<Value> = control_responses(&rec)
         .into_iter()
         .filter(|b| b["behavior"] == "allow" && b["updatedInput"]["answers"].is_object())
@@ -484,7 +536,9 @@ fn claude_bash_allowed_with_y_then_q() {
     assert!(status.success(), "exit status {status:?}");
     tui.assert_restored();
 
-    let allowed = control_responses(&tui.recording())
+    let rec = tui.recording();
+    assert_eq!(assert_every_gate_answered_once(&rec), 1);
+    let allowed = control_responses(&rec)
         .into_iter()
         .any(|b| b["behavior"] == "allow" && b["updatedInput"]["command"] == "touch created.txt");
     assert!(allowed, "no allow for the Bash command in the recording");
@@ -508,49 +562,83 @@ fn demo_quit_with_pending_gates_asks_first() {
         STEP,
     );
     tui.send(CTRL_D);
-    tui.wait_screen(
+    let confirm = tui.wait_screen(
         "the quit confirmation",
         |s| s.contains("quit switchboard?") && s.contains("still waiting"),
         STEP,
     );
+    let waiting: usize = confirm
+        .split(" gate(s) are still waiting")
+        .next()
+        .and_then(|head| head.split_whitespace().last())
+        .and_then(|n| {
+            n.trim_start_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no gate count in the confirmation:\n{confirm}"));
+    assert!(waiting >= 1, "{confirm}");
     tui.send(b"y");
     let status = tui.wait_exit(STEP);
     assert!(status.success(), "exit status {status:?}");
     tui.assert_restored();
 
     // The pending gates were answered fail-closed before the agent's stdin closed.
-    let bodies = control_responses(&tui.recording());
+    let rec = tui.recording();
+    assert_no_gate_answered_twice(&rec);
+    let bodies = control_responses(&rec);
     assert!(
         bodies.iter().any(|b| b["behavior"] == "allow"),
         "the first permission's allow is missing: {bodies:?}"
     );
-    assert!(
-        bodies.iter().any(
-            |b| b["behavior"] == "deny" && b["message"] == "switchboard exited"
+    let fail_closed = bodies
+        .iter()
+        .filter(|b| {
+            b["behavior"] == "deny" && b["message"] == "switchboard exited"
                 || b["decision"] == "block" && b["reason"] == "switchboard exited"
-        ),
-        "no fail-closed answer for the pending gates: {bodies:?}"
+        })
+        .count();
+    assert!(
+        fail_closed >= waiting,
+        "{waiting} gates were waiting, {fail_closed} fail-closed answers: {bodies:?}"
     );
 }
 
 /// Demo: SIGTERM while a gate is pending restores the terminal and denies the gate.
 #[test]
 fn demo_sigterm_restores_terminal_and_denies_pending_gate() {
-    let (mut tui, _cwd) = spawn_demo("demo-term");
+    signal_with_pending_gate(libc::SIGTERM, "demo-term");
+}
+
+/// Demo: SIGHUP (the terminal went away) is handled like SIGTERM.
+#[test]
+fn demo_sighup_restores_terminal_and_denies_pending_gate() {
+    signal_with_pending_gate(libc::SIGHUP, "demo-hup");
+}
+
+fn signal_with_pending_gate(sig: libc::c_int, tag: &str) {
+    let (mut tui, _cwd) = spawn_demo(tag);
     tui.wait_screen(
         "the first permission card",
         |s| s.contains("Permission · Bash") && s.contains("touch demo-output.txt"),
         STEP,
     );
+    // While the TUI runs the tty is in raw mode (this also shows the final check can see it).
+    assert_eq!(
+        tui.tty_canonical(),
+        Some(false),
+        "the tty is not in raw mode while the TUI runs"
+    );
     let pid = tui.child.process_id().expect("child pid");
-    let rc = unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0, "kill(SIGTERM) failed");
+    let rc = unsafe { libc::kill(pid as libc::pid_t, sig) };
+    assert_eq!(rc, 0, "kill({sig}) failed");
     let status = tui.wait_exit(STEP);
     assert!(status.signal().is_none(), "killed by a signal: {status:?}");
     assert!(status.success(), "exit status {status:?}");
     tui.assert_restored();
 
     let rec = tui.recording();
+    assert_no_gate_answered_twice(&rec);
     let gate_id = rec
         .iter()
         .filter(|e| e["dir"] == "in")
@@ -562,18 +650,14 @@ fn demo_sigterm_restores_terminal_and_denies_pending_gate() {
         })
         .map(|l| l["request_id"].clone())
         .expect("the Bash can_use_tool in the recording");
-    let answer = sent_lines(&rec)
+    let answers: Vec<Value> = sent_lines(&rec)
         .into_iter()
-        .find(|l| l["type"] == "control_response" && l["response"]["request_id"] == gate_id)
-        .unwrap_or_else(|| panic!("no answer for the pending gate {gate_id}"));
-    assert_eq!(
-        answer["response"]["response"]["behavior"], "deny",
-        "{answer}"
-    );
-    assert_eq!(
-        answer["response"]["response"]["message"], "switchboard exited",
-        "{answer}"
-    );
+        .filter(|l| l["type"] == "control_response" && l["response"]["request_id"] == gate_id)
+        .collect();
+    assert_eq!(answers.len(), 1, "answers to the pending gate: {answers:?}");
+    let body = &answers[0]["response"]["response"];
+    assert_eq!(body["behavior"], "deny", "{body}");
+    assert_eq!(body["message"], "switchboard exited", "{body}");
 }
 
 /// A missing `claude` binary: exit code 2 and a message saying how to get one.

@@ -68,7 +68,13 @@ impl Drop for TerminalGuard {
 pub async fn run(mut app: App) -> io::Result<App> {
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
-    terminal.clear()?;
+    // Not `terminal.clear()`: ratatui 0.30 asks the terminal for the cursor position there
+    // (`ESC [6n`) and fails after 2 s on terminals that never answer. A full-screen viewport
+    // needs no cursor position; clear directly.
+    execute!(
+        terminal.backend_mut(),
+        terminal::Clear(terminal::ClearType::All)
+    )?;
     let size = terminal.size()?;
     app.apply(Msg::Resize(size.width, size.height));
     let mut input = EventStream::new();

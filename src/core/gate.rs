@@ -58,6 +58,24 @@ pub struct Permission {
     pub always_allowed: bool,
     pub default_to_no: bool,
     pub diff: Option<Diff>,
+    /// The agent's own answers (ACP `session/request_permission`); when non-empty the card
+    /// offers exactly these instead of the fixed choices. Empty for Claude.
+    pub options: Vec<PermOption>,
+}
+
+/// One answer the agent offers for a permission request (ACP `PermissionOption`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PermOption {
+    pub option_id: String,
+    pub name: String,
+    /// `allow_once`, `allow_always`, `reject_once`, `reject_always` (or an unknown kind).
+    pub kind: String,
+}
+
+impl PermOption {
+    pub fn allows(&self) -> bool {
+        self.kind.starts_with("allow")
+    }
 }
 
 /// The answers a permission card offers, in display order.
@@ -68,6 +86,8 @@ pub enum PermChoice {
     Deny,
     DenyInterrupt,
     EditInput,
+    /// One of `Permission::options`, by index.
+    AgentOption(usize),
 }
 
 impl PermChoice {
@@ -78,6 +98,7 @@ impl PermChoice {
             PermChoice::Deny => 'n',
             PermChoice::DenyInterrupt => 'N',
             PermChoice::EditInput => 'e',
+            PermChoice::AgentOption(i) => char::from_digit(i as u32 + 1, 10).unwrap_or('?'),
         }
     }
 
@@ -88,12 +109,18 @@ impl PermChoice {
             PermChoice::Deny => "Deny…",
             PermChoice::DenyInterrupt => "Deny & stop",
             PermChoice::EditInput => "Edit input…",
+            PermChoice::AgentOption(_) => "option",
         }
     }
 }
 
 impl Permission {
     pub fn choices(&self) -> Vec<PermChoice> {
+        if !self.options.is_empty() {
+            return (0..self.options.len())
+                .map(PermChoice::AgentOption)
+                .collect();
+        }
         let mut v = vec![PermChoice::AllowOnce];
         if self.always_allowed {
             v.push(PermChoice::AllowAlways);
@@ -104,6 +131,39 @@ impl Permission {
             PermChoice::EditInput,
         ]);
         v
+    }
+
+    /// The key of a choice: agent options are keyed by kind (y allow_once, a allow_always,
+    /// n reject_once, R reject_always; the first of each kind), others by position.
+    pub fn choice_key(&self, c: PermChoice) -> char {
+        let PermChoice::AgentOption(i) = c else {
+            return c.key();
+        };
+        let Some(o) = self.options.get(i) else {
+            return c.key();
+        };
+        let by_kind = match o.kind.as_str() {
+            "allow_once" => Some('y'),
+            "allow_always" => Some('a'),
+            "reject_once" => Some('n'),
+            "reject_always" => Some('R'),
+            _ => None,
+        };
+        match by_kind {
+            Some(k) if self.options.iter().position(|x| x.kind == o.kind) == Some(i) => k,
+            _ => c.key(),
+        }
+    }
+
+    pub fn choice_label(&self, c: PermChoice) -> String {
+        match c {
+            PermChoice::AgentOption(i) => self
+                .options
+                .get(i)
+                .map(|o| o.name.clone())
+                .unwrap_or_default(),
+            c => c.label().to_string(),
+        }
     }
 }
 
@@ -206,12 +266,21 @@ pub enum Decision {
     Raw {
         body: Value,
     },
+    /// One of the agent's own permission options (ACP), chosen by the human.
+    Option {
+        option_id: String,
+        name: String,
+        allow: bool,
+    },
+    /// The request is cancelled with its turn (ACP outcome `cancelled`; never a "no").
+    Cancelled,
 }
 
 impl Decision {
     /// The answer sent for a still-pending gate when switchboard exits.
     pub fn on_exit(kind: &GateKind) -> Decision {
         match kind {
+            GateKind::Permission(p) if !p.options.is_empty() => Decision::Cancelled,
             GateKind::Permission(_) | GateKind::Question(_) => Decision::Deny {
                 message: "switchboard exited".into(),
                 interrupt: false,

@@ -51,6 +51,11 @@ pub enum BackendEvent {
     GateWithdrawn {
         id: String,
     },
+    /// A recording shows this gate was answered (replay): close it with the recorded decision.
+    GateAnswered {
+        id: String,
+        decision: Decision,
+    },
     Turn(TurnState),
     /// Cumulative usage after a turn.
     Usage {
@@ -70,6 +75,12 @@ pub enum BackendEvent {
     },
     /// Where the recording of this session is written.
     Recording(String),
+    /// A named session fact for the footer and the status view (ACP: title, context usage,
+    /// cost); `None` removes it.
+    Info {
+        key: String,
+        value: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,8 +24,27 @@ pub enum Overlay {
     Help,
     Log,
     Status,
-    ModePicker { cursor: usize },
+    ModePicker {
+        cursor: usize,
+    },
     ConfirmQuit,
+    /// A read-only text view (the replay frame inspector).
+    Text {
+        title: String,
+        body: String,
+    },
+}
+
+/// What replay mode shows: position, time, speed, and the recorded answer of each gate.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayView {
+    pub frame: usize,
+    pub total: usize,
+    pub time: String,
+    pub playing: bool,
+    pub speed: String,
+    /// Gate id → "allowed once at 05:40:53" (from the recorded reply).
+    pub answers: HashMap<String, String>,
 }
 
 /// The permission modes the Claude CLI accepts for `set_permission_mode`.
@@ -151,6 +170,8 @@ pub struct Session {
     /// Set once the agent process ended: (exit code, detail, stderr tail).
     pub exited: Option<(Option<i32>, String, Vec<String>)>,
     pub capabilities: Capabilities,
+    /// Named facts from `BackendEvent::Info`, in arrival order (footer and status view).
+    pub info: Vec<(String, String)>,
 }
 
 /// Settings that change behaviour, from the command line or config.
@@ -207,6 +228,8 @@ pub struct State {
     pub answered: u64,
     /// Checks a hand-written reply body against the backend's schema definition.
     pub reply_check: ReplyCheck,
+    /// Set in replay mode: the UI is read-only and the footer shows the player.
+    pub replay: Option<ReplayView>,
 }
 
 /// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
@@ -251,6 +274,7 @@ impl State {
             status_line: None,
             answered: 0,
             reply_check: no_reply_schema,
+            replay: None,
         }
     }
 
@@ -284,6 +308,16 @@ impl State {
             self.log.pop_front();
         }
         self.log.push_back(line);
+    }
+
+    /// The modes the `m` picker offers: the agent's own (ACP) when it declared any, else the
+    /// Claude permission modes.
+    pub fn mode_choices(&self) -> Vec<String> {
+        if self.session.capabilities.modes.is_empty() {
+            PERMISSION_MODES.iter().map(|m| m.to_string()).collect()
+        } else {
+            self.session.capabilities.modes.clone()
+        }
     }
 
     /// The text of the prompt box.

@@ -77,6 +77,20 @@ pub enum ItemKind {
         label: String,
         raw: String,
     },
+    /// The agent's plan as a checklist (each update replaces the whole list).
+    Plan {
+        entries: Vec<PlanEntry>,
+    },
+}
+
+/// One entry of a plan checklist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanEntry {
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
 }
 
 impl ItemKind {
@@ -104,6 +118,7 @@ impl ItemKind {
             | ItemKind::Protocol { text, .. } => text,
             ItemKind::ToolCall { input, .. } => input,
             ItemKind::Generic { raw, .. } => raw,
+            ItemKind::Plan { .. } => "plan",
         }
     }
 }

@@ -73,7 +73,7 @@ pub fn card_lines(
             l.push(choices_line(
                 &p.choices()
                     .iter()
-                    .map(|c| (c.key().to_string(), c.label().to_string()))
+                    .map(|c| (p.choice_key(*c).to_string(), p.choice_label(*c)))
                     .collect::<Vec<_>>(),
                 ui.choice,
                 theme,
@@ -273,6 +273,15 @@ pub fn card_lines(
                 l.push(line);
             }
         }
+    }
+    if let Some(answer) = state.replay.as_ref().and_then(|r| r.answers.get(&gate.id)) {
+        l.extend(wrap(
+            answer,
+            w,
+            theme.accent,
+            Span::styled("recorded answer: ", theme.dim),
+            pad(2),
+        ));
     }
     if let Some(err) = &ui.error {
         l.extend(wrap(

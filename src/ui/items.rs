@@ -183,6 +183,33 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
             }
             l
         }
+        ItemKind::Plan { entries } => {
+            let done = entries.iter().filter(|e| e.status == "completed").count();
+            let mut l = vec![Line::from(Span::styled(
+                format!("☰ plan ({done}/{} done)", entries.len()),
+                theme.title,
+            ))];
+            for e in entries {
+                let (mark, style) = match e.status.as_str() {
+                    "completed" => ("[x] ", theme.ok),
+                    "in_progress" => ("[~] ", theme.accent),
+                    _ => ("[ ] ", theme.text),
+                };
+                let text = if e.priority == "high" {
+                    format!("{} (high)", e.content)
+                } else {
+                    e.content.clone()
+                };
+                l.extend(wrap(
+                    &text,
+                    w,
+                    style,
+                    Span::styled(format!("  {mark}"), style),
+                    pad(6),
+                ));
+            }
+            l
+        }
     };
     // A blank line between items keeps the transcript readable.
     lines.push(Line::default());

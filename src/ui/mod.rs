@@ -286,7 +286,40 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(&prompt, area);
 }
 
+fn render_replay_footer(
+    r: &crate::core::state::ReplayView,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+) {
+    let spans = vec![
+        Span::styled(" replay ", theme.waiting),
+        Span::styled(format!("· frame {}/{} ", r.frame, r.total), theme.accent),
+        Span::styled(format!("· {} ", r.time), theme.footer),
+        Span::styled(
+            format!(
+                "· {} {} ",
+                if r.playing {
+                    "▶ playing"
+                } else {
+                    "‖ paused"
+                },
+                r.speed
+            ),
+            theme.footer,
+        ),
+        Span::styled(
+            "· Space play · . , step · ] [ gate · + - speed · Home End seek · i inspect · q quit",
+            theme.dim,
+        ),
+    ];
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
 fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    if let Some(r) = &state.replay {
+        return render_replay_footer(r, theme, f, area);
+    }
     let s = &state.session;
     let turn = match (&s.exited, s.turn) {
         (Some((code, ..)), _) => format!("exited {}", code.map_or("-".into(), |c| c.to_string())),
@@ -319,6 +352,9 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         ),
         theme.footer,
     );
+    for (_, v) in &s.info {
+        add(clip(v, 40), theme.footer);
+    }
     if !state.gates.is_empty() {
         add(format!("‖ {} waiting", state.gates.len()), theme.waiting);
     }

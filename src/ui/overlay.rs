@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Theme;
 use super::wrap::clip;
-use crate::core::state::{Overlay, PERMISSION_MODES, State};
+use crate::core::state::{Overlay, State};
 
 /// Every default key, grouped; the help overlay and the README list the same keys.
 pub const KEYS: &[(&str, &[(&str, &str)])] = &[
@@ -145,11 +145,12 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 .permission_mode
                 .as_deref()
                 .unwrap_or("default");
-            let l = PERMISSION_MODES
+            let modes = state.mode_choices();
+            let l = modes
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let mark = if *m == cur { " (current)" } else { "" };
+                    let mark = if m == cur { " (current)" } else { "" };
                     let style = if i == *cursor {
                         theme.choice_active
                     } else {
@@ -158,11 +159,18 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     Line::from(Span::styled(format!(" {m}{mark} "), style))
                 })
                 .collect();
+            (" mode (Enter sets) ", l, 36, modes.len().min(40) as u16 + 2)
+        }
+        Overlay::Text { title, body } => {
+            let l = body
+                .lines()
+                .map(|l| Line::from(Span::raw(l.to_string())))
+                .collect();
             (
-                " permission mode (Enter sets) ",
+                title.as_str(),
                 l,
-                36,
-                PERMISSION_MODES.len() as u16 + 2,
+                area.width.saturating_sub(6),
+                area.height.saturating_sub(2),
             )
         }
         Overlay::ConfirmQuit => {
@@ -194,6 +202,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let hh = inner.height as usize;
     let skip = match overlay {
         Overlay::Log => n.saturating_sub(hh).saturating_sub(state.overlay_scroll),
+        Overlay::Text { .. } => state.overlay_scroll.min(n.saturating_sub(hh)),
         _ => 0,
     };
     let shown: Vec<Line> = lines.into_iter().skip(skip).take(hh).collect();
@@ -237,6 +246,9 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
     kv(&mut l, "tools", s.tools.join(", "));
     kv(&mut l, "answered", format!("{} gate(s)", state.answered));
     for (k, v) in &s.capabilities.extra {
+        kv(&mut l, k, v.clone());
+    }
+    for (k, v) in &s.info {
         kv(&mut l, k, v.clone());
     }
     for (title, list) in [

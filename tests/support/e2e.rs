@@ -241,6 +241,12 @@ impl E2e {
     /// Quit like a user, then check the CLI process is gone; copy the recording when
     /// regenerating. Returns the final screen.
     pub async fn quit(&mut self) -> String {
+        let problems = problems(self.h.state());
+        assert!(
+            problems.is_empty(),
+            "switchboard flagged protocol problems with the real CLI:\n{}",
+            problems.join("\n")
+        );
         self.h.quit().await;
         let s = self.h.state();
         assert!(
@@ -267,6 +273,28 @@ impl E2e {
         if let Some(root) = self.cwd.parent() {
             let _ = std::fs::remove_dir_all(root);
         }
+    }
+}
+
+/// On a failing assertion anywhere in a test, print what the user saw and what was on the
+/// wire: the screen, the recording tail, the model traffic and where the temp dirs are.
+impl Drop for E2e {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        eprintln!(
+            "=== e2e context for {} ===\n--- screen ---\n{}--- recording tail ({}) ---\n{}\n--- model requests ---\n{}\n--- dirs kept: {} ---",
+            self.name,
+            self.h.screen(),
+            self.record.display(),
+            self.recording_tail(40),
+            self.model.dump(),
+            self.cwd
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        );
     }
 }
 
@@ -356,6 +384,11 @@ pub fn stabilize(text: &str, cwd: &Path, home: &Path, port: u16) -> String {
         (dashed(&cwd_s), "<cwd-dashed>".into()),
         (root_s, "<tmp>".into()),
         (format!("127.0.0.1:{port}"), "127.0.0.1:<port>".into()),
+        // SAFETY: getuid has no preconditions.
+        (
+            format!("/tmp/claude-{}/", unsafe { libc::getuid() }),
+            "<claude-tmp>/".into(),
+        ),
     ];
     let fix = |s: &str| {
         let mut s = s.to_string();
@@ -402,4 +435,31 @@ pub fn stabilize(text: &str, cwd: &Path, home: &Path, port: u16) -> String {
 /// The screen lines containing `needle` (for assertions with context).
 pub fn screen_has(screen: &str, needle: &str) -> bool {
     screen.lines().any(|l| l.contains(needle))
+}
+
+/// Protocol warnings/errors and unknown or malformed message rows anywhere in the tree: what
+/// switchboard could not map cleanly (known-but-unrendered subtypes such as
+/// `system/background_tasks_changed` are shown raw by design and not counted).
+pub fn problems(s: &State) -> Vec<String> {
+    use switchboard::core::transcript::Level;
+    s.tree
+        .nodes
+        .iter()
+        .flat_map(|n| n.transcript.items.iter().map(move |i| (n, i)))
+        .filter_map(|(n, i)| match &i.kind {
+            ItemKind::Protocol { level, text } if *level != Level::Info => {
+                Some(format!("[{}] {level:?}: {text}", n.key))
+            }
+            ItemKind::Generic { label, raw }
+                if label.starts_with("unknown") || label.starts_with("malformed") =>
+            {
+                Some(format!(
+                    "[{}] {label}: {}",
+                    n.key,
+                    raw.chars().take(300).collect::<String>()
+                ))
+            }
+            _ => None,
+        })
+        .collect()
 }

@@ -115,6 +115,7 @@ pub fn permission(req: &Value) -> GateKind {
         suggestions,
         always_allowed: !b(req, "suppress_always_allow_rule"),
         default_to_no: b(req, "default_to_no"),
+        options: Vec::new(),
         tool,
     })
 }

@@ -1,6 +1,7 @@
 //! The Claude Code stream-json backend: transport, codec, mapping, encoding.
 
 pub mod codec;
+pub mod decode;
 pub mod encode;
 pub mod gates;
 pub mod mapping;

@@ -5,7 +5,7 @@ use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
 use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
 use super::super::tree::NodeStatus;
-use super::decide::gate_subject;
+use super::decide::{audit_text, gate_subject};
 
 pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut Vec<Effect>) {
     match event {
@@ -63,6 +63,23 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                     format!("control_cancel_request for unknown request {id}"),
                     at,
                 );
+            }
+        }
+        BackendEvent::GateAnswered { id, decision } => {
+            if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
+                let gate = state.gates.remove(pos).expect("position is in range");
+                let (text, tone) = audit_text(&gate, &decision);
+                let node = state.tree.resolve(Some(&gate.node_key));
+                state.tree.nodes[node].transcript.push(
+                    ItemKind::Audit {
+                        text: format!("{text} (recorded)"),
+                        tone,
+                    },
+                    at,
+                );
+                remember_closed(state, id.clone());
+                after_gate_closed(state, &id);
+                state.answered += 1;
             }
         }
         BackendEvent::Turn(t) => {
@@ -155,6 +172,18 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
         }
         BackendEvent::Recording(path) => state.session.recording = Some(path),
+        BackendEvent::Info { key, value } => {
+            let info = &mut state.session.info;
+            let pos = info.iter().position(|(k, _)| *k == key);
+            match (pos, value) {
+                (Some(i), Some(v)) => info[i].1 = v,
+                (None, Some(v)) => info.push((key, v)),
+                (Some(i), None) => {
+                    info.remove(i);
+                }
+                (None, None) => {}
+            }
+        }
     }
 }
 

@@ -112,6 +112,11 @@ pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
         Decision::ElicitCancel => (format!("cancelled: {what}"), Tone::Denied),
         Decision::Continue => (format!("continued at breakpoint: {what}"), Tone::Allowed),
         Decision::Block { reason } => (with_msg("blocked at breakpoint", reason), Tone::Denied),
+        Decision::Option { name, allow, .. } => (
+            format!("{}: {what}", one_line(name, 40)),
+            if *allow { Tone::Allowed } else { Tone::Denied },
+        ),
+        Decision::Cancelled => (format!("cancelled: {what}"), Tone::Neutral),
         Decision::Raw { body } => (
             format!(
                 "raw reply sent: {what} {}",

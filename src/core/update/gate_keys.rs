@@ -80,7 +80,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     move_choice(state, choices.len(), true);
                     None
                 }
-                KeyCode::Char(c) => choices.iter().copied().find(|ch| ch.key() == c),
+                KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),
                 KeyCode::Enter => state
                     .active_ui()
                     .and_then(|ui| choices.get(ui.choice).copied()),
@@ -117,6 +117,16 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         .map(|v| super::super::text::pretty_json(&v))
                         .unwrap_or_else(|_| p.input.clone());
                     open_editor(state, EditorPurpose::EditInput, &pretty)
+                }
+                Some(PermChoice::AgentOption(i)) => {
+                    if let Some(o) = p.options.get(i) {
+                        let decision = Decision::Option {
+                            option_id: o.option_id.clone(),
+                            name: o.name.clone(),
+                            allow: o.allows(),
+                        };
+                        fx.extend(answer(state, &id, decision));
+                    }
                 }
                 None => {}
             }

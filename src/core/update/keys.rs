@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use super::super::gate::Decision;
 use super::super::msg::{Command, Effect, TurnState};
-use super::super::state::{Focus, Overlay, PERMISSION_MODES, State};
+use super::super::state::{Focus, Overlay, State};
 use super::super::transcript::ItemKind;
 use super::decide::answer;
 use super::gate_keys;
@@ -49,7 +49,11 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 .permission_mode
                 .as_deref()
                 .unwrap_or("default");
-            let cursor = PERMISSION_MODES.iter().position(|m| *m == cur).unwrap_or(0);
+            let cursor = state
+                .mode_choices()
+                .iter()
+                .position(|m| m == cur)
+                .unwrap_or(0);
             return open_overlay(state, Overlay::ModePicker { cursor });
         }
         KeyCode::Char('g') => return jump_to_oldest_gate(state),
@@ -90,32 +94,46 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
             }
             KeyCode::Down | KeyCode::Char('j') => {
                 state.overlay = Some(Overlay::ModePicker {
-                    cursor: (cursor + 1).min(PERMISSION_MODES.len() - 1),
+                    cursor: (cursor + 1).min(state.mode_choices().len().saturating_sub(1)),
                 })
             }
             KeyCode::Enter => {
                 state.overlay = None;
-                let mode = PERMISSION_MODES[cursor].to_string();
+                let Some(mode) = state.mode_choices().get(cursor).cloned() else {
+                    return;
+                };
                 state.status_line = Some(format!("permission mode → {mode} (requested)"));
                 fx.push(Effect::Send(Command::SetMode(mode)));
             }
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
             _ => {}
         },
-        Overlay::Help | Overlay::Log | Overlay::Status => match key.code {
+        Overlay::Help | Overlay::Log | Overlay::Status | Overlay::Text { .. } => match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
                 state.overlay = None
             }
             KeyCode::Char('L') if overlay == Overlay::Log => state.overlay = None,
             KeyCode::Char('s') if overlay == Overlay::Status => state.overlay = None,
-            KeyCode::Up | KeyCode::Char('k') => {
-                state.overlay_scroll = state.overlay_scroll.saturating_add(1)
+            KeyCode::Up
+            | KeyCode::Char('k')
+            | KeyCode::PageUp
+            | KeyCode::Down
+            | KeyCode::Char('j')
+            | KeyCode::PageDown => {
+                // Logs count back from the newest line; other views count down from the top.
+                let step: isize = match key.code {
+                    KeyCode::PageUp => 10,
+                    KeyCode::PageDown => -10,
+                    KeyCode::Up | KeyCode::Char('k') => 1,
+                    _ => -1,
+                };
+                let step = if matches!(overlay, Overlay::Log) {
+                    step
+                } else {
+                    -step
+                };
+                state.overlay_scroll = state.overlay_scroll.saturating_add_signed(step);
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                state.overlay_scroll = state.overlay_scroll.saturating_sub(1)
-            }
-            KeyCode::PageUp => state.overlay_scroll = state.overlay_scroll.saturating_add(10),
-            KeyCode::PageDown => state.overlay_scroll = state.overlay_scroll.saturating_sub(10),
             _ => {}
         },
     }

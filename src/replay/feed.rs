@@ -1,0 +1,60 @@
+//! Feeding recorded frames through the live mapping and reducer: replay and export build their
+//! state exactly as the session did (no second parser).
+
+use crate::backend::claude::mapping::Mapper;
+use crate::core::msg::BackendEvent;
+use crate::core::{Msg, State, update};
+use crate::record::Dir;
+
+use super::load::{Frame, Loaded};
+
+/// A state built frame by frame from a recording.
+pub struct Feeder {
+    pub state: State,
+    mapper: Mapper,
+    /// Frames applied so far.
+    pub pos: usize,
+    start_ms: u64,
+}
+
+impl Feeder {
+    pub fn new(loaded: &Loaded) -> Feeder {
+        let start_ms = loaded.frames.iter().find_map(|f| f.ts).unwrap_or(0);
+        let mut state = State::new(&loaded.backend, "main", start_ms);
+        state.reply_check = crate::backend::claude::session::reply_check;
+        state.settings.bell = false;
+        Feeder {
+            state,
+            mapper: Mapper::new(&[]),
+            pos: 0,
+            start_ms,
+        }
+    }
+
+    /// Apply one frame (effects are dropped: a replay never talks to anyone).
+    pub fn apply(&mut self, frame: &Frame) {
+        let at = frame.ts.unwrap_or(self.start_ms);
+        let events = match frame.dir {
+            Dir::In => self.mapper.on_line(&frame.text).events,
+            Dir::Out => self.mapper.on_outbound(&frame.text).0.events,
+            Dir::Err => vec![BackendEvent::Stderr(frame.text.clone())],
+            Dir::Note => {
+                self.state.push_log(format!("note: {}", frame.text));
+                Vec::new()
+            }
+        };
+        for event in events {
+            let _ = update(&mut self.state, Msg::Backend { at_ms: at, event });
+        }
+        self.pos += 1;
+    }
+
+    /// Build the state after the first `n` frames.
+    pub fn until(loaded: &Loaded, n: usize) -> Feeder {
+        let mut f = Feeder::new(loaded);
+        for frame in loaded.frames.iter().take(n) {
+            f.apply(frame);
+        }
+        f
+    }
+}

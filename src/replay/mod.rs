@@ -1,0 +1,9 @@
+//! Recordings after the fact: load, validate, replay, import and export.
+
+pub mod cli;
+pub mod export;
+pub mod feed;
+pub mod load;
+pub mod player;
+pub mod sessions;
+pub mod validate;

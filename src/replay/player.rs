@@ -1,0 +1,412 @@
+//! `switchboard replay FILE`: the recording fed through the live mapping and reducer, one
+//! frame at a time, with play/pause, stepping, gate jumps, speed and a frame inspector.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Value;
+
+use super::feed::Feeder;
+use super::load::Loaded;
+use crate::backend::claude::decode;
+use crate::backend::claude::mapping::Mapper;
+use crate::core::gate::Decision;
+use crate::core::state::{Focus, Overlay, ReplayView};
+use crate::core::{Msg, State, update};
+use crate::record::Dir;
+
+/// Speeds: a multiple of recorded time, or as fast as possible.
+pub const SPEEDS: [(&str, Option<f64>); 6] = [
+    ("0.5×", Some(0.5)),
+    ("1×", Some(1.0)),
+    ("2×", Some(2.0)),
+    ("10×", Some(10.0)),
+    ("100×", Some(100.0)),
+    ("max", None),
+];
+
+/// Gaps longer than this are shortened while playing in recorded time.
+const MAX_GAP: Duration = Duration::from_secs(2);
+
+pub struct Player {
+    pub loaded: Loaded,
+    pub feeder: Feeder,
+    pub playing: bool,
+    pub speed: usize,
+    /// 0-based indices of frames that open a gate.
+    gate_frames: Vec<usize>,
+    answers: HashMap<String, String>,
+    pub quit: bool,
+}
+
+fn decision_label(d: &Decision) -> String {
+    match d {
+        Decision::Allow { always: true, .. } => "allowed always".into(),
+        Decision::Allow {
+            updated_input: Some(_),
+            ..
+        } => "allowed with edited input".into(),
+        Decision::Allow { .. } => "allowed once".into(),
+        Decision::Deny { message, interrupt } => format!(
+            "denied{}: {message}",
+            if *interrupt { " and interrupted" } else { "" }
+        ),
+        Decision::Answer { answers } => answers
+            .iter()
+            .map(|(q, a)| format!("{q} = {a}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Decision::DialogComplete { result } => format!("completed with {result}"),
+        Decision::DialogCancel => "cancelled".into(),
+        Decision::ElicitAccept { content } => format!("accepted {content}"),
+        Decision::ElicitDecline => "declined".into(),
+        Decision::ElicitCancel => "cancelled".into(),
+        Decision::Continue => "continued".into(),
+        Decision::Block { reason } => format!("blocked: {reason}"),
+        Decision::Raw { body } => format!("raw reply {body}"),
+        other => format!("{other:?}"),
+    }
+}
+
+pub fn clock(ts: Option<u64>) -> String {
+    match ts {
+        Some(ms) => {
+            let t = crate::record::utc_from_secs((ms / 1000) as i64);
+            format!("{}.{:03}Z", t.trim_end_matches('Z'), ms % 1000)
+        }
+        None => "no recorded time".into(),
+    }
+}
+
+impl Player {
+    pub fn open(loaded: Loaded) -> Player {
+        // One pass over the whole recording: where gates open and how each was answered.
+        let mut gate_frames = Vec::new();
+        let mut answers = HashMap::new();
+        let mut mapper = Mapper::new(&[]);
+        for (i, f) in loaded.frames.iter().enumerate() {
+            match f.dir {
+                Dir::In => {
+                    let out = mapper.on_line(&f.text);
+                    if out
+                        .events
+                        .iter()
+                        .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
+                    {
+                        gate_frames.push(i);
+                    }
+                }
+                Dir::Out => {
+                    for (id, pending, body) in mapper.on_outbound(&f.text).1 {
+                        let label = decode::decision(&pending, &body)
+                            .map(|d| decision_label(&d))
+                            .unwrap_or_else(|| format!("raw reply {body}"));
+                        answers.insert(id, format!("{label} at {}", clock(f.ts)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let feeder = Feeder::new(&loaded);
+        let mut p = Player {
+            loaded,
+            feeder,
+            playing: false,
+            speed: 1,
+            gate_frames,
+            answers,
+            quit: false,
+        };
+        p.feeder.state.focus = Focus::Transcript;
+        p.seek(1);
+        p
+    }
+
+    pub fn state(&self) -> &State {
+        &self.feeder.state
+    }
+
+    pub fn total(&self) -> usize {
+        self.loaded.frames.len()
+    }
+
+    /// Show the state after the first `n` frames.
+    pub fn seek(&mut self, n: usize) {
+        let n = n.min(self.total());
+        if n < self.feeder.pos {
+            // Going back means building again from the start: state is never rewound.
+            let (node, focus, size) = (
+                self.feeder.state.selected_node,
+                self.feeder.state.focus,
+                self.feeder.state.size,
+            );
+            self.feeder = Feeder::new(&self.loaded);
+            self.feeder.state.size = size;
+            self.feeder.state.focus = if focus == Focus::Prompt {
+                Focus::Transcript
+            } else {
+                focus
+            };
+            while self.feeder.pos < n {
+                let f = &self.loaded.frames[self.feeder.pos];
+                self.feeder.apply(f);
+            }
+            if node < self.feeder.state.tree.nodes.len() {
+                self.feeder.state.selected_node = node;
+            }
+        } else {
+            while self.feeder.pos < n {
+                let f = &self.loaded.frames[self.feeder.pos];
+                self.feeder.apply(f);
+            }
+        }
+        if self.feeder.pos == self.total() {
+            self.playing = false;
+        }
+        self.sync_view();
+    }
+
+    fn sync_view(&mut self) {
+        let pos = self.feeder.pos;
+        let ts = pos.checked_sub(1).and_then(|i| self.loaded.frames[i].ts);
+        let answers = self.answers.clone();
+        let inspector = matches!(self.feeder.state.overlay, Some(Overlay::Text { .. }))
+            .then(|| self.inspector());
+        let state = &mut self.feeder.state;
+        state.replay = Some(ReplayView {
+            frame: pos,
+            total: self.loaded.frames.len(),
+            time: clock(ts),
+            playing: self.playing,
+            speed: SPEEDS[self.speed].0.to_string(),
+            answers,
+        });
+        if inspector.is_some() {
+            state.overlay = inspector;
+        }
+    }
+
+    /// The raw JSON of the last applied frame, pretty-printed, with its schema verdict.
+    pub fn inspector(&self) -> Overlay {
+        let Some(i) = self.feeder.pos.checked_sub(1) else {
+            return Overlay::Text {
+                title: " frame inspector ".into(),
+                body: "no frame applied yet".into(),
+            };
+        };
+        let f = &self.loaded.frames[i];
+        let dir = match f.dir {
+            Dir::In => "in (agent → switchboard)",
+            Dir::Out => "out (switchboard → agent)",
+            Dir::Err => "stderr",
+            Dir::Note => "note",
+        };
+        let parsed = serde_json::from_str::<Value>(&f.text).ok();
+        let verdict = match (f.dir, parsed.as_ref()) {
+            (Dir::Out, Some(_)) => match crate::schema::validate_claude_outbound_line(&f.text) {
+                Ok(()) => "valid (schema: outbound line)".to_string(),
+                Err(e) => format!("INVALID: {e}"),
+            },
+            (Dir::In, Some(v))
+                if matches!(
+                    v.get("type").and_then(Value::as_str),
+                    Some("control_request" | "control_cancel_request")
+                ) =>
+            {
+                match crate::schema::validate_claude("Message", v) {
+                    Ok(()) => "valid (schema: Message)".to_string(),
+                    Err(e) => format!("INVALID: {e}"),
+                }
+            }
+            (_, Some(_)) => "not a control frame (the schema covers the control channel)".into(),
+            (_, None) => "not JSON".into(),
+        };
+        let body = match parsed {
+            Some(v) => crate::core::text::pretty_json(&v),
+            None => f.text.clone(),
+        };
+        Overlay::Text {
+            title: format!(" frame {}/{} (Esc closes) ", i + 1, self.total()),
+            body: format!(
+                "direction: {dir}\nsource line: {}\ntime: {}\nschema: {verdict}\n\n{}",
+                f.src_line,
+                clock(f.ts),
+                crate::core::text::sanitize(&body)
+            ),
+        }
+    }
+
+    /// Time until the next frame while playing; `None` when paused or at the end.
+    pub fn next_delay(&self) -> Option<Duration> {
+        if !self.playing || self.feeder.pos >= self.total() {
+            return None;
+        }
+        let factor = SPEEDS[self.speed].1?;
+        let prev = self
+            .feeder
+            .pos
+            .checked_sub(1)
+            .and_then(|i| self.loaded.frames[i].ts);
+        let next = self.loaded.frames[self.feeder.pos].ts;
+        let gap = match (prev, next) {
+            (Some(a), Some(b)) => Duration::from_millis(b.saturating_sub(a)),
+            _ => Duration::from_millis(20),
+        };
+        Some(gap.min(MAX_GAP).div_f64(factor))
+    }
+
+    /// Advance while playing: one frame, or a batch at maximum speed.
+    pub fn tick(&mut self) {
+        if !self.playing {
+            return;
+        }
+        let n = if SPEEDS[self.speed].1.is_none() {
+            500
+        } else {
+            1
+        };
+        self.seek(self.feeder.pos + n);
+    }
+
+    pub fn key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let state = &mut self.feeder.state;
+        if state.overlay.is_some() {
+            let _ = update(state, Msg::Key(key));
+            return;
+        }
+        match key.code {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Char('d') | KeyCode::Char('c') if ctrl => self.quit = true,
+            KeyCode::Char(' ') => {
+                if self.feeder.pos >= self.total() {
+                    self.seek(0);
+                }
+                self.playing = !self.playing;
+                self.sync_view();
+            }
+            KeyCode::Char('.') => {
+                self.playing = false;
+                self.seek(self.feeder.pos + 1);
+            }
+            KeyCode::Char(',') => {
+                self.playing = false;
+                self.seek(self.feeder.pos.saturating_sub(1));
+            }
+            KeyCode::Char(']') => {
+                self.playing = false;
+                // Show the next gate open: apply up to and including its frame.
+                let next = self
+                    .gate_frames
+                    .iter()
+                    .find(|&&i| i >= self.feeder.pos)
+                    .copied();
+                match next {
+                    Some(i) => self.seek(i + 1),
+                    None => self.feeder.state.status_line = Some("no later gate".into()),
+                }
+            }
+            KeyCode::Char('[') => {
+                self.playing = false;
+                let prev = self
+                    .gate_frames
+                    .iter()
+                    .rev()
+                    .find(|&&i| i + 1 < self.feeder.pos)
+                    .copied();
+                match prev {
+                    Some(i) => self.seek(i + 1),
+                    None => self.feeder.state.status_line = Some("no earlier gate".into()),
+                }
+            }
+            KeyCode::Char('+') | KeyCode::Char('=') => {
+                self.speed = (self.speed + 1).min(SPEEDS.len() - 1);
+                self.sync_view();
+            }
+            KeyCode::Char('-') => {
+                self.speed = self.speed.saturating_sub(1);
+                self.sync_view();
+            }
+            KeyCode::Home => {
+                self.playing = false;
+                self.seek(0);
+            }
+            KeyCode::End => self.seek(self.total()),
+            KeyCode::Char('i') => {
+                let o = self.inspector();
+                self.feeder.state.overlay_scroll = 0;
+                self.feeder.state.overlay = Some(o);
+            }
+            _ => {
+                // Everything else navigates; nothing may answer a gate or send a prompt.
+                let nav = matches!(
+                    key.code,
+                    KeyCode::Tab
+                        | KeyCode::BackTab
+                        | KeyCode::Up
+                        | KeyCode::Down
+                        | KeyCode::Left
+                        | KeyCode::Right
+                        | KeyCode::PageUp
+                        | KeyCode::PageDown
+                        | KeyCode::Esc
+                );
+                let read_only = matches!(state.focus, Focus::Gate | Focus::Prompt);
+                if nav || !read_only {
+                    let _ = update(state, Msg::Key(key));
+                }
+                if state.focus == Focus::Prompt {
+                    state.focus = Focus::Tree;
+                }
+            }
+        }
+    }
+}
+
+/// Run the player on the real terminal.
+pub async fn run(mut player: Player) -> std::io::Result<()> {
+    use crossterm::event::{Event, EventStream, KeyEventKind};
+    use ratatui::Terminal;
+    use ratatui::backend::CrosstermBackend;
+    use tokio_stream::StreamExt;
+
+    use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
+    use crate::app::term::TerminalGuard;
+    use crate::ui::theme::Theme;
+
+    let _guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let size = terminal.size()?;
+    player.feeder.state.size = (size.width, size.height);
+    let theme = Theme::from_env();
+    let mut input = EventStream::new();
+    let mut frames = FrameScheduler::new(FRAME_INTERVAL);
+    let mut dirty = true;
+    while !player.quit {
+        let delay = player.next_delay();
+        let fast = player.playing && SPEEDS[player.speed].1.is_none();
+        tokio::select! {
+            biased;
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => { player.key(k); dirty = true; }
+                Some(Ok(Event::Resize(w, h))) => { player.feeder.state.size = (w, h); dirty = true; }
+                Some(Ok(Event::Mouse(m))) => { let _ = update(&mut player.feeder.state, Msg::Mouse(m)); dirty = true; }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => break,
+            },
+            () = frames.due(dirty) => {
+                terminal.draw(|f| crate::ui::render(player.state(), &theme, f))?;
+                frames.drawn();
+                dirty = false;
+            }
+            () = tokio::time::sleep(delay.unwrap_or(Duration::ZERO)), if delay.is_some() || fast => {
+                player.tick();
+                dirty = true;
+            }
+        }
+    }
+    Ok(())
+}

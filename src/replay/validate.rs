@@ -1,0 +1,388 @@
+//! `switchboard validate`: schema checks, the protocol rules we enforce live, and decision
+//! fidelity (re-derive each recorded answer through our encoder and compare canonical JSON).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::load::{Frame, Loaded};
+use crate::backend::claude::mapping::Mapper;
+use crate::backend::claude::{decode, encode};
+use crate::record::Dir;
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Finding {
+    pub line: usize,
+    pub rule: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub frames: usize,
+    pub requests: usize,
+    pub replies_checked: usize,
+    pub findings: Vec<Finding>,
+}
+
+/// Keys sorted recursively, no insignificant whitespace.
+pub fn canonical(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(v).to_string()
+}
+
+struct Open {
+    line: usize,
+    subtype: String,
+    body: Value,
+}
+
+pub fn validate(loaded: &Loaded) -> Report {
+    let mut r = Report {
+        frames: loaded.frames.len(),
+        ..Report::default()
+    };
+    if loaded.backend != "claude" {
+        r.findings.push(Finding {
+            line: 0,
+            rule: "backend",
+            message: format!(
+                "backend {:?}: only the Claude rules are checked",
+                loaded.backend
+            ),
+        });
+        return r;
+    }
+    let mut open: HashMap<String, Open> = HashMap::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    let mut withdrawn: HashSet<String> = HashSet::new();
+    let mut ours: HashSet<String> = HashSet::new();
+    // The fidelity replay: the same mapping as live, fed the recorded inbound lines.
+    let mut mapper = Mapper::new(&[]);
+    for f in &loaded.frames {
+        match f.dir {
+            Dir::In => inbound(
+                f,
+                &mut r,
+                &mut open,
+                &mut answered,
+                &mut withdrawn,
+                &mut ours,
+                &mut mapper,
+            ),
+            Dir::Out => outbound(
+                f,
+                &mut r,
+                &mut open,
+                &mut answered,
+                &mut withdrawn,
+                &mut ours,
+                &mut mapper,
+            ),
+            Dir::Err => {}
+            Dir::Note => {
+                if f.text.starts_with("unreadable recording entry") {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "unreadable",
+                        message: f.text.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let mut left: Vec<(&String, &Open)> = open.iter().collect();
+    left.sort_by_key(|(_, o)| o.line);
+    for (id, o) in left {
+        r.findings.push(Finding {
+            line: o.line,
+            rule: "unanswered",
+            message: format!("{} request {id} was never answered", o.subtype),
+        });
+    }
+    r.findings.sort_by_key(|f| f.line);
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn inbound(
+    f: &Frame,
+    r: &mut Report,
+    open: &mut HashMap<String, Open>,
+    answered: &mut HashSet<String>,
+    withdrawn: &mut HashSet<String>,
+    ours: &mut HashSet<String>,
+    mapper: &mut Mapper,
+) {
+    let _ = mapper.on_line(&f.text);
+    let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "not-json",
+            message: "the agent wrote a line that is not JSON".into(),
+        });
+        return;
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("control_request") => {
+            if let Err(e) = crate::schema::validate_claude("Message", &v) {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "schema",
+                    message: e.to_string(),
+                });
+            }
+            let Some(id) = v.get("request_id").and_then(Value::as_str) else {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "request-id",
+                    message: "control_request without a string request_id".into(),
+                });
+                return;
+            };
+            r.requests += 1;
+            if open.contains_key(id) {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "duplicate-request",
+                    message: format!("request_id {id} arrived again while pending"),
+                });
+                return;
+            }
+            let req = v.get("request").cloned().unwrap_or(Value::Null);
+            open.insert(
+                id.to_string(),
+                Open {
+                    line: f.src_line,
+                    subtype: req
+                        .get("subtype")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string(),
+                    body: req,
+                },
+            );
+            answered.remove(id);
+        }
+        Some("control_cancel_request") => {
+            if let Err(e) = crate::schema::validate_claude("Message", &v) {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "schema",
+                    message: e.to_string(),
+                });
+            }
+            if let Some(id) = v.get("request_id").and_then(Value::as_str) {
+                if open.remove(id).is_some() {
+                    withdrawn.insert(id.to_string());
+                }
+            }
+        }
+        Some("control_response") => {
+            let id = v
+                .get("response")
+                .and_then(|x| x.get("request_id"))
+                .and_then(Value::as_str);
+            if let Some(id) = id {
+                if !ours.remove(id) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "unknown-request-id",
+                        message: format!("the agent answered {id}, which we never asked"),
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn outbound(
+    f: &Frame,
+    r: &mut Report,
+    open: &mut HashMap<String, Open>,
+    answered: &mut HashSet<String>,
+    withdrawn: &mut HashSet<String>,
+    ours: &mut HashSet<String>,
+    mapper: &mut Mapper,
+) {
+    if let Err(e) = crate::schema::validate_claude_outbound_line(&f.text) {
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "schema",
+            message: e.to_string(),
+        });
+    }
+    let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
+        return;
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("control_request") => {
+            if let Some(id) = v.get("request_id").and_then(Value::as_str) {
+                ours.insert(id.to_string());
+            }
+            let _ = mapper.on_outbound(&f.text);
+        }
+        Some("control_response") => {
+            let resp = v.get("response").cloned().unwrap_or(Value::Null);
+            let Some(id) = resp
+                .get("request_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
+                return;
+            };
+            if withdrawn.contains(&id) {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "reply-to-withdrawn",
+                    message: format!("answered {id} after the agent withdrew it"),
+                });
+                return;
+            }
+            if answered.contains(&id) {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "answered-twice",
+                    message: format!("{id} was already answered"),
+                });
+                return;
+            }
+            let Some(req) = open.remove(&id) else {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "unknown-request-id",
+                    message: format!("reply to {id}, which no request of the agent carries"),
+                });
+                return;
+            };
+            answered.insert(id.clone());
+            let body = resp.get("response").cloned().unwrap_or(Value::Null);
+            if req.subtype == "can_use_tool"
+                && req.body.get("tool_name").and_then(Value::as_str) == Some("AskUserQuestion")
+                && body.get("behavior").and_then(Value::as_str) == Some("allow")
+            {
+                check_answers(f.src_line, &req.body, &body, r);
+            }
+            fidelity(f, &id, &resp, mapper, r);
+        }
+        _ => {}
+    }
+}
+
+/// AskUserQuestion answers: keyed by question text, every value a string, every question.
+fn check_answers(line: usize, req: &Value, body: &Value, r: &mut Report) {
+    let questions: Vec<&str> = req
+        .get("input")
+        .and_then(|i| i.get("questions"))
+        .and_then(Value::as_array)
+        .map(|q| {
+            q.iter()
+                .filter_map(|q| q.get("question").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(answers) = body
+        .get("updatedInput")
+        .and_then(|u| u.get("answers"))
+        .and_then(Value::as_object)
+    else {
+        r.findings.push(Finding {
+            line,
+            rule: "answers",
+            message: "AskUserQuestion allow without updatedInput.answers".into(),
+        });
+        return;
+    };
+    if body.get("updatedInput").and_then(|u| u.get("questions"))
+        != req.get("input").and_then(|i| i.get("questions"))
+    {
+        r.findings.push(Finding {
+            line,
+            rule: "answers",
+            message: "updatedInput.questions is not the request's questions verbatim".into(),
+        });
+    }
+    for (k, v) in answers {
+        if !questions.contains(&k.as_str()) {
+            r.findings.push(Finding {
+                line,
+                rule: "answers",
+                message: format!("answer keyed by {k:?}, which is no question's text"),
+            });
+        }
+        if !v.is_string() {
+            r.findings.push(Finding {
+                line,
+                rule: "answers",
+                message: format!("answer to {k:?} is not a string: {v}"),
+            });
+        }
+    }
+    for q in questions {
+        if !answers.contains_key(q) {
+            r.findings.push(Finding {
+                line,
+                rule: "answers",
+                message: format!("question {q:?} has no answer"),
+            });
+        }
+    }
+}
+
+/// Re-derive our reply from the recorded decision and compare canonical JSON.
+fn fidelity(f: &Frame, id: &str, resp: &Value, mapper: &mut Mapper, r: &mut Report) {
+    let (_, answered) = mapper.on_outbound(&f.text);
+    let Some((_, pending, body)) = answered.into_iter().next() else {
+        // mcp_message and automatic answers: the content is the host's own; nothing to re-derive.
+        return;
+    };
+    r.replies_checked += 1;
+    let Some(decision) = decode::decision(&pending, &body) else {
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "decision-fidelity",
+            message: format!("the reply to {id} is no answer our UI gives (only the raw editor could send it): {}", canonical(&body)),
+        });
+        return;
+    };
+    let ours = match encode::body(&pending, &decision) {
+        Ok(b) => b,
+        Err(e) => {
+            r.findings.push(Finding {
+                line: f.src_line,
+                rule: "decision-fidelity",
+                message: e,
+            });
+            return;
+        }
+    };
+    let recorded = if resp.get("subtype").and_then(Value::as_str) == Some("success") {
+        body
+    } else {
+        resp.clone()
+    };
+    if canonical(&ours) != canonical(&recorded) {
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "decision-fidelity",
+            message: format!(
+                "re-encoding the recorded decision for {id} differs\n  recorded: {}\n  ours:     {}",
+                canonical(&recorded),
+                canonical(&ours)
+            ),
+        });
+    }
+}
