@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, App};
+use crate::backend::acp::session::{AcpBackend, AcpConfig};
 use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
 use crate::core::state::Settings;
 use crate::ui::theme::Theme;
@@ -27,6 +28,8 @@ pub enum Cmd {
     Claude(ClaudeArgs),
     /// The same TUI and Claude backend against a built-in scripted agent (no network).
     Demo(DemoArgs),
+    /// Supervise any Agent Client Protocol agent (ACP v1 over stdio, with the Checkfu extension).
+    Acp(AcpArgs),
     /// Internal: the scripted agent `demo` runs (speaks stream-json on stdio).
     #[command(hide = true)]
     DemoAgent {
@@ -124,6 +127,22 @@ pub struct ClaudeArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Built-in tools the session may use (Checkfu `checkfu.builtin_tools`), comma-separated:
+    /// bash, read, write, edit, web_search, web_fetch.
+    #[arg(long, value_name = "LIST")]
+    pub builtin_tools: Option<String>,
+    /// JSON Schema file for the final answer (Checkfu `checkfu.output_schema`).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+    /// The agent command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "AGENT_COMMAND")]
+    pub agent: Vec<String>,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoArgs {
     #[command(flatten)]
     pub common: Common,
@@ -181,6 +200,7 @@ pub fn main() -> ExitCode {
             };
             run_tui(cfg, &args.common)
         }
+        Cmd::Acp(args) => run_acp(args),
         Cmd::Demo(args) => {
             let exe = match std::env::current_exe() {
                 Ok(e) => e,
@@ -253,7 +273,59 @@ pub fn resolve_claude(flag: Option<&Path>) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+fn run_acp(args: AcpArgs) -> ExitCode {
+    let base = base_config(&args.common, "acp");
+    let output_schema = match &args.output_schema {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
+            Ok(v) => Some(v),
+            Err(e) => {
+                eprintln!("switchboard: --output-schema {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let builtin_tools = args.builtin_tools.as_ref().map(|l| {
+        l.split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect()
+    });
+    let mut agent = args.agent.into_iter();
+    let Some(program) = agent.next() else {
+        eprintln!("switchboard: give the agent command after `--`");
+        return ExitCode::from(2);
+    };
+    let cfg = AcpConfig {
+        program: PathBuf::from(program),
+        args: agent.collect(),
+        cwd: base.cwd,
+        prompt: base.prompt,
+        builtin_tools,
+        output_schema,
+        record: base.record.clone(),
+        env: Vec::new(),
+    };
+    run_backend(
+        Box::new(AcpBackend { config: cfg }),
+        base.record,
+        &args.common,
+    )
+}
+
 fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {
+    let recording = cfg.record.clone();
+    run_backend(Box::new(ClaudeBackend { config: cfg }), recording, common)
+}
+
+fn run_backend(
+    backend: Box<dyn crate::backend::Backend>,
+    recording: Option<PathBuf>,
+    common: &Common,
+) -> ExitCode {
     let _log = crate::logging::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -269,13 +341,8 @@ fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {
     let settings = Settings {
         bell: !common.no_bell,
     };
-    let recording = cfg.record.clone();
     let result = runtime.block_on(async move {
-        let app = App::start(
-            Box::new(ClaudeBackend { config: cfg }),
-            settings,
-            Theme::from_env(),
-        );
+        let app = App::start(backend, settings, Theme::from_env());
         app::term::run(app).await
     });
     match result {

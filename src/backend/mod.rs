@@ -1,6 +1,7 @@
 //! One backend per protocol, each turning wire frames into domain events and domain commands
 //! into wire frames. The app only sees this trait.
 
+pub mod acp;
 pub mod claude;
 pub mod process;
 

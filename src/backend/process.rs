@@ -39,6 +39,7 @@ pub struct Agent {
     pub child: Child,
     pub pid: Option<u32>,
     pub stdin: Option<mpsc::UnboundedSender<String>>,
+    writer: Option<tokio::task::JoinHandle<()>>,
     pub stdout: mpsc::Receiver<String>,
     pub stderr: mpsc::Receiver<String>,
 }
@@ -69,7 +70,7 @@ impl Agent {
 
         let (in_tx, mut in_rx) = mpsc::unbounded_channel::<String>();
         let wrec = rec.clone();
-        tokio::spawn(async move {
+        let writer = tokio::spawn(async move {
             // The single owner of stdin: lines can never interleave.
             let mut stdin = stdin;
             while let Some(line) = in_rx.recv().await {
@@ -95,6 +96,7 @@ impl Agent {
             child,
             pid,
             stdin: Some(in_tx),
+            writer: Some(writer),
             stdout: out_rx,
             stderr: err_rx,
         })
@@ -105,9 +107,12 @@ impl Agent {
         self.stdin.as_ref().is_some_and(|s| s.send(line).is_ok())
     }
 
-    /// Close stdin (after the queued lines are written).
-    pub fn close_stdin(&mut self) {
+    /// Close stdin after the queued lines are written, and wait until they are.
+    pub async fn close_stdin(&mut self) {
         self.stdin = None;
+        if let Some(w) = self.writer.take() {
+            let _ = w.await;
+        }
     }
 
     /// Signal the whole process group.
@@ -122,8 +127,13 @@ impl Agent {
     }
 
     /// Wait up to `grace` for the agent to exit by itself, then SIGTERM, then SIGKILL.
-    pub async fn stop(&mut self, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
-        self.close_stdin();
+    pub async fn stop(
+        &mut self,
+        grace: Duration,
+        rec: &SharedRecorder,
+    ) -> std::io::Result<std::process::ExitStatus> {
+        self.close_stdin().await;
+        record(rec, Dir::Note, "shutting down: stdin closed");
         if let Ok(r) = tokio::time::timeout(grace, self.child.wait()).await {
             return r;
         }

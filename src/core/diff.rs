@@ -53,7 +53,13 @@ impl Diff {
     }
 
     fn push_header(&mut self) {
-        for (prefix, text) in [("--- a/", &self.path), ("+++ b/", &self.path)] {
+        // `a/` `b/` prefixes read as relative paths; an absolute path is shown as it is.
+        let (a, b) = if self.path.starts_with('/') {
+            ("--- ", "+++ ")
+        } else {
+            ("--- a/", "+++ b/")
+        };
+        for (prefix, text) in [(a, &self.path), (b, &self.path)] {
             self.lines.push(DiffLine {
                 kind: DiffKind::Header,
                 old_no: None,

@@ -137,8 +137,8 @@ pub fn sessions() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "{:<21} {:<7} {:>5}  {:<24} {:<30} {}",
-        "started", "backend", "gates", "result", "cwd", "first prompt"
+        "{:<21} {:<7} {:>5}  {:<24} {:<30} first prompt",
+        "started", "backend", "gates", "result", "cwd"
     );
     for s in list {
         println!(

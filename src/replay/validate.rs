@@ -183,10 +183,10 @@ fn inbound(
                     message: e.to_string(),
                 });
             }
-            if let Some(id) = v.get("request_id").and_then(Value::as_str) {
-                if open.remove(id).is_some() {
-                    withdrawn.insert(id.to_string());
-                }
+            if let Some(id) = v.get("request_id").and_then(Value::as_str)
+                && open.remove(id).is_some()
+            {
+                withdrawn.insert(id.to_string());
             }
         }
         Some("control_response") => {
@@ -194,14 +194,14 @@ fn inbound(
                 .get("response")
                 .and_then(|x| x.get("request_id"))
                 .and_then(Value::as_str);
-            if let Some(id) = id {
-                if !ours.remove(id) {
-                    r.findings.push(Finding {
-                        line: f.src_line,
-                        rule: "unknown-request-id",
-                        message: format!("the agent answered {id}, which we never asked"),
-                    });
-                }
+            if let Some(id) = id
+                && !ours.remove(id)
+            {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "unknown-request-id",
+                    message: format!("the agent answered {id}, which we never asked"),
+                });
             }
         }
         _ => {}

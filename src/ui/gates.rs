@@ -166,16 +166,13 @@ pub fn card_lines(
                     l.extend(wrap(d, w, theme.dim, pad(4), pad(4)));
                 }
             }
-            l.push(hints(
-                &[
-                    ("↑↓", "field"),
-                    ("Space/e", "edit"),
-                    ("Enter", "accept"),
-                    ("d", "decline"),
-                    ("Esc", "cancel"),
-                ],
-                theme,
-            ));
+            // A URL-mode request has no fields: only the answers apply.
+            let mut h = Vec::new();
+            if !e.fields.is_empty() {
+                h.extend([("↑↓", "field"), ("Space/e", "edit")]);
+            }
+            h.extend([("Enter", "accept"), ("d", "decline"), ("Esc", "cancel")]);
+            l.push(hints(&h, theme));
         }
         GateKind::Question(q) => {
             if let Some(why) = &q.malformed {
@@ -359,7 +356,7 @@ pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Lin
         )
     };
     Line::from(vec![
-        Span::styled(format!(" {what} "), theme.waiting),
+        Span::styled(format!(" {} ", what.trim_end()), theme.waiting),
         Span::styled(format!("· asked by {who} "), theme.dim),
         Span::styled(format!("· {pos}/{} ", state.gates.len()), theme.dim),
     ])
@@ -402,13 +399,17 @@ pub fn render_card(
     };
     let lines = card_lines(state, gate, ui, inner.width, theme);
     // Keep the choices (last lines) visible when the body is taller than the card.
-    let skip = lines.len().saturating_sub(body_area.height as usize);
-    let shown: Vec<Line> = if skip > 0 {
-        let keep_tail = 3.min(body_area.height as usize);
-        let head = body_area.height as usize - keep_tail;
-        let mut v: Vec<Line> = lines[..head.saturating_sub(1)].to_vec();
+    let h = body_area.height as usize;
+    let skip = lines.len().saturating_sub(h);
+    let shown: Vec<Line> = if skip > 0 && h == 1 {
+        lines[lines.len() - 1..].to_vec()
+    } else if skip > 0 {
+        // The marker takes a line too: keep up to 3 tail lines and fill the rest from the top.
+        let keep_tail = 3.min(h - 1);
+        let head = h - 1 - keep_tail;
+        let mut v: Vec<Line> = lines[..head].to_vec();
         v.push(Line::from(Span::styled(
-            format!("… {} lines hidden", skip + 1),
+            format!("… {} lines hidden", lines.len() - head - keep_tail),
             theme.dim,
         )));
         v.extend(lines[lines.len() - keep_tail..].iter().cloned());

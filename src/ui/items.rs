@@ -107,7 +107,10 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
                 let hidden = l.len() - COLLAPSED_RESULT;
                 l.truncate(COLLAPSED_RESULT);
                 l.push(Line::from(Span::styled(
-                    format!("    … {hidden} more lines (Enter expands)"),
+                    format!(
+                        "    … {hidden} more line{} (Enter expands)",
+                        if hidden == 1 { "" } else { "s" }
+                    ),
                     theme.dim,
                 )));
             }

@@ -202,7 +202,9 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let hh = inner.height as usize;
     let skip = match overlay {
         Overlay::Log => n.saturating_sub(hh).saturating_sub(state.overlay_scroll),
-        Overlay::Text { .. } => state.overlay_scroll.min(n.saturating_sub(hh)),
+        Overlay::Help | Overlay::Status | Overlay::Text { .. } => {
+            state.overlay_scroll.min(n.saturating_sub(hh))
+        }
         _ => 0,
     };
     let shown: Vec<Line> = lines.into_iter().skip(skip).take(hh).collect();

@@ -238,8 +238,9 @@ impl E2e {
             .join("\n")
     }
 
-    /// Quit like a user, then check the CLI process is gone; copy the recording when
-    /// regenerating. Returns the final screen.
+    /// Check switchboard flagged no protocol problems, quit like a user (Ctrl-D, confirming
+    /// when gates are pending), check the CLI process and its group are gone, and copy the
+    /// recording when regenerating. Returns the final screen.
     pub async fn quit(&mut self) -> String {
         let problems = problems(self.h.state());
         assert!(

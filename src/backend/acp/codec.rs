@@ -42,9 +42,13 @@ pub enum Frame {
         outcome: Result<Value, RpcError>,
     },
     /// JSON, but not a JSON-RPC 2.0 message.
-    NoEnvelope { reason: String },
+    NoEnvelope {
+        reason: String,
+    },
     /// Not JSON at all.
-    NotJson { error: String },
+    NotJson {
+        error: String,
+    },
 }
 
 fn valid_id(id: &Value) -> bool {
@@ -165,7 +169,10 @@ mod tests {
         ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}}"#),
-            Frame::Response { outcome: Err(_), .. }
+            Frame::Response {
+                outcome: Err(_),
+                ..
+            }
         ));
         assert!(matches!(
             parse(r#"{"sessionId":"s","update":{}}"#),

@@ -396,7 +396,9 @@ impl Mapper {
                     raw: sanitize(line),
                 }),
             },
-            Frame::Request { id, method, params } => self.agent_request(id, &method, &params, &mut out),
+            Frame::Request { id, method, params } => {
+                self.agent_request(id, &method, &params, &mut out)
+            }
         }
         out
     }
@@ -405,10 +407,7 @@ impl Mapper {
 
     fn response(&mut self, id: &Value, outcome: Result<Value, RpcError>, out: &mut Out) {
         let Some(ours) = self.ours.remove(&codec::id_key(id)) else {
-            out.protocol(
-                Level::Warn,
-                format!("response to unknown request id {id}"),
-            );
+            out.protocol(Level::Warn, format!("response to unknown request id {id}"));
             return;
         };
         let result = match outcome {
@@ -446,7 +445,10 @@ impl Mapper {
                 } else {
                     out.system(
                         "interrupt",
-                        format!("{}: falling back to session/cancel", if d.is_empty() { "no disposition" } else { &d }),
+                        format!(
+                            "{}: falling back to session/cancel",
+                            if d.is_empty() { "no disposition" } else { &d }
+                        ),
                     );
                     self.cancel(out);
                 }
@@ -474,12 +476,16 @@ impl Mapper {
                 });
                 self.end_turn(out);
             }
-            Ours::SetMode(mode) => {
-                out.protocol(Level::Error, format!("session/set_mode {mode} failed: {what}"))
-            }
+            Ours::SetMode(mode) => out.protocol(
+                Level::Error,
+                format!("session/set_mode {mode} failed: {what}"),
+            ),
             Ours::Steer { text } => self.steer_refused(text, &what, out),
             Ours::Interrupt => {
-                out.system("interrupt", format!("failed ({what}): falling back to session/cancel"));
+                out.system(
+                    "interrupt",
+                    format!("failed ({what}): falling back to session/cancel"),
+                );
                 self.cancel(out);
             }
         }
@@ -487,7 +493,10 @@ impl Mapper {
 
     fn initialized(&mut self, result: &Value, out: &mut Out) {
         if let Err(e) = codec::typed::<schema::InitializeResponse>(result) {
-            out.protocol(Level::Warn, format!("initialize result outside the ACP types: {e}"));
+            out.protocol(
+                Level::Warn,
+                format!("initialize result outside the ACP types: {e}"),
+            );
         }
         let version = result.get("protocolVersion").and_then(Value::as_u64);
         if version != Some(PROTOCOL_VERSION) {
@@ -511,19 +520,32 @@ impl Mapper {
         self.checkfu = caps;
         let info = result.get("agentInfo").cloned().unwrap_or(Value::Null);
         let name = s(&info, "title").or_else(|| s(&info, "name"));
-        let mut extra = vec![("protocol".to_string(), version.map_or("?".into(), |v| v.to_string()))];
+        let mut extra = vec![(
+            "protocol".to_string(),
+            version.map_or("?".into(), |v| v.to_string()),
+        )];
         if let Some(n) = s(&info, "name") {
             extra.push(("agent".into(), sanitize(&n)));
         }
-        let ac = result.get("agentCapabilities").cloned().unwrap_or(Value::Null);
+        let ac = result
+            .get("agentCapabilities")
+            .cloned()
+            .unwrap_or(Value::Null);
         extra.push((
             "loadSession".into(),
-            ac.get("loadSession").and_then(Value::as_bool).unwrap_or(false).to_string(),
+            ac.get("loadSession")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+                .to_string(),
         ));
         if let Some(p) = ac.get("promptCapabilities") {
             extra.push(("prompt caps".into(), p.to_string()));
         }
-        if let Some(a) = result.get("authMethods").and_then(Value::as_array).filter(|a| !a.is_empty()) {
+        if let Some(a) = result
+            .get("authMethods")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+        {
             let names: Vec<String> = a.iter().filter_map(|m| s(m, "name")).collect();
             extra.push(("auth methods".into(), sanitize(&names.join(", "))));
         }
@@ -531,7 +553,12 @@ impl Mapper {
             extra.push(("checkfu".into(), "not declared".into()));
         }
         for (k, v) in &self.checkfu {
-            extra.push((format!("checkfu.{k}"), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())));
+            extra.push((
+                format!("checkfu.{k}"),
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            ));
         }
         self.caps.extra = extra;
         out.ev(BackendEvent::Capabilities(self.caps.clone()));
@@ -554,7 +581,10 @@ impl Mapper {
                 .iter()
                 .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("?")))
                 .collect();
-            out.system("checkfu", format!("extension declared: {}", list.join(", ")));
+            out.system(
+                "checkfu",
+                format!("extension declared: {}", list.join(", ")),
+            );
         }
         let params = self.new_session_params(out);
         let line = self.request("session/new", params, Ours::NewSession);
@@ -563,7 +593,10 @@ impl Mapper {
 
     fn session_created(&mut self, result: &Value, out: &mut Out) {
         if let Err(e) = codec::typed::<schema::NewSessionResponse>(result) {
-            out.protocol(Level::Warn, format!("session/new result outside the ACP types: {e}"));
+            out.protocol(
+                Level::Warn,
+                format!("session/new result outside the ACP types: {e}"),
+            );
         }
         let Some(sid) = s(result, "sessionId") else {
             out.protocol(Level::Error, "session/new result without a sessionId");
@@ -574,7 +607,12 @@ impl Mapper {
         self.caps.modes = modes
             .get("availableModes")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|m| s(m, "id")).map(|m| sanitize(&m)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| s(m, "id"))
+                    .map(|m| sanitize(&m))
+                    .collect()
+            })
             .unwrap_or_default();
         let models = result.get("models").cloned().unwrap_or(Value::Null);
         self.caps.models = models
@@ -585,7 +623,14 @@ impl Mapper {
                     .map(|m| {
                         (
                             sanitize(&s(m, "modelId").unwrap_or_default()),
-                            one_line(&sanitize(&s(m, "name").or_else(|| s(m, "description")).unwrap_or_default()), 120),
+                            one_line(
+                                &sanitize(
+                                    &s(m, "name")
+                                        .or_else(|| s(m, "description"))
+                                        .unwrap_or_default(),
+                                ),
+                                120,
+                            ),
                         )
                     })
                     .collect()
@@ -623,22 +668,38 @@ impl Mapper {
         self.caps.extra.retain(|(k, _)| !k.starts_with("config "));
         for o in opts {
             let id = s(o, "id").unwrap_or_default();
-            let v = o.get("currentValue").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-            self.caps.extra.push((format!("config {}", sanitize(&id)), sanitize(&v.unwrap_or_default())));
+            let v = o.get("currentValue").map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            });
+            self.caps.extra.push((
+                format!("config {}", sanitize(&id)),
+                sanitize(&v.unwrap_or_default()),
+            ));
         }
     }
 
     fn turn_ended(&mut self, result: &Value, out: &mut Out) {
         if let Err(e) = codec::typed::<schema::PromptResponse>(result) {
-            out.protocol(Level::Warn, format!("session/prompt result outside the ACP types: {e}"));
+            out.protocol(
+                Level::Warn,
+                format!("session/prompt result outside the ACP types: {e}"),
+            );
         }
         let stop = s(result, "stopReason").unwrap_or_else(|| "?".into());
         let usage = result.get("usage").cloned().unwrap_or(Value::Null);
         let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
         let input = n("inputTokens") + n("cachedReadTokens") + n("cachedWriteTokens");
         let output = n("outputTokens");
-        let telemetry = result.get("_meta").and_then(|m| m.get("checkfu.turn")).cloned();
-        let wall = telemetry.as_ref().and_then(|t| t.get("wall_time_ms")).and_then(Value::as_u64);
+        let telemetry = result
+            .get("_meta")
+            .and_then(|m| m.get("checkfu.turn"))
+            .cloned();
+        let wall = telemetry
+            .as_ref()
+            .and_then(|t| t.get("wall_time_ms"))
+            .and_then(Value::as_u64);
         let duration = wall.unwrap_or_else(|| self.now.saturating_sub(self.turn_started_ms));
         let ok = matches!(stop.as_str(), "end_turn" | "cancelled");
         let text = match stop.as_str() {
@@ -708,7 +769,10 @@ impl Mapper {
                     return self.usage(
                         update.get("used").and_then(Value::as_u64),
                         update.get("size").and_then(Value::as_u64),
-                        update.get("cost").and_then(|c| c.get("amount")).and_then(Value::as_f64),
+                        update
+                            .get("cost")
+                            .and_then(|c| c.get("amount"))
+                            .and_then(Value::as_f64),
                         out,
                     );
                 }
@@ -795,7 +859,12 @@ impl Mapper {
                 self.caps.commands = c
                     .available_commands
                     .iter()
-                    .map(|c| (format!("/{}", sanitize(&c.name)), one_line(&sanitize(&c.description), 120)))
+                    .map(|c| {
+                        (
+                            format!("/{}", sanitize(&c.name)),
+                            one_line(&sanitize(&c.description), 120),
+                        )
+                    })
                     .collect();
                 out.ev(BackendEvent::Capabilities(self.caps.clone()));
             }
@@ -902,7 +971,9 @@ impl Mapper {
                         Diff::unified(&path, d.old_text.as_deref().unwrap_or(""), &d.new_text, 3),
                     );
                 }
-                schema::ToolCallContent::Terminal(t) => view.terminals.push(t.terminal_id.0.to_string()),
+                schema::ToolCallContent::Terminal(t) => {
+                    view.terminals.push(t.terminal_id.0.to_string())
+                }
                 _ => {}
             }
         }
@@ -942,16 +1013,23 @@ impl Mapper {
         let Some(view) = self.tools.get(id).cloned() else {
             return;
         };
-        let label = view
-            .tool_name
-            .clone()
-            .unwrap_or_else(|| if view.kind.is_empty() { "tool".into() } else { view.kind.clone() });
-        let status = if view.status.is_empty() { "pending" } else { &view.status };
-        let mut summary = one_line(&sanitize(&view.title), 200);
-        if let Some(cmd) = command_of(view.raw_input.as_ref()) {
-            if !summary.contains(cmd.trim()) {
-                summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
+        let label = view.tool_name.clone().unwrap_or_else(|| {
+            if view.kind.is_empty() {
+                "tool".into()
+            } else {
+                view.kind.clone()
             }
+        });
+        let status = if view.status.is_empty() {
+            "pending"
+        } else {
+            &view.status
+        };
+        let mut summary = one_line(&sanitize(&view.title), 200);
+        if let Some(cmd) = command_of(view.raw_input.as_ref())
+            && !summary.contains(cmd.trim())
+        {
+            summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
         }
         if !view.locations.is_empty() {
             summary.push_str(&format!(" ({})", view.locations.join(", ")));
@@ -1012,24 +1090,33 @@ impl Mapper {
     fn subagent(&mut self, sa: &Value, update: &Value, out: &mut Out) {
         let phase = s(sa, "phase").unwrap_or_default();
         let Some(id) = s(sa, "subagent").filter(|i| !i.is_empty()) else {
-            out.protocol(Level::Warn, format!("checkfu.subagent without a subagent id: {sa}"));
+            out.protocol(
+                Level::Warn,
+                format!("checkfu.subagent without a subagent id: {sa}"),
+            );
             return;
         };
         let key = format!("sa:{id}");
         let known = self.subagents.contains_key(&id);
-        let ensure = |this: &mut Mapper, out: &mut Out, name: Option<String>, desc: Option<String>| {
-            let name = name.unwrap_or_else(|| this.subagents.get(&id).cloned().unwrap_or_else(|| id.clone()));
-            this.subagents.insert(id.clone(), name.clone());
-            out.ev(BackendEvent::NodeOpen {
-                key: key.clone(),
-                parent: None,
-                patch: NodePatch {
-                    name: Some(sanitize(&name)),
-                    description: desc.map(|d| sanitize(&d)),
-                    ..NodePatch::default()
-                },
-            });
-        };
+        let ensure =
+            |this: &mut Mapper, out: &mut Out, name: Option<String>, desc: Option<String>| {
+                let name = name.unwrap_or_else(|| {
+                    this.subagents
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| id.clone())
+                });
+                this.subagents.insert(id.clone(), name.clone());
+                out.ev(BackendEvent::NodeOpen {
+                    key: key.clone(),
+                    parent: None,
+                    patch: NodePatch {
+                        name: Some(sanitize(&name)),
+                        description: desc.map(|d| sanitize(&d)),
+                        ..NodePatch::default()
+                    },
+                });
+            };
         match phase.as_str() {
             "started" => {
                 let name = s(sa, "name");
@@ -1094,8 +1181,15 @@ impl Mapper {
                         ..NodePatch::default()
                     },
                 });
-                let name = self.subagents.get(&id).cloned().unwrap_or_else(|| id.clone());
-                out.system("sub-agent", format!("{} closed: {}", sanitize(&name), sanitize(&d)));
+                let name = self
+                    .subagents
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| id.clone());
+                out.system(
+                    "sub-agent",
+                    format!("{} closed: {}", sanitize(&name), sanitize(&d)),
+                );
                 out.item(
                     Some(key),
                     ItemOp::Push(ItemKind::System {
@@ -1127,14 +1221,24 @@ impl Mapper {
             return;
         }
         let bad = |out: &mut Out, e: String| {
-            out.lines.push(codec::error(&id, codec::INVALID_PARAMS, &format!("invalid params: {e}"), None));
-            out.protocol(Level::Warn, format!("{method} with invalid params (answered -32602): {e}"));
+            out.lines.push(codec::error(
+                &id,
+                codec::INVALID_PARAMS,
+                &format!("invalid params: {e}"),
+                None,
+            ));
+            out.protocol(
+                Level::Warn,
+                format!("{method} with invalid params (answered -32602): {e}"),
+            );
         };
         match method {
-            "session/request_permission" => match codec::typed::<schema::RequestPermissionRequest>(params) {
-                Ok(r) => self.permission(id, gid, r, out),
-                Err(e) => bad(out, e),
-            },
+            "session/request_permission" => {
+                match codec::typed::<schema::RequestPermissionRequest>(params) {
+                    Ok(r) => self.permission(id, gid, r, out),
+                    Err(e) => bad(out, e),
+                }
+            }
             "fs/read_text_file" => match codec::typed::<schema::ReadTextFileRequest>(params) {
                 Ok(r) => match self.within_cwd(&r.path) {
                     Ok(path) => out.actions.push(Action::ReadFile {
@@ -1184,10 +1288,22 @@ impl Mapper {
                     return bad(out, "missing terminalId".into());
                 };
                 out.actions.push(match method {
-                    "terminal/output" => Action::TerminalOutput { id, terminal_id: tid },
-                    "terminal/wait_for_exit" => Action::WaitForExit { id, terminal_id: tid },
-                    "terminal/kill" => Action::KillTerminal { id, terminal_id: tid },
-                    _ => Action::ReleaseTerminal { id, terminal_id: tid },
+                    "terminal/output" => Action::TerminalOutput {
+                        id,
+                        terminal_id: tid,
+                    },
+                    "terminal/wait_for_exit" => Action::WaitForExit {
+                        id,
+                        terminal_id: tid,
+                    },
+                    "terminal/kill" => Action::KillTerminal {
+                        id,
+                        terminal_id: tid,
+                    },
+                    _ => Action::ReleaseTerminal {
+                        id,
+                        terminal_id: tid,
+                    },
                 });
             }
             other => {
@@ -1199,7 +1315,10 @@ impl Mapper {
                 ));
                 out.protocol(
                     Level::Warn,
-                    format!("the agent called {} which switchboard does not serve: answered -32601", sanitize(other)),
+                    format!(
+                        "the agent called {} which switchboard does not serve: answered -32601",
+                        sanitize(other)
+                    ),
                 );
             }
         }
@@ -1219,11 +1338,21 @@ impl Mapper {
         if n.starts_with(&root) {
             Ok(n)
         } else {
-            Err(format!("path {} is outside the session directory {}", p.display(), root.display()))
+            Err(format!(
+                "path {} is outside the session directory {}",
+                p.display(),
+                root.display()
+            ))
         }
     }
 
-    fn permission(&mut self, id: Value, gid: String, r: schema::RequestPermissionRequest, out: &mut Out) {
+    fn permission(
+        &mut self,
+        id: Value,
+        gid: String,
+        r: schema::RequestPermissionRequest,
+        out: &mut Out,
+    ) {
         let tid = r.tool_call.tool_call_id.0.to_string();
         let known = self.tools.contains_key(&tid);
         self.patch_tool(&tid, &r.tool_call, out);
@@ -1243,14 +1372,23 @@ impl Mapper {
             })
             .collect();
         if options.is_empty() {
-            out.lines.push(codec::result(&id, json!({"outcome":{"outcome":"cancelled"}})));
-            out.protocol(Level::Error, "session/request_permission without options: answered cancelled");
+            out.lines.push(codec::result(
+                &id,
+                json!({"outcome":{"outcome":"cancelled"}}),
+            ));
+            out.protocol(
+                Level::Error,
+                "session/request_permission without options: answered cancelled",
+            );
             return;
         }
-        let tool = view
-            .tool_name
-            .clone()
-            .unwrap_or_else(|| if view.kind.is_empty() { "tool".into() } else { view.kind.clone() });
+        let tool = view.tool_name.clone().unwrap_or_else(|| {
+            if view.kind.is_empty() {
+                "tool".into()
+            } else {
+                view.kind.clone()
+            }
+        });
         let command = command_of(view.raw_input.as_ref());
         let input = match (&command, &view.raw_input) {
             (Some(c), _) => format!("$ {c}"),
@@ -1261,7 +1399,8 @@ impl Mapper {
             .iter()
             .find(|o| o.kind == "allow_once")
             .unwrap_or(&options[0]);
-        let default_reply = pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
+        let default_reply =
+            pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
         let kind = GateKind::Permission(Permission {
             tool: sanitize(&tool),
             summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
@@ -1294,8 +1433,17 @@ impl Mapper {
         }));
     }
 
-    fn client_gate(&mut self, id: Value, gid: String, what: Theirs, perm: Permission, def: &'static str, out: &mut Out) {
-        self.theirs.insert(gid.clone(), Incoming { rpc_id: id, what });
+    fn client_gate(
+        &mut self,
+        id: Value,
+        gid: String,
+        what: Theirs,
+        perm: Permission,
+        def: &'static str,
+        out: &mut Out,
+    ) {
+        self.theirs
+            .insert(gid.clone(), Incoming { rpc_id: id, what });
         out.ev(BackendEvent::GateOpen(Gate {
             id: gid,
             node_key: ROOT_KEY.into(),
@@ -1323,11 +1471,20 @@ impl Mapper {
     }
 
     /// The `fs/write_text_file` gate, once the session read the file on disk (`None`: missing).
-    pub fn write_gate(&mut self, id: Value, path: PathBuf, content: String, old: Option<String>) -> Out {
+    pub fn write_gate(
+        &mut self,
+        id: Value,
+        path: PathBuf,
+        content: String,
+        old: Option<String>,
+    ) -> Out {
         let mut out = Out::default();
         let gid = Self::gate_id(&id);
         if self.theirs.contains_key(&gid) {
-            out.protocol(Level::Error, format!("the agent reused request id {id} while it is pending"));
+            out.protocol(
+                Level::Error,
+                format!("the agent reused request id {id} while it is pending"),
+            );
             return out;
         }
         let shown = path.display().to_string();
@@ -1351,7 +1508,14 @@ impl Mapper {
             diff: Some(diff),
             options: Self::yes_no("Write the file"),
         };
-        self.client_gate(id, gid, Theirs::Write { path, content }, perm, "WriteTextFileResponse", &mut out);
+        self.client_gate(
+            id,
+            gid,
+            Theirs::Write { path, content },
+            perm,
+            "WriteTextFileResponse",
+            &mut out,
+        );
         out
     }
 
@@ -1371,7 +1535,14 @@ impl Mapper {
             diff: None,
             options: Self::yes_no("Run it"),
         };
-        self.client_gate(id, gid, Theirs::Terminal { spec }, perm, "CreateTerminalResponse", out);
+        self.client_gate(
+            id,
+            gid,
+            Theirs::Terminal { spec },
+            perm,
+            "CreateTerminalResponse",
+            out,
+        );
     }
 
     fn cancel_request(&mut self, params: &Value, out: &mut Out) {
@@ -1380,11 +1551,21 @@ impl Mapper {
         };
         let gid = Self::gate_id(rid);
         let Some(inc) = self.theirs.remove(&gid) else {
-            return out.protocol(Level::Info, format!("$/cancel_request for {rid}, which is not pending"));
+            return out.protocol(
+                Level::Info,
+                format!("$/cancel_request for {rid}, which is not pending"),
+            );
         };
         out.lines.push(match inc.what {
-            Theirs::Permission { .. } => codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}})),
-            _ => codec::error(&inc.rpc_id, codec::REQUEST_CANCELLED, "Request cancelled", None),
+            Theirs::Permission { .. } => {
+                codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}}))
+            }
+            _ => codec::error(
+                &inc.rpc_id,
+                codec::REQUEST_CANCELLED,
+                "Request cancelled",
+                None,
+            ),
         });
         out.ev(BackendEvent::GateWithdrawn { id: gid });
     }
@@ -1471,7 +1652,10 @@ impl Mapper {
     /// `session/cancel`, then every pending permission answered `cancelled`.
     fn cancel(&mut self, out: &mut Out) {
         let sid = self.session_id.clone().unwrap_or_default();
-        out.lines.push(codec::notification("session/cancel", json!({"sessionId": sid})));
+        out.lines.push(codec::notification(
+            "session/cancel",
+            json!({"sessionId": sid}),
+        ));
         out.info("turn", Some("cancelling".into()));
         let ids: Vec<String> = self
             .theirs
@@ -1481,7 +1665,10 @@ impl Mapper {
             .collect();
         for gid in &ids {
             if let Some(inc) = self.theirs.remove(gid) {
-                out.lines.push(codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}})));
+                out.lines.push(codec::result(
+                    &inc.rpc_id,
+                    json!({"outcome":{"outcome":"cancelled"}}),
+                ));
                 out.ev(BackendEvent::GateWithdrawn { id: gid.clone() });
             }
         }
@@ -1490,14 +1677,20 @@ impl Mapper {
             if ids.is_empty() {
                 "session/cancel sent".to_string()
             } else {
-                format!("session/cancel sent; {} pending permission(s) answered cancelled", ids.len())
+                format!(
+                    "session/cancel sent; {} pending permission(s) answered cancelled",
+                    ids.len()
+                )
             },
         );
     }
 
     fn answer(&mut self, gate_id: &str, d: &Decision, out: &mut Out) {
         let Some(inc) = self.theirs.remove(gate_id) else {
-            out.protocol(Level::Warn, format!("answer for {gate_id}, which is not pending"));
+            out.protocol(
+                Level::Warn,
+                format!("answer for {gate_id}, which is not pending"),
+            );
             return;
         };
         let id = inc.rpc_id;
@@ -1509,14 +1702,21 @@ impl Mapper {
                         .find_map(|k| options.iter().find(|o| o.kind == *k))
                         .map(|o| o.option_id.clone())
                 };
-                let selected = |oid: String| json!({"outcome":{"outcome":"selected","optionId":oid}});
+                let selected =
+                    |oid: String| json!({"outcome":{"outcome":"selected","optionId":oid}});
                 let cancelled = json!({"outcome":{"outcome":"cancelled"}});
                 let body = match d {
                     Decision::Option { option_id, .. } => selected(option_id.clone()),
-                    Decision::Allow { always: true, .. } => pick(&["allow_always", "allow_once"]).map_or(cancelled, selected),
-                    Decision::Allow { .. } => pick(&["allow_once", "allow_always"]).map_or(cancelled, selected),
+                    Decision::Allow { always: true, .. } => {
+                        pick(&["allow_always", "allow_once"]).map_or(cancelled, selected)
+                    }
+                    Decision::Allow { .. } => {
+                        pick(&["allow_once", "allow_always"]).map_or(cancelled, selected)
+                    }
                     // A "no" selects a reject option; `cancelled` is never a deny.
-                    Decision::Deny { .. } => pick(&["reject_once", "reject_always"]).map_or(cancelled, selected),
+                    Decision::Deny { .. } => {
+                        pick(&["reject_once", "reject_always"]).map_or(cancelled, selected)
+                    }
                     Decision::Raw { body } => body.clone(),
                     _ => cancelled,
                 };
@@ -1526,14 +1726,24 @@ impl Mapper {
                 if allows(d) {
                     out.actions.push(Action::WriteFile { id, path, content });
                 } else {
-                    self.refuse(&id, "fs/write_text_file", &format!("the user refused to write {}", path.display()), out);
+                    self.refuse(
+                        &id,
+                        "fs/write_text_file",
+                        &format!("the user refused to write {}", path.display()),
+                        out,
+                    );
                 }
             }
             Theirs::Terminal { spec } => {
                 if allows(d) {
                     out.actions.push(Action::CreateTerminal { id, spec });
                 } else {
-                    self.refuse(&id, "terminal/create", &format!("the user refused to run `{}`", spec.command_line()), out);
+                    self.refuse(
+                        &id,
+                        "terminal/create",
+                        &format!("the user refused to run `{}`", spec.command_line()),
+                        out,
+                    );
                 }
             }
         }
@@ -1546,8 +1756,15 @@ impl Mapper {
         theirs
             .into_values()
             .map(|inc| match inc.what {
-                Theirs::Permission { .. } => codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}})),
-                _ => codec::error(&inc.rpc_id, codec::INTERNAL_ERROR, "switchboard exited", None),
+                Theirs::Permission { .. } => {
+                    codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}}))
+                }
+                _ => codec::error(
+                    &inc.rpc_id,
+                    codec::INTERNAL_ERROR,
+                    "switchboard exited",
+                    None,
+                ),
             })
             .collect()
     }
@@ -1562,7 +1779,8 @@ impl Mapper {
     /// A terminal was started for request `id`: answer it and show its row.
     pub fn terminal_created(&mut self, id: &Value, terminal_id: &str, command: &str) -> Out {
         let mut out = Out::default();
-        out.lines.push(codec::result(id, json!({"terminalId": terminal_id})));
+        out.lines
+            .push(codec::result(id, json!({"terminalId": terminal_id})));
         let tv = self.terms.entry(terminal_id.to_string()).or_default();
         tv.command = command.to_string();
         let row = term_row(terminal_id, tv);
@@ -1571,7 +1789,13 @@ impl Mapper {
     }
 
     /// New output or an exit of a terminal: refresh its row (linked to its tool call).
-    pub fn terminal_update(&mut self, terminal_id: &str, output: &str, truncated: bool, exit: Option<String>) -> Out {
+    pub fn terminal_update(
+        &mut self,
+        terminal_id: &str,
+        output: &str,
+        truncated: bool,
+        exit: Option<String>,
+    ) -> Out {
         let mut out = Out::default();
         let tv = self.terms.entry(terminal_id.to_string()).or_default();
         let tail = if output.len() > SHOWN_OUTPUT {
@@ -1595,7 +1819,10 @@ impl Mapper {
 }
 
 fn allows(d: &Decision) -> bool {
-    matches!(d, Decision::Option { allow: true, .. } | Decision::Allow { .. })
+    matches!(
+        d,
+        Decision::Option { allow: true, .. } | Decision::Allow { .. }
+    )
 }
 
 fn term_row(tid: &str, tv: &TermView) -> ItemOp {
@@ -1611,7 +1838,11 @@ fn term_row(tid: &str, tv: &TermView) -> ItemOp {
         text.push_str(" · output truncated");
     }
     text.push('\n');
-    text.push_str(if tv.output.is_empty() { "(no output yet)" } else { &tv.output });
+    text.push_str(if tv.output.is_empty() {
+        "(no output yet)"
+    } else {
+        &tv.output
+    });
     let failed = tv.exit.as_deref().is_some_and(|e| e != "exit 0");
     ItemOp::Upsert {
         key: format!("term:{tid}"),
@@ -1637,7 +1868,11 @@ fn command_of(raw: Option<&Value>) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         Value::Array(a) => Some(
             a.iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
@@ -1664,7 +1899,10 @@ pub fn telemetry_text(t: &Value) -> String {
         ("mcp_calls", "mcp"),
         ("model_calls", "model calls"),
     ] {
-        parts.push(format!("{} {label}", n(k).map_or("?".into(), |v| v.to_string())));
+        parts.push(format!(
+            "{} {label}",
+            n(k).map_or("?".into(), |v| v.to_string())
+        ));
     }
     if let Some(w) = n("wall_time_ms") {
         parts.push(format!("wall {}", crate::core::text::human_duration(w)));

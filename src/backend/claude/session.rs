@@ -285,8 +285,7 @@ async fn run(
             });
             deliver(&agent, &link, &rec, out).await;
         }
-        record(&rec, Dir::Note, "shutting down: stdin closed");
-        let status = agent.stop(SHUTDOWN_GRACE).await;
+        let status = agent.stop(SHUTDOWN_GRACE, &rec).await;
         let (code, detail) = match &status {
             Ok(s) => describe_exit(s),
             Err(e) => (None, format!("wait failed: {e}")),

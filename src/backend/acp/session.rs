@@ -1,0 +1,460 @@
+//! The live ACP backend: runs the agent, feeds its lines through the mapping, performs the
+//! mapping's actions (files, terminals) and writes every answer through the single stdin writer.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::codec::{self, schema};
+use super::mapping::{AcpOptions, Action, Mapper, Out};
+use super::terminal::{TermUpdate, Terminals};
+use crate::backend::Backend;
+use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
+use crate::core::Msg;
+use crate::core::msg::{BackendEvent, Command};
+use crate::core::state::ReplyCheck;
+use crate::core::transcript::{ItemKind, ItemOp, Level};
+use crate::record::{Dir, Recorder, now_ms};
+
+/// How long a shutting-down agent gets before it is killed.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Clone, Debug, Default)]
+pub struct AcpConfig {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub prompt: Option<String>,
+    pub builtin_tools: Option<Vec<String>>,
+    pub output_schema: Option<Value>,
+    pub record: Option<PathBuf>,
+    pub env: Vec<(String, Option<String>)>,
+}
+
+pub struct AcpBackend {
+    pub config: AcpConfig,
+}
+
+/// Check a raw reply body typed by hand: only permission answers can be written raw.
+pub fn reply_check(def: &str, body: &Value) -> Result<(), String> {
+    match def {
+        "RequestPermissionResponse" => codec::typed::<schema::RequestPermissionResponse>(body)
+            .map(|_| ())
+            .map_err(|e| format!("not a RequestPermissionResponse: {e}")),
+        other => Err(format!(
+            "a {other} is served by switchboard itself: use the keys of the card"
+        )),
+    }
+}
+
+impl Backend for AcpBackend {
+    fn name(&self) -> &'static str {
+        "acp"
+    }
+
+    fn root_name(&self) -> String {
+        "agent".into()
+    }
+
+    fn reply_check(&self) -> ReplyCheck {
+        reply_check
+    }
+
+    fn start(
+        self: Box<Self>,
+        events: mpsc::Sender<Msg>,
+        commands: mpsc::UnboundedReceiver<Command>,
+    ) -> JoinHandle<()> {
+        tokio::spawn(run(self.config, events, commands))
+    }
+}
+
+struct Link {
+    events: mpsc::Sender<Msg>,
+}
+
+impl Link {
+    async fn send(&self, event: BackendEvent) {
+        let _ = self
+            .events
+            .send(Msg::Backend {
+                at_ms: now_ms(),
+                event,
+            })
+            .await;
+    }
+
+    async fn protocol(&self, level: Level, text: String) {
+        self.send(BackendEvent::Protocol { level, text }).await;
+    }
+
+    async fn system(&self, label: &str, text: String) {
+        self.send(BackendEvent::Item {
+            node: None,
+            op: ItemOp::Push(ItemKind::System {
+                label: label.into(),
+                text,
+            }),
+        })
+        .await;
+    }
+}
+
+struct Io {
+    agent: Agent,
+    rec: SharedRecorder,
+    terms: Terminals,
+}
+
+impl Io {
+    /// Write lines; Checkfu frames are checked against the bundled extension schema first.
+    async fn write(&self, link: &Link, lines: Vec<String>) {
+        for line in lines {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && let Some(kind) = crate::schema_acp::outbound_kind(&v)
+                && let Err(e) = crate::schema_acp::validate_frame(kind, &v)
+            {
+                link.protocol(
+                    Level::Warn,
+                    format!("outbound frame outside the Checkfu schema: {e}"),
+                )
+                .await;
+            }
+            if !self.agent.send(line) {
+                record(&self.rec, Dir::Note, "line not sent: stdin is closed");
+            }
+        }
+    }
+}
+
+/// Deliver one mapping output: lines, events, then actions (which may produce more).
+async fn deliver(io: &mut Io, mapper: &mut Mapper, link: &Link, out: Out) {
+    let mut queue = VecDeque::from([out]);
+    while let Some(out) = queue.pop_front() {
+        io.write(link, out.lines).await;
+        for e in out.events {
+            link.send(e).await;
+        }
+        for a in out.actions {
+            if let Some(more) = act(io, mapper, link, a).await {
+                queue.push_back(more);
+            }
+        }
+    }
+}
+
+fn read_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
+    if line.is_none() && limit.is_none() {
+        return text.to_string();
+    }
+    let start = line.unwrap_or(1).max(1) as usize - 1;
+    let take = limit.map(|l| l as usize).unwrap_or(usize::MAX);
+    text.split_inclusive('\n').skip(start).take(take).collect()
+}
+
+async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option<Out> {
+    let reply = |id: &Value, v: Value| codec::result(id, v);
+    let fail = |id: &Value, code: i64, m: String| codec::error(id, code, &m, None);
+    match a {
+        Action::ReadFile {
+            id,
+            path,
+            line,
+            limit,
+        } => {
+            let line_out = match std::fs::read_to_string(&path) {
+                Ok(t) => {
+                    link.system("fs", format!("read {} for the agent", path.display()))
+                        .await;
+                    reply(&id, json!({"content": read_lines(&t, line, limit)}))
+                }
+                Err(e) => {
+                    let code = if e.kind() == std::io::ErrorKind::NotFound {
+                        -32002
+                    } else {
+                        codec::INTERNAL_ERROR
+                    };
+                    fail(&id, code, format!("cannot read {}: {e}", path.display()))
+                }
+            };
+            io.write(link, vec![line_out]).await;
+            None
+        }
+        Action::PrepareWrite { id, path, content } => {
+            let old = std::fs::read_to_string(&path).ok();
+            Some(mapper.write_gate(id, path, content, old))
+        }
+        Action::WriteFile { id, path, content } => {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let line_out = match std::fs::write(&path, content.as_bytes()) {
+                Ok(()) => {
+                    link.system(
+                        "fs",
+                        format!("wrote {} ({} bytes)", path.display(), content.len()),
+                    )
+                    .await;
+                    reply(&id, json!({}))
+                }
+                Err(e) => fail(
+                    &id,
+                    codec::INTERNAL_ERROR,
+                    format!("cannot write {}: {e}", path.display()),
+                ),
+            };
+            io.write(link, vec![line_out]).await;
+            None
+        }
+        Action::CreateTerminal { id, spec } => match io.terms.create(&spec) {
+            Ok(tid) => Some(mapper.terminal_created(&id, &tid, &spec.command_line())),
+            Err(e) => {
+                let m = format!("cannot start `{}`: {e}", spec.command_line());
+                io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
+                    .await;
+                None
+            }
+        },
+        Action::TerminalOutput { id, terminal_id } => {
+            let line_out = match io.terms.output(&terminal_id) {
+                Some(v) => reply(&id, v),
+                None => unknown_terminal(&id, &terminal_id),
+            };
+            io.write(link, vec![line_out]).await;
+            None
+        }
+        Action::WaitForExit { id, terminal_id } => {
+            match io.terms.wait(&terminal_id) {
+                Some(fut) => {
+                    // Answered when the process exits, without blocking the session.
+                    let tx = io.agent.stdin.clone();
+                    tokio::spawn(async move {
+                        let v = fut.await;
+                        if let Some(tx) = tx {
+                            let _ = tx.send(codec::result(&id, v));
+                        }
+                    });
+                }
+                None => {
+                    io.write(link, vec![unknown_terminal(&id, &terminal_id)])
+                        .await
+                }
+            }
+            None
+        }
+        Action::KillTerminal { id, terminal_id } => {
+            let line_out = if io.terms.kill(&terminal_id) {
+                reply(&id, json!({}))
+            } else {
+                unknown_terminal(&id, &terminal_id)
+            };
+            io.write(link, vec![line_out]).await;
+            None
+        }
+        Action::ReleaseTerminal { id, terminal_id } => {
+            let line_out = if io.terms.release(&terminal_id) {
+                reply(&id, json!({}))
+            } else {
+                unknown_terminal(&id, &terminal_id)
+            };
+            io.write(link, vec![line_out]).await;
+            None
+        }
+    }
+}
+
+fn unknown_terminal(id: &Value, tid: &str) -> String {
+    codec::error(
+        id,
+        codec::INVALID_PARAMS,
+        &format!("unknown terminal {tid}"),
+        None,
+    )
+}
+
+async fn run(
+    cfg: AcpConfig,
+    events: mpsc::Sender<Msg>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let link = Link { events };
+    let mut argv = vec![cfg.program.display().to_string()];
+    argv.extend(cfg.args.iter().cloned());
+    let rec: SharedRecorder = Arc::new(Mutex::new(None));
+    if let Some(path) = &cfg.record {
+        match Recorder::create(path, "acp", &argv, &cfg.cwd.display().to_string()) {
+            Ok(r) => {
+                *rec.lock().expect("fresh mutex") = Some(r);
+                link.send(BackendEvent::Recording(path.display().to_string()))
+                    .await;
+            }
+            Err(e) => {
+                link.protocol(
+                    Level::Error,
+                    format!("cannot write the recording {}: {e}", path.display()),
+                )
+                .await
+            }
+        }
+    }
+    let cwd = std::fs::canonicalize(&cfg.cwd).unwrap_or_else(|_| cfg.cwd.clone());
+    let spec = Spawn {
+        program: cfg.program.clone(),
+        args: cfg.args.clone(),
+        cwd: cwd.clone(),
+        env: cfg.env.clone(),
+    };
+    let agent = match Agent::spawn(&spec, rec.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            let detail = format!("could not start {}: {e}", cfg.program.display());
+            record(&rec, Dir::Note, &detail);
+            link.send(BackendEvent::Exited {
+                code: None,
+                detail,
+                stderr_tail: Vec::new(),
+            })
+            .await;
+            return drain_until_shutdown(&mut commands).await;
+        }
+    };
+    link.send(BackendEvent::Started {
+        program: argv.join(" "),
+        pid: agent.pid,
+    })
+    .await;
+    let (term_tx, mut term_rx) = mpsc::unbounded_channel::<TermUpdate>();
+    let mut io = Io {
+        agent,
+        rec: rec.clone(),
+        terms: Terminals::new(term_tx),
+    };
+    let mut mapper = Mapper::new(AcpOptions {
+        cwd,
+        builtin_tools: cfg.builtin_tools.clone(),
+        output_schema: cfg.output_schema.clone(),
+    });
+    mapper.now = now_ms();
+    let init = mapper.initialize_line();
+    io.write(&link, vec![init]).await;
+    if let Some(p) = cfg.prompt.clone() {
+        link.send(BackendEvent::Item {
+            node: None,
+            op: ItemOp::Push(ItemKind::User { text: p.clone() }),
+        })
+        .await;
+        let out = mapper.command(&Command::Prompt(p));
+        deliver(&mut io, &mut mapper, &link, out).await;
+    }
+    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut exited = false;
+    let mut stdout_open = true;
+    let mut stderr_open = true;
+    loop {
+        tokio::select! {
+            line = io.agent.stdout.recv(), if stdout_open => match line {
+                Some(line) => {
+                    mapper.now = now_ms();
+                    let out = mapper.on_line(&line);
+                    deliver(&mut io, &mut mapper, &link, out).await;
+                }
+                None => stdout_open = false,
+            },
+            line = io.agent.stderr.recv(), if stderr_open => match line {
+                Some(line) => {
+                    if stderr_tail.len() == 20 {
+                        stderr_tail.pop_front();
+                    }
+                    stderr_tail.push_back(line.clone());
+                    link.send(BackendEvent::Stderr(line)).await;
+                }
+                None => stderr_open = false,
+            },
+            Some(u) = term_rx.recv() => {
+                // Coalesce a burst of output into one refresh per terminal.
+                let mut latest = vec![u];
+                while let Ok(more) = term_rx.try_recv() {
+                    match latest.iter_mut().find(|x| x.terminal_id == more.terminal_id) {
+                        Some(x) => *x = more,
+                        None => latest.push(more),
+                    }
+                }
+                for u in latest {
+                    let out = mapper.terminal_update(&u.terminal_id, &u.output, u.truncated, u.exit);
+                    deliver(&mut io, &mut mapper, &link, out).await;
+                }
+            },
+            status = io.agent.child.wait(), if !exited && !stdout_open => {
+                exited = true;
+                let (code, detail) = match &status {
+                    Ok(s) => describe_exit(s),
+                    Err(e) => (None, format!("wait failed: {e}")),
+                };
+                record(&rec, Dir::Note, &format!("agent exited: {detail}"));
+                link.send(BackendEvent::Exited { code, detail, stderr_tail: stderr_tail.iter().cloned().collect() }).await;
+            }
+            cmd = commands.recv() => match cmd {
+                None | Some(Command::Shutdown) => break,
+                Some(c) => {
+                    mapper.now = now_ms();
+                    let out = mapper.command(&c);
+                    deliver(&mut io, &mut mapper, &link, out).await;
+                }
+            },
+        }
+    }
+    io.terms.kill_all();
+    if !exited {
+        // Every request still pending gets its one answer before stdin closes.
+        let lines = mapper.shutdown_answers();
+        io.write(&link, lines).await;
+        // Give terminal waiters a moment to answer for their killed processes.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let status = io.agent.stop(SHUTDOWN_GRACE, &rec).await;
+        let (code, detail) = match &status {
+            Ok(s) => describe_exit(s),
+            Err(e) => (None, format!("wait failed: {e}")),
+        };
+        record(&rec, Dir::Note, &format!("agent exited: {detail}"));
+        link.send(BackendEvent::Exited {
+            code,
+            detail,
+            stderr_tail: stderr_tail.into_iter().collect(),
+        })
+        .await;
+    }
+}
+
+async fn drain_until_shutdown(commands: &mut mpsc::UnboundedReceiver<Command>) {
+    while let Some(c) = commands.recv().await {
+        if c == Command::Shutdown {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_limit_select_lines() {
+        let t = "a\nb\nc\nd\n";
+        assert_eq!(read_lines(t, None, None), t);
+        assert_eq!(read_lines(t, Some(2), Some(2)), "b\nc\n");
+        assert_eq!(read_lines(t, None, Some(1)), "a\n");
+    }
+
+    #[test]
+    fn raw_permission_replies_are_checked() {
+        let ok = json!({"outcome":{"outcome":"selected","optionId":"allow"}});
+        assert!(reply_check("RequestPermissionResponse", &ok).is_ok());
+        assert!(reply_check("RequestPermissionResponse", &json!({"x":1})).is_err());
+        assert!(reply_check("WriteTextFileResponse", &json!({})).is_err());
+    }
+}
