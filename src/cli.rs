@@ -75,12 +75,23 @@ pub enum Cmd {
     },
     /// Print every path switchboard uses.
     Paths,
+    /// Configuration: `switchboard config check` validates config.toml and the rules file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigCmd,
+    },
     /// Write SVG screenshots of the demo's main states (README pictures).
     Screenshots {
         /// Output directory.
         #[arg(long, default_value = "screenshots")]
         out: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCmd {
+    /// Parse config.toml, the rules file and the configured theme; report errors with line and key.
+    Check,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -100,6 +111,12 @@ pub struct Common {
     /// Do not ring the terminal bell when a gate opens.
     #[arg(long)]
     pub no_bell: bool,
+    /// Add the approval rules of this TOML file (repeatable).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Theme: dark, light, high-contrast, a user theme name or a TOML file.
+    #[arg(long)]
+    pub theme: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -165,11 +182,19 @@ pub fn main() -> ExitCode {
             json,
         } => crate::replay::cli::validate(&files, format, json),
         Cmd::Paths => {
+            let cfg = crate::config::load_config().unwrap_or_default();
+            println!("config dir:  {}", crate::config::config_dir().display());
+            println!("config file: {}", crate::config::config_file().display());
+            println!("rules file:  {}", rules_file(&cfg).display());
+            println!("themes dir:  {}", crate::config::themes_dir().display());
             println!("data dir:    {}", crate::paths::data_dir().display());
             println!("recordings:  {}", crate::paths::recordings_dir().display());
             println!("logs:        {}", crate::paths::logs_dir().display());
             ExitCode::SUCCESS
         }
+        Cmd::Config {
+            action: ConfigCmd::Check,
+        } => config_check(),
         Cmd::Screenshots { out } => {
             let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
             match rt.block_on(crate::screenshots::generate(&out)) {
@@ -180,8 +205,16 @@ pub fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Claude(args) => {
-            let Some(bin) = resolve_claude(args.claude_bin.as_deref()) else {
+        Cmd::Claude(mut args) => {
+            // config.toml [claude] fills what the command line leaves out.
+            let defaults = crate::config::load_config().unwrap_or_default().claude;
+            let flag_bin = args.claude_bin.clone().or(defaults.bin);
+            args.model = args.model.or(defaults.model);
+            args.permission_mode = args.permission_mode.or(defaults.permission_mode);
+            if args.breaks.is_empty() {
+                args.breaks = defaults.breaks;
+            }
+            let Some(bin) = resolve_claude(flag_bin.as_deref()) else {
                 eprintln!(
                     "switchboard: the `claude` CLI was not found.\n\
                      Install it with `npm install -g @anthropic-ai/claude-code`, or point to it with \
@@ -321,11 +354,105 @@ fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {
     run_backend(Box::new(ClaudeBackend { config: cfg }), recording, common)
 }
 
+fn rules_file(cfg: &crate::config::Config) -> PathBuf {
+    cfg.rules_file
+        .clone()
+        .unwrap_or_else(crate::config::default_rules_file)
+}
+
+fn config_check() -> ExitCode {
+    let path = crate::config::config_file();
+    let cfg = match crate::config::load_config() {
+        Ok(c) => c,
+        Err(e) => {
+            println!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut bad = false;
+    let mut rules = crate::core::rules::Rules::default();
+    let rf = rules_file(&cfg);
+    if let Err(e) = crate::config::load_rules(&rf, &mut rules) {
+        println!("{e}");
+        bad = true;
+    }
+    if let Some(t) = &cfg.theme {
+        if let Err(e) = Theme::load(t, &crate::config::themes_dir()) {
+            println!("{}: theme: {e}", path.display());
+            bad = true;
+        }
+    }
+    if let Err(e) = crate::core::keymap::build(&cfg.keys) {
+        println!("{}: {e}", path.display());
+        bad = true;
+    }
+    if bad {
+        return ExitCode::from(1);
+    }
+    println!(
+        "{}: ok ({} rule(s) in {})",
+        path.display(),
+        rules.list.len(),
+        rf.display()
+    );
+    ExitCode::SUCCESS
+}
+
+/// Everything the TUI takes from config.toml, the rules files and `--theme`.
+struct Loaded {
+    keymap: std::collections::HashMap<char, char>,
+    settings: Settings,
+    theme: Theme,
+    rules: crate::core::rules::Rules,
+    rules_file: PathBuf,
+    notify: Option<String>,
+}
+
+fn load_setup(common: &Common) -> Result<Loaded, String> {
+    let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
+    let theme_name = common.theme.clone().or(cfg.theme.clone());
+    let mut theme = match theme_name {
+        Some(t) => Theme::load(&t, &crate::config::themes_dir())?,
+        None => Theme::dark(),
+    };
+    if Theme::no_color_requested() {
+        theme = theme.without_color();
+    }
+    let rf = rules_file(&cfg);
+    let mut rules = crate::core::rules::Rules::default();
+    crate::config::load_rules(&rf, &mut rules).map_err(|e| e.to_string())?;
+    for extra in &common.rules {
+        if !extra.is_file() {
+            return Err(format!("--rules {}: no such file", extra.display()));
+        }
+        crate::config::load_rules(extra, &mut rules).map_err(|e| e.to_string())?;
+    }
+    let keymap = crate::core::keymap::build(&cfg.keys)
+        .map_err(|e| format!("{}: {e}", crate::config::config_file().display()))?;
+    Ok(Loaded {
+        keymap,
+        settings: Settings {
+            bell: !common.no_bell && cfg.bell.unwrap_or(true),
+        },
+        theme,
+        rules,
+        rules_file: rf,
+        notify: cfg.notify_command.clone(),
+    })
+}
+
 fn run_backend(
     backend: Box<dyn crate::backend::Backend>,
     recording: Option<PathBuf>,
     common: &Common,
 ) -> ExitCode {
+    let setup = match load_setup(common) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let _log = crate::logging::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -338,11 +465,12 @@ fn run_backend(
             return ExitCode::from(1);
         }
     };
-    let settings = Settings {
-        bell: !common.no_bell,
-    };
     let result = runtime.block_on(async move {
-        let app = App::start(backend, settings, Theme::from_env());
+        let mut app = App::start(backend, setup.settings, setup.theme);
+        app.state.rules = setup.rules;
+        app.state.keymap = setup.keymap;
+        app.state.rules_file = Some(setup.rules_file.display().to_string());
+        app.notify_command = setup.notify;
         app::term::run(app).await
     });
     match result {

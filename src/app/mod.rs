@@ -32,6 +32,8 @@ pub struct App {
     pub bells: u32,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// Run (through `sh -c`) when a gate opens, from config.toml.
+    pub notify_command: Option<String>,
 }
 
 impl App {
@@ -52,6 +54,7 @@ impl App {
             quit: false,
             bells: 0,
             dirty: true,
+            notify_command: None,
         }
     }
 
@@ -66,8 +69,21 @@ impl App {
                         self.state.status_line = Some("the backend has stopped".into());
                     }
                 }
-                Effect::Bell => self.bells += 1,
+                Effect::Bell => {
+                    self.bells += 1;
+                    self.notify();
+                }
                 Effect::Quit => self.quit = true,
+                Effect::SaveRule { path, spec } => {
+                    if let Err(e) = crate::config::append_rule(std::path::Path::new(&path), &spec) {
+                        self.state.status_line = Some(format!("rule not saved: {e}"));
+                    }
+                }
+                Effect::RemoveRule { path, spec } => {
+                    if let Err(e) = crate::config::remove_rule(std::path::Path::new(&path), &spec) {
+                        self.state.status_line = Some(format!("rule not removed: {e}"));
+                    }
+                }
             }
         }
     }
@@ -110,6 +126,32 @@ impl App {
             }
         }
         self.drain_backend(usize::MAX);
+    }
+
+    /// The desktop notification command, detached; its failure never disturbs the UI.
+    fn notify(&self) {
+        let Some(cmd) = &self.notify_command else {
+            return;
+        };
+        let message = self
+            .state
+            .gates
+            .back()
+            .map(|g| crate::core::update::gate_subject(g))
+            .unwrap_or_default();
+        let spawned = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .env("SWITCHBOARD_TITLE", self.title())
+            .env("SWITCHBOARD_MESSAGE", message)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if let Ok(mut child) = spawned {
+            // Reap it in the background.
+            std::thread::spawn(move || child.wait());
+        }
     }
 
     pub fn render(&self, f: &mut Frame) {

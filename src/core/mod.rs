@@ -2,7 +2,9 @@
 
 pub mod diff;
 pub mod gate;
+pub mod keymap;
 pub mod msg;
+pub mod rules;
 pub mod state;
 pub mod text;
 pub mod transcript;

@@ -133,4 +133,14 @@ pub enum Effect {
     Bell,
     /// Leave the UI (after the backend was shut down).
     Quit,
+    /// Append a rule to a rules file.
+    SaveRule {
+        path: String,
+        spec: super::rules::RuleSpec,
+    },
+    /// Remove a rule from a rules file.
+    RemoveRule {
+        path: String,
+        spec: super::rules::RuleSpec,
+    },
 }

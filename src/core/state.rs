@@ -33,6 +33,10 @@ pub enum Overlay {
         title: String,
         body: String,
     },
+    /// The active approval rules, with origin and hits; `d` deletes the highlighted one.
+    Rules {
+        cursor: usize,
+    },
 }
 
 /// What replay mode shows: position, time, speed, and the recorded answer of each gate.
@@ -78,6 +82,8 @@ pub enum EditorPurpose {
     BlockReason,
     /// The value of the highlighted elicitation field.
     Field,
+    /// A rule to save (`A`): `allow|ask|deny TOOL [PATTERN]`.
+    Rule,
 }
 
 impl EditorPurpose {
@@ -230,6 +236,14 @@ pub struct State {
     pub reply_check: ReplyCheck,
     /// Set in replay mode: the UI is read-only and the footer shows the player.
     pub replay: Option<ReplayView>,
+    /// Approval rules: session rules plus those loaded from rules files.
+    pub rules: super::rules::Rules,
+    /// Where new saved rules go (`A`); `None` disables saving.
+    pub rules_file: Option<String>,
+    /// The node shown before a gate took focus, restored when the last gate closes.
+    pub return_node: Option<NodeId>,
+    /// Key overrides: pressed key → the default key it stands for.
+    pub keymap: HashMap<char, char>,
 }
 
 /// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
@@ -275,6 +289,10 @@ impl State {
             answered: 0,
             reply_check: no_reply_schema,
             replay: None,
+            rules: super::rules::Rules::default(),
+            rules_file: None,
+            return_node: None,
+            keymap: HashMap::new(),
         }
     }
 

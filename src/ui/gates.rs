@@ -424,7 +424,15 @@ pub fn render_card(
             height: eh,
             ..inner
         };
+        let rule_title;
         let title = match ed.purpose {
+            EditorPurpose::Rule => {
+                rule_title = format!(
+                    " rule: allow|ask|deny TOOL [PATTERN] · Enter saves to {} · Esc back ",
+                    state.rules_file.as_deref().unwrap_or("this session only")
+                );
+                rule_title.as_str()
+            }
             EditorPurpose::DenyMessage => {
                 " tell the agent why (Enter sends, empty = plain deny, Esc back) "
             }

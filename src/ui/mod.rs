@@ -94,10 +94,11 @@ fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::st
 
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
-    for (id, n) in state.tree.nodes.iter().enumerate().skip(1) {
+    // Sub-agents by state; the root counts only when it waits on a gate.
+    for (id, n) in state.tree.nodes.iter().enumerate() {
         if state.gates_on(id) > 0 {
             waiting += 1;
-        } else {
+        } else if id > 0 {
             match n.status {
                 NodeStatus::Completed => done += 1,
                 NodeStatus::Failed | NodeStatus::Killed => failed += 1,
@@ -267,6 +268,9 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     let mut prompt = state.prompt.clone();
+    if state.session.exited.is_some() {
+        prompt.set_placeholder_text("The agent has exited; the session is read-only (q quits).");
+    }
     let title = match (&state.session.exited, state.session.turn) {
         (Some(_), _) => " agent exited: read-only ".to_string(),
         (None, Some(TurnState::Running | TurnState::RequiresAction)) => {
@@ -362,6 +366,9 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let hint = match &state.status_line {
         Some(st) => st.clone(),
         None => match state.focus {
+            Focus::Prompt if s.exited.is_some() => {
+                "read-only: the agent exited · Tab focus · Ctrl-D quit".into()
+            }
             Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
             Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
             _ => "? help · g gate · Tab focus · m mode · q quit".into(),

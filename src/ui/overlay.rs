@@ -173,6 +173,46 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 area.height.saturating_sub(2),
             )
         }
+        Overlay::Rules { cursor } => {
+            let mut l: Vec<Line> = Vec::new();
+            if state.rules.list.is_empty() {
+                l.push(Line::from(Span::styled(
+                    "No rules. `a` on a permission adds a session rule, `A` saves one.",
+                    theme.dim,
+                )));
+            }
+            for (i, r) in state.rules.list.iter().enumerate() {
+                let style = if i == *cursor {
+                    theme.choice_active
+                } else {
+                    theme.choice
+                };
+                let action_style = match r.spec.action {
+                    crate::core::rules::Action::Allow => theme.ok,
+                    crate::core::rules::Action::Ask => theme.warn,
+                    crate::core::rules::Action::Deny => theme.error,
+                };
+                l.push(Line::from(vec![
+                    Span::styled(format!(" {:<6}", r.spec.action.label()), action_style),
+                    Span::styled(
+                        format!(
+                            "{:<22} {:<28} {:>4} hits  ",
+                            clip(&r.spec.tool, 22),
+                            clip(r.spec.pattern.as_deref().unwrap_or("(any)"), 28),
+                            r.hits
+                        ),
+                        style,
+                    ),
+                    Span::styled(r.origin.label(), theme.dim),
+                ]));
+            }
+            (
+                " rules: deny wins over ask over allow (d deletes, Esc closes) ",
+                l,
+                area.width.saturating_sub(6).min(110),
+                (state.rules.list.len() as u16 + 3).min(area.height.saturating_sub(2)),
+            )
+        }
         Overlay::ConfirmQuit => {
             let n = state.gates.len();
             let l = vec![

@@ -40,6 +40,13 @@ pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
     let mut last_space: Option<(usize, usize)> = None; // (byte index in cur, width up to it)
     for c in s.chars() {
         let w = c.width().unwrap_or(0);
+        if c == ' ' && cur_w + w > width && !cur.is_empty() {
+            // The line is full exactly at a space: break there and drop the space.
+            out.push(std::mem::take(&mut cur));
+            cur_w = 0;
+            last_space = None;
+            continue;
+        }
         if cur_w + w > width && !cur.is_empty() {
             match last_space {
                 Some((i, wi)) if i > 0 => {

@@ -436,12 +436,8 @@ impl Mapper {
                 .unwrap_or_default()
         };
         let mut extra = Vec::new();
-        for k in [
-            "output_style",
-            "pid",
-            "claude_code_version",
-            "session_state",
-        ] {
+        // (`pid` is already known from the spawn.)
+        for k in ["output_style", "claude_code_version", "session_state"] {
             if let Some(v) = body.get(k) {
                 extra.push((
                     k.to_string(),

@@ -1,6 +1,5 @@
 //! Applying backend events to the state.
 
-use super::super::gate::GateKind;
 use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
 use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
@@ -217,17 +216,20 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         );
     }
     let node = state.tree.resolve(Some(&gate.node_key));
-    if let GateKind::Question(_) | GateKind::Permission(_) = gate.kind {
-        // Nothing to add: the tool call row is already in the transcript.
-    }
     if state.tree.nodes[node].status == NodeStatus::Pending {
         state.tree.nodes[node].status = NodeStatus::Running;
     }
+    let rule = super::rules::decide(state, &gate);
     state
         .gate_ui
         .insert(gate.id.clone(), GateUi::for_gate(&gate));
     let id = gate.id.clone();
     state.gates.push_back(gate);
+    if let Some((decision, rule)) = rule {
+        // A rule answers at once: no bell, no focus change, an audit row naming the rule.
+        fx.extend(super::decide::answer_by_rule(state, &id, decision, &rule));
+        return;
+    }
     if state.settings.bell {
         fx.push(Effect::Bell);
     }
@@ -237,6 +239,9 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         state.active_gate = Some(id);
         if !typing && state.overlay.is_none() {
             state.focus = Focus::Gate;
+            if state.return_node.is_none() {
+                state.return_node = Some(state.selected_node);
+            }
             state.selected_node = node;
             state.selected_item = None;
             state.scroll_back = 0;
@@ -270,7 +275,13 @@ pub(super) fn after_gate_closed(state: &mut State, id: &str) {
         None => {
             if state.focus == Focus::Gate {
                 state.focus = Focus::Prompt;
+                if let Some(n) = state.return_node.take() {
+                    state.selected_node = n.min(state.tree.nodes.len() - 1);
+                    state.selected_item = None;
+                    state.scroll_back = 0;
+                }
             }
+            state.return_node = None;
         }
     }
 }

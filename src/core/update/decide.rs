@@ -10,12 +10,26 @@ use super::backend::{after_gate_closed, remember_closed};
 /// Answer the pending gate `id` with `decision`. Removing the gate first makes a second
 /// answer impossible: an unknown or already closed id yields no effect.
 pub fn answer(state: &mut State, id: &str, decision: Decision) -> Vec<Effect> {
+    answer_noted(state, id, decision, None)
+}
+
+fn answer_noted(
+    state: &mut State,
+    id: &str,
+    decision: Decision,
+    rule: Option<&str>,
+) -> Vec<Effect> {
     let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
         state.status_line = Some(format!("request {id} is no longer pending"));
         return Vec::new();
     };
     let gate = state.gates.remove(pos).expect("position is in range");
-    let (text, tone) = audit_text(&gate, &decision);
+    let (mut text, tone) = audit_text(&gate, &decision);
+    if let Some(rule) = rule
+        && let Some((head, rest)) = text.split_once(": ")
+    {
+        text = format!("{head} by rule {rule}: {rest}");
+    }
     let node = state.tree.resolve(Some(&gate.node_key));
     let at = state.now_ms;
     state.tree.nodes[node]
@@ -28,6 +42,11 @@ pub fn answer(state: &mut State, id: &str, decision: Decision) -> Vec<Effect> {
         gate_id: gate.id,
         decision,
     })]
+}
+
+/// Answer `id` because a rule said so; the audit row names the rule and its origin.
+pub fn answer_by_rule(state: &mut State, id: &str, decision: Decision, rule: &str) -> Vec<Effect> {
+    answer_noted(state, id, decision, Some(rule))
 }
 
 /// What a gate is about, in a few words: "Bash `touch x`".

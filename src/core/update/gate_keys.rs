@@ -80,6 +80,13 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     move_choice(state, choices.len(), true);
                     None
                 }
+                KeyCode::Char('A') => {
+                    let (tool, arg) = super::rules::subject(p);
+                    let spec = super::super::rules::suggest(tool, arg);
+                    let text = super::super::rules::spec_line(&spec);
+                    open_editor(state, EditorPurpose::Rule, &text);
+                    None
+                }
                 KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),
                 KeyCode::Enter => state
                     .active_ui()
@@ -95,14 +102,17 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         always: false,
                     },
                 )),
-                Some(PermChoice::AllowAlways) => fx.extend(answer(
-                    state,
-                    &id,
-                    Decision::Allow {
-                        updated_input: None,
-                        always: true,
-                    },
-                )),
+                Some(PermChoice::AllowAlways) => {
+                    super::rules::add_session_rule(state, p);
+                    fx.extend(answer(
+                        state,
+                        &id,
+                        Decision::Allow {
+                            updated_input: None,
+                            always: true,
+                        },
+                    ))
+                }
                 Some(PermChoice::Deny) => open_editor(state, EditorPurpose::DenyMessage, ""),
                 Some(PermChoice::DenyInterrupt) => fx.extend(answer(
                     state,
@@ -120,6 +130,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
                 Some(PermChoice::AgentOption(i)) => {
                     if let Some(o) = p.options.get(i) {
+                        if o.kind == "allow_always" {
+                            super::rules::add_session_rule(state, p);
+                        }
                         let decision = Decision::Option {
                             option_id: o.option_id.clone(),
                             name: o.name.clone(),
@@ -439,6 +452,13 @@ fn editor_key(
                 }
             }
         }
+        EditorPurpose::Rule => match super::super::rules::parse_spec_line(&text) {
+            Ok(spec) => {
+                ui.editor = None;
+                fx.extend(super::rules::save_rule(state, spec, gate));
+            }
+            Err(e) => ui.error = Some(e),
+        },
         EditorPurpose::Field => {
             ui.editor = None;
             let c = ui.cursor;

@@ -13,6 +13,16 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if key.kind == KeyEventKind::Release {
         return;
     }
+    let typing = state.focus == Focus::Prompt
+        || (state.focus == Focus::Gate && gate_keys::editor_open(state));
+    let mut key = key;
+    if let KeyCode::Char(c) = key.code
+        && !typing
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && let Some(&to) = state.keymap.get(&c)
+    {
+        key.code = KeyCode::Char(to);
+    }
     state.status_line = None;
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     // Global chords work everywhere, even inside editors.
@@ -57,6 +67,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             return open_overlay(state, Overlay::ModePicker { cursor });
         }
         KeyCode::Char('g') => return jump_to_oldest_gate(state),
+        KeyCode::Char('R') if state.focus != Focus::Gate => {
+            return open_overlay(state, Overlay::Rules { cursor: 0 });
+        }
         KeyCode::Char('i') if state.focus != Focus::Gate => {
             state.focus = Focus::Prompt;
             return;
@@ -108,6 +121,36 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
             _ => {}
         },
+        Overlay::Rules { cursor } => {
+            let n = state.rules.list.len();
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    state.overlay = Some(Overlay::Rules {
+                        cursor: cursor.saturating_sub(1),
+                    })
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    state.overlay = Some(Overlay::Rules {
+                        cursor: (cursor + 1).min(n.saturating_sub(1)),
+                    })
+                }
+                KeyCode::Char('d') | KeyCode::Delete if cursor < n => {
+                    let rule = state.rules.list.remove(cursor);
+                    state.status_line = Some(format!("rule deleted: {}", rule.describe()));
+                    if let super::super::rules::Origin::File(path) = rule.origin {
+                        fx.push(Effect::RemoveRule {
+                            path,
+                            spec: rule.spec,
+                        });
+                    }
+                    state.overlay = Some(Overlay::Rules {
+                        cursor: cursor.min(n.saturating_sub(2)),
+                    });
+                }
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('R') => state.overlay = None,
+                _ => {}
+            }
+        }
         Overlay::Help | Overlay::Log | Overlay::Status | Overlay::Text { .. } => match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
                 state.overlay = None

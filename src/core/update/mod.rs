@@ -4,11 +4,12 @@ mod backend;
 mod decide;
 mod gate_keys;
 mod keys;
+mod rules;
 
 use super::msg::{Effect, Msg};
 use super::state::State;
 
-pub use decide::{answer, audit_text};
+pub use decide::{answer, audit_text, gate_subject};
 
 /// Apply one message to the state and return the effects to perform.
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {

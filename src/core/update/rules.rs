@@ -1,0 +1,104 @@
+//! Applying approval rules to new gates, and the keys that create rules.
+
+use super::super::gate::{Decision, Gate, GateKind, Permission};
+use super::super::rules::{Action, Origin};
+use super::super::state::State;
+
+/// The tool name and the argument a rule matches for a permission: the Bash command, the
+/// file path, or the one-line summary of the input.
+pub fn subject(p: &Permission) -> (&str, &str) {
+    (&p.tool, &p.summary)
+}
+
+/// A rule's answer for a new gate: `Some((decision, rule description))` when an allow or
+/// deny rule matches. Only permissions are ruled: questions, dialogs, forms and breakpoints
+/// always wait for the human (a breakpoint stops even where rules would allow).
+pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
+    let GateKind::Permission(p) = &gate.kind else {
+        return None;
+    };
+    let (tool, arg) = subject(p);
+    let i = state.rules.evaluate(tool, arg)?;
+    let rule = &mut state.rules.list[i];
+    rule.hits += 1;
+    let desc = format!("({}: {})", rule.origin.label(), rule.describe());
+    let action = rule.spec.action;
+    let decision = match action {
+        Action::Ask => return None,
+        Action::Allow => match p
+            .options
+            .iter()
+            .find(|o| o.kind == "allow_once")
+            .or(p.options.iter().find(|o| o.allows()))
+        {
+            Some(o) => Decision::Option {
+                option_id: o.option_id.clone(),
+                name: o.name.clone(),
+                allow: true,
+            },
+            None if p.options.is_empty() => Decision::Allow {
+                updated_input: None,
+                always: false,
+            },
+            // The agent offers no allowing answer: let the human decide.
+            None => return None,
+        },
+        Action::Deny => match p
+            .options
+            .iter()
+            .find(|o| o.kind == "reject_once")
+            .or(p.options.iter().find(|o| !o.allows()))
+        {
+            Some(o) => Decision::Option {
+                option_id: o.option_id.clone(),
+                name: o.name.clone(),
+                allow: false,
+            },
+            None if p.options.is_empty() => Decision::Deny {
+                message: format!("Denied by a switchboard rule {desc}."),
+                interrupt: false,
+            },
+            None => return None,
+        },
+    };
+    Some((decision, desc))
+}
+
+/// `a`: remember "allow this exact request" for the rest of the session.
+pub fn add_session_rule(state: &mut State, p: &Permission) {
+    let (tool, arg) = subject(p);
+    let spec = super::super::rules::RuleSpec {
+        action: Action::Allow,
+        tool: tool.to_string(),
+        pattern: (!arg.is_empty()).then(|| arg.to_string()),
+    };
+    state.rules.add(spec, Origin::Session);
+}
+
+/// `A` then Enter: keep the rule for good (an effect writes it to the rules file), and answer
+/// the gate by it when it matches.
+pub fn save_rule(
+    state: &mut State,
+    spec: super::super::rules::RuleSpec,
+    gate: &Gate,
+) -> Vec<super::super::msg::Effect> {
+    let mut fx = Vec::new();
+    let Some(path) = state.rules_file.clone() else {
+        state.status_line =
+            Some("no rules file is configured; the rule is kept for this session".into());
+        state.rules.add(spec, Origin::Session);
+        return fx;
+    };
+    state.rules.add(spec.clone(), Origin::File(path.clone()));
+    state.status_line = Some(format!(
+        "rule saved to {path}: {}",
+        super::super::rules::spec_line(&spec)
+    ));
+    fx.push(super::super::msg::Effect::SaveRule { path, spec });
+    if let Some((decision, desc)) = decide(state, gate) {
+        fx.extend(super::decide::answer_by_rule(
+            state, &gate.id, decision, &desc,
+        ));
+    }
+    fx
+}
