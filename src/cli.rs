@@ -376,11 +376,11 @@ fn config_check() -> ExitCode {
         println!("{e}");
         bad = true;
     }
-    if let Some(t) = &cfg.theme {
-        if let Err(e) = Theme::load(t, &crate::config::themes_dir()) {
-            println!("{}: theme: {e}", path.display());
-            bad = true;
-        }
+    if let Some(t) = &cfg.theme
+        && let Err(e) = Theme::load(t, &crate::config::themes_dir())
+    {
+        println!("{}: theme: {e}", path.display());
+        bad = true;
     }
     if let Err(e) = crate::core::keymap::build(&cfg.keys) {
         println!("{}: {e}", path.display());

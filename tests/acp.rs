@@ -4,7 +4,6 @@
 //! Update snapshots with `INSTA_UPDATE=always cargo test --test acp`.
 
 #[path = "support/fake_model.rs"]
-#[allow(dead_code)]
 mod fake_model;
 
 use std::path::{Path, PathBuf};

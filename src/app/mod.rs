@@ -137,7 +137,7 @@ impl App {
             .state
             .gates
             .back()
-            .map(|g| crate::core::update::gate_subject(g))
+            .map(crate::core::update::gate_subject)
             .unwrap_or_default();
         let spawned = std::process::Command::new("sh")
             .arg("-c")
