@@ -18,7 +18,7 @@ use switchboard::app::headless::Headless;
 use switchboard::backend::acp::mapping::{AcpOptions, Action, Mapper};
 use switchboard::backend::acp::session::{AcpBackend, AcpConfig, reply_check};
 use switchboard::core::gate::GateKind;
-use switchboard::core::msg::{BackendEvent, Command, Effect};
+use switchboard::core::msg::{BackendEvent, Command, Effect, TurnState};
 use switchboard::core::state::{Focus, State};
 use switchboard::core::transcript::{ItemKind, Level};
 use switchboard::core::tree::NodeStatus;
@@ -655,6 +655,11 @@ fn system_row(s: &State, label: &str, needle: &str) -> bool {
     )
 }
 
+/// `n` turn results shown and the turn settled (its last event applied).
+fn turns_done(s: &State, n: usize) -> bool {
+    turn_results(s) == n && s.session.turn == Some(TurnState::Idle)
+}
+
 fn turn_results(s: &State) -> usize {
     root_items(s)
         .iter()
@@ -725,7 +730,7 @@ async fn scripted_checkfu_subagents_telemetry_and_modes() {
     l.h.key(KeyCode::Esc);
 
     l.send("SUBAGENTS please");
-    l.wait("the sub-agent turn", |s| turn_results(s) == 1).await;
+    l.wait("the sub-agent turn", |s| turns_done(s, 1)).await;
     let s = l.h.state();
     let sa1 = s.tree.get("sa:sa-1").expect("sub-agent sa-1 in the tree");
     let sa2 = s.tree.get("sa:sa-2").expect("sub-agent sa-2 in the tree");
@@ -787,7 +792,7 @@ async fn scripted_checkfu_steer_and_interrupt_round_trips() {
     l.h.ctrl('c');
     l.wait("draining", |s| system_row(s, "interrupt", "draining"))
         .await;
-    l.wait("the cancelled turn", |s| turn_results(s) == 1).await;
+    l.wait("the cancelled turn", |s| turns_done(s, 1)).await;
     assert!(
         root_items(l.h.state())
             .iter()
@@ -821,7 +826,7 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
     l.wait("the permission gate", |s| s.active().is_some())
         .await;
     l.h.key(KeyCode::Char('n'));
-    l.wait("the rejected turn", |s| turn_results(s) == 1).await;
+    l.wait("the rejected turn", |s| turns_done(s, 1)).await;
     assert!(has_text(l.h.state(), "outcome: no-once"));
 
     // fs: write is a gate with the diff, then written; read in cwd; outside refused.
@@ -830,7 +835,7 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
     let screen = l.h.screen();
     assert!(screen.contains("+world"), "{screen}");
     l.h.key(KeyCode::Char('y'));
-    l.wait("the fs turn", |s| turn_results(s) == 2).await;
+    l.wait("the fs turn", |s| turns_done(s, 2)).await;
     assert_eq!(
         std::fs::read_to_string(l.cwd.join("out.txt")).unwrap(),
         "hello\nworld\n"
@@ -849,7 +854,7 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
     l.wait("the terminal gate", |s| s.active().is_some()).await;
     assert!(l.h.screen().contains("echo term-output"));
     l.h.key(KeyCode::Char('y'));
-    l.wait("the terminal turn", |s| turn_results(s) == 3).await;
+    l.wait("the terminal turn", |s| turns_done(s, 3)).await;
     assert!(
         has_text(l.h.state(), r#"exit=0 output="term-output\n""#),
         "{}",
@@ -859,7 +864,7 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
 
     // A method we do not serve: -32601.
     l.send("UNKNOWN");
-    l.wait("the unknown turn", |s| turn_results(s) == 4).await;
+    l.wait("the unknown turn", |s| turns_done(s, 4)).await;
     assert!(has_text(l.h.state(), "unknown answered -32601"));
 
     // Every request of the agent got exactly one answer.
@@ -969,7 +974,7 @@ async fn real_claude_agent_acp_streams_text() {
     let l = &mut r.live;
     assert!(!l.h.state().session.capabilities.modes.is_empty());
     l.send("STREAM_TEXT now");
-    l.wait("the streamed turn", |s| turn_results(s) == 1).await;
+    l.wait("the streamed turn", |s| turns_done(s, 1)).await;
     assert!(has_text(
         l.h.state(),
         "Streaming through ACP from the fake model, one delta at a time."
@@ -999,7 +1004,7 @@ async fn real_claude_agent_acp_bash_permission_allow_once_and_reject_once() {
         assert!(l.h.screen().contains("touch allowed.txt"));
     }
     l.h.key(KeyCode::Char('y'));
-    l.wait("the allowed turn", |s| turn_results(s) == 1).await;
+    l.wait("the allowed turn", |s| turns_done(s, 1)).await;
     assert!(
         l.cwd.join("allowed.txt").exists(),
         "allow once ran the command"
@@ -1022,7 +1027,7 @@ async fn real_claude_agent_acp_bash_permission_allow_once_and_reject_once() {
     l.send("BASH_REJECT");
     l.wait("the reject gate", |s| s.active().is_some()).await;
     l.h.key(KeyCode::Char('n'));
-    l.wait("the rejected turn", |s| turn_results(s) == 2).await;
+    l.wait("the rejected turn", |s| turns_done(s, 2)).await;
     assert!(
         !l.cwd.join("rejected.txt").exists(),
         "reject once did not run the command"
@@ -1052,7 +1057,7 @@ async fn real_claude_agent_acp_cancel_answers_pending_permissions_cancelled() {
     l.wait("the pending gate", |s| s.active().is_some()).await;
     // claude-agent-acp declares no Checkfu interrupt: Ctrl-C is session/cancel.
     l.h.ctrl('c');
-    l.wait("the cancelled turn", |s| turn_results(s) == 1).await;
+    l.wait("the cancelled turn", |s| turns_done(s, 1)).await;
     assert!(l.h.state().gates.is_empty(), "the gate was closed");
     let out = recorded(&l.record, "out");
     assert!(out.iter().any(|v| v["method"] == "session/cancel"));

@@ -34,6 +34,10 @@ pub struct App {
     pub dirty: bool,
     /// Run (through `sh -c`) when a gate opens, from config.toml.
     pub notify_command: Option<String>,
+    /// Texts to put on the clipboard (the terminal loop writes OSC 52).
+    pub copies: Vec<String>,
+    /// Texts to show in the pager (the terminal loop suspends the TUI for it).
+    pub pages: Vec<String>,
 }
 
 impl App {
@@ -55,6 +59,8 @@ impl App {
             bells: 0,
             dirty: true,
             notify_command: None,
+            copies: Vec::new(),
+            pages: Vec::new(),
         }
     }
 
@@ -74,6 +80,8 @@ impl App {
                     self.notify();
                 }
                 Effect::Quit => self.quit = true,
+                Effect::Copy(text) => self.copies.push(text),
+                Effect::OpenPager(text) => self.pages.push(text),
                 Effect::SaveRule { path, spec } => {
                     if let Err(e) = crate::config::append_rule(std::path::Path::new(&path), &spec) {
                         self.state.status_line = Some(format!("rule not saved: {e}"));

@@ -36,6 +36,52 @@ pub fn restore() {
     let _ = out.flush();
 }
 
+/// OSC 52: ask the terminal to put `text` on the clipboard (works over ssh and tmux).
+pub fn osc52(text: &str) -> Vec<u8> {
+    format!("\x1b]52;c;{}\x07", base64(text.as_bytes())).into_bytes()
+}
+
+pub fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Show `text` in `$PAGER` (else `less -R`) with the TUI suspended; the terminal is given
+/// back in its normal state and taken again afterwards.
+fn page(text: &str) -> io::Result<()> {
+    let path = std::env::temp_dir().join(format!("switchboard-view-{}.txt", std::process::id()));
+    std::fs::write(&path, text)?;
+    restore();
+    let pager = std::env::var("PAGER")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "less -R".to_string());
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{pager} \"$1\""))
+        .arg("switchboard-pager")
+        .arg(&path)
+        .status();
+    let _ = std::fs::remove_file(&path);
+    status.map(|_| ())
+}
+
 /// Owns the terminal modes: the constructor enables them, `Drop` and the panic hook undo them.
 pub struct TerminalGuard;
 
@@ -55,6 +101,19 @@ impl TerminalGuard {
             EnableMouseCapture
         )?;
         Ok(guard)
+    }
+}
+
+impl TerminalGuard {
+    /// Take the terminal again after a suspension (pager).
+    pub fn resume() -> io::Result<()> {
+        terminal::enable_raw_mode()?;
+        execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )
     }
 }
 
@@ -137,6 +196,30 @@ pub async fn run(mut app: App) -> io::Result<App> {
                 }
             }
         }
+        for text in std::mem::take(&mut app.copies) {
+            let _ = terminal.backend_mut().write_all(&osc52(&text));
+            let _ = terminal.backend_mut().flush();
+        }
+        let pages = std::mem::take(&mut app.pages);
+        if !pages.is_empty() {
+            // The pager owns the terminal meanwhile: no event reader may steal its keys.
+            drop(input);
+            for text in pages {
+                if let Err(e) = page(&text) {
+                    app.state.status_line = Some(format!("pager failed: {e}"));
+                }
+            }
+            TerminalGuard::resume()?;
+            // Full redraw without a cursor-position query: clear, then empty both buffers.
+            execute!(
+                terminal.backend_mut(),
+                terminal::Clear(terminal::ClearType::All)
+            )?;
+            terminal.swap_buffers();
+            terminal.swap_buffers();
+            input = EventStream::new();
+            app.dirty = true;
+        }
         if app.quit {
             break;
         }
@@ -158,5 +241,20 @@ fn quit_on_signal(app: &mut App) {
             KeyCode::Char('y'),
             KeyModifiers::NONE,
         )));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(osc52("hi"), b"\x1b]52;c;aGk=\x07".to_vec());
     }
 }

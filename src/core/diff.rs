@@ -154,6 +154,25 @@ impl Diff {
     }
 }
 
+impl Diff {
+    /// The diff as plain `diff -u` text.
+    pub fn to_text(&self) -> String {
+        self.lines
+            .iter()
+            .map(|l| {
+                let sign = match l.kind {
+                    DiffKind::Add => "+",
+                    DiffKind::Remove => "-",
+                    DiffKind::Context => " ",
+                    DiffKind::Header | DiffKind::Hunk => "",
+                };
+                format!("{sign}{}", l.text)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Same(usize),

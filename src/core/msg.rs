@@ -133,6 +133,10 @@ pub enum Effect {
     Bell,
     /// Leave the UI (after the backend was shut down).
     Quit,
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Show text in `$PAGER` with the TUI suspended.
+    OpenPager(String),
     /// Append a rule to a rules file.
     SaveRule {
         path: String,

@@ -37,6 +37,11 @@ pub enum Overlay {
     Rules {
         cursor: usize,
     },
+    /// `v`: a transcript item or the active gate, full screen and scrollable.
+    Detail {
+        node: NodeId,
+        item: Option<usize>,
+    },
 }
 
 /// What replay mode shows: position, time, speed, and the recorded answer of each gate.
@@ -199,6 +204,25 @@ pub struct ViewMetrics {
     /// The scroll offset actually drawn, in lines from the bottom.
     pub drawn_scroll_back: Cell<usize>,
     pub tree_top: Cell<usize>,
+    /// Inner areas of the tree and transcript panes, for the mouse.
+    pub tree_area: Cell<ratatui::layout::Rect>,
+    pub transcript_area: Cell<ratatui::layout::Rect>,
+    /// Node shown on each drawn tree row (two rows per node), from the top of the pane.
+    pub tree_rows: std::cell::RefCell<Vec<NodeId>>,
+    /// Transcript item shown on each drawn row, from the top of the pane.
+    pub item_rows: std::cell::RefCell<Vec<usize>>,
+}
+
+/// A transcript search (`/` in the selected node, Ctrl-F in all nodes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub query: String,
+    /// The query is being typed in the footer.
+    pub editing: bool,
+    pub all_nodes: bool,
+    /// (node, item) of every match, in tree order.
+    pub hits: Vec<(NodeId, usize)>,
+    pub current: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -244,6 +268,11 @@ pub struct State {
     pub return_node: Option<NodeId>,
     /// Key overrides: pressed key → the default key it stands for.
     pub keymap: HashMap<char, char>,
+    pub search: Option<Search>,
+    /// `f`: the tree shows only this node's subtree; `F` clears it.
+    pub focus_root: Option<NodeId>,
+    /// `t`: diffs side by side when the pane is wide enough.
+    pub side_by_side: bool,
 }
 
 /// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
@@ -293,6 +322,9 @@ impl State {
             rules_file: None,
             return_node: None,
             keymap: HashMap::new(),
+            search: None,
+            focus_root: None,
+            side_by_side: false,
         }
     }
 

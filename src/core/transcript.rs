@@ -121,6 +121,42 @@ impl ItemKind {
             ItemKind::Plan { .. } => "plan",
         }
     }
+
+    /// Everything this row holds as plain text: what copy (`c`) and the pager (`o`) take.
+    pub fn full_text(&self) -> String {
+        match self {
+            ItemKind::ToolCall {
+                name,
+                summary,
+                input,
+                diff,
+                ..
+            } => {
+                let mut t = format!("{name} {summary}\n");
+                if let Some(d) = diff {
+                    t.push_str(&d.to_text());
+                    t.push('\n');
+                }
+                t.push_str(input);
+                t
+            }
+            ItemKind::Plan { entries } => entries
+                .iter()
+                .map(|e| {
+                    let mark = match e.status.as_str() {
+                        "completed" => "[x]",
+                        "in_progress" => "[~]",
+                        _ => "[ ]",
+                    };
+                    format!("{mark} {} ({})", e.content, e.priority)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            ItemKind::System { label, text } => format!("{label}: {text}"),
+            ItemKind::Generic { label, raw } => format!("{label}\n{raw}"),
+            other => other.text().to_string(),
+        }
+    }
 }
 
 /// One transcript row with its render cache.

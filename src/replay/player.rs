@@ -338,6 +338,13 @@ impl Player {
                 self.feeder.state.overlay_scroll = 0;
                 self.feeder.state.overlay = Some(o);
             }
+            // Live, Esc on a card declines a question or cancels a dialog or elicitation: in a
+            // replay it only leaves the card.
+            KeyCode::Esc if state.focus == Focus::Gate => state.focus = Focus::Transcript,
+            // The permission-mode picker would ask the agent for a change.
+            KeyCode::Char('m') => {
+                state.status_line = Some("read-only replay: no permission mode to change".into())
+            }
             _ => {
                 // Everything else navigates; nothing may answer a gate or send a prompt.
                 let nav = matches!(

@@ -354,7 +354,11 @@ fn fidelity(f: &Frame, id: &str, resp: &Value, mapper: &mut Mapper, r: &mut Repo
         r.findings.push(Finding {
             line: f.src_line,
             rule: "decision-fidelity",
-            message: format!("the reply to {id} is no answer our UI gives (only the raw editor could send it): {}", canonical(&body)),
+            // Without an inner `response` (a flattened envelope) show what was sent instead.
+            message: format!(
+                "the reply to {id} is no answer our UI gives (only the raw editor could send it): {}",
+                canonical(if body.is_null() { resp } else { &body })
+            ),
         });
         return;
     };

@@ -43,6 +43,10 @@ pub fn card_lines(
                 l.extend(wrap(d, w, theme.dim, Span::raw(""), Span::raw("")));
             }
             match &p.diff {
+                // `t`: side by side when there is room for two readable columns.
+                Some(d) if state.side_by_side && w >= 100 => {
+                    l.extend(super::items::side_by_side_lines(d, w, theme))
+                }
                 Some(d) => l.extend(diff_lines(d, w, theme, false)),
                 None => {
                     let shown = if p.tool == "Bash" {

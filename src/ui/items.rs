@@ -225,6 +225,7 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
         n.map(|n| format!("{n:>4}"))
             .unwrap_or_else(|| "    ".into())
     };
+    let words = changed_spans(d);
     let mut out = Vec::new();
     let total = d.lines.len();
     for (i, l) in d.lines.iter().enumerate() {
@@ -235,18 +236,160 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
             )));
             break;
         }
-        let (sign, style): (&str, Style) = match l.kind {
-            DiffKind::Header => ("", theme.dim),
-            DiffKind::Hunk => ("", theme.diff_hunk),
-            DiffKind::Context => (" ", theme.text),
-            DiffKind::Add => ("+", theme.diff_add),
-            DiffKind::Remove => ("-", theme.diff_remove),
+        let (sign, style, word): (&str, Style, Style) = match l.kind {
+            DiffKind::Header => ("", theme.dim, theme.dim),
+            DiffKind::Hunk => ("", theme.diff_hunk, theme.diff_hunk),
+            DiffKind::Context => (" ", theme.text, theme.text),
+            DiffKind::Add => ("+", theme.diff_add, theme.diff_add_word),
+            DiffKind::Remove => ("-", theme.diff_remove, theme.diff_remove_word),
         };
-        let text = match l.kind {
-            DiffKind::Header | DiffKind::Hunk => format!("  {}", l.text),
-            _ => format!("  {} {} {sign}{}", num(l.old_no), num(l.new_no), l.text),
+        let line = match l.kind {
+            DiffKind::Header | DiffKind::Hunk => Line::from(Span::styled(
+                clip(&format!("  {}", l.text), width as usize),
+                style,
+            )),
+            _ => {
+                let head = format!("  {} {} {sign}", num(l.old_no), num(l.new_no));
+                styled_change(&head, &l.text, words[i], width as usize, style, word)
+            }
         };
-        out.push(Line::from(Span::styled(clip(&text, width as usize), style)));
+        out.push(line);
+    }
+    out
+}
+
+/// For each removed/added line paired with its counterpart (in runs of removals followed by
+/// additions), the changed middle as a (start, end) char range; context and unpaired lines
+/// have none. Word-level highlight makes a one-word edit visible at a glance.
+fn changed_spans(d: &Diff) -> Vec<Option<(usize, usize)>> {
+    let mut out = vec![None; d.lines.len()];
+    let mut i = 0;
+    while i < d.lines.len() {
+        if d.lines[i].kind != DiffKind::Remove {
+            i += 1;
+            continue;
+        }
+        let rs = i;
+        while i < d.lines.len() && d.lines[i].kind == DiffKind::Remove {
+            i += 1;
+        }
+        let a_s = i;
+        while i < d.lines.len() && d.lines[i].kind == DiffKind::Add {
+            i += 1;
+        }
+        for k in 0..(a_s - rs).min(i - a_s) {
+            let (r, a) = (rs + k, a_s + k);
+            let old: Vec<char> = d.lines[r].text.chars().collect();
+            let new: Vec<char> = d.lines[a].text.chars().collect();
+            let pre = old.iter().zip(&new).take_while(|(x, y)| x == y).count();
+            let max_suf = old.len().min(new.len()) - pre;
+            let suf = old
+                .iter()
+                .rev()
+                .zip(new.iter().rev())
+                .take(max_suf)
+                .take_while(|(x, y)| x == y)
+                .count();
+            // Only worth it when something stays the same.
+            if pre + suf > 0 {
+                out[r] = Some((pre, old.len() - suf));
+                out[a] = Some((pre, new.len() - suf));
+            }
+        }
+    }
+    out
+}
+
+/// `head` + `text` clipped to `width`, the `range` of `text` in `word` style.
+fn styled_change(
+    head: &str,
+    text: &str,
+    range: Option<(usize, usize)>,
+    width: usize,
+    style: Style,
+    word: Style,
+) -> Line<'static> {
+    let full = format!("{head}{text}");
+    let clipped = clip(&full, width);
+    let Some((a, b)) = range else {
+        return Line::from(Span::styled(clipped, style));
+    };
+    let offset = head.chars().count();
+    let chars: Vec<char> = clipped.chars().collect();
+    let (a, b) = ((offset + a).min(chars.len()), (offset + b).min(chars.len()));
+    let part = |x: usize, y: usize| chars[x..y].iter().collect::<String>();
+    let mut spans = vec![Span::styled(part(0, a), style)];
+    if b > a {
+        spans.push(Span::styled(part(a, b), word));
+    }
+    if chars.len() > b {
+        spans.push(Span::styled(part(b, chars.len()), style));
+    }
+    Line::from(spans)
+}
+
+/// Old and new side by side: removals left, additions right, context on both sides.
+pub fn side_by_side_lines(d: &Diff, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let half = (width as usize).saturating_sub(3) / 2;
+    let cell = |n: Option<u32>, sign: &str, t: &str| {
+        let n = n
+            .map(|n| format!("{n:>4} "))
+            .unwrap_or_else(|| "     ".into());
+        let s = clip(&format!("{n}{sign}{t}"), half);
+        let w = unicode_width::UnicodeWidthStr::width(s.as_str());
+        format!("{s}{}", " ".repeat(half.saturating_sub(w)))
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    let lines = &d.lines;
+    while i < lines.len() {
+        let l = &lines[i];
+        match l.kind {
+            DiffKind::Header | DiffKind::Hunk => {
+                let st = if l.kind == DiffKind::Hunk {
+                    theme.diff_hunk
+                } else {
+                    theme.dim
+                };
+                out.push(Line::from(Span::styled(clip(&l.text, width as usize), st)));
+                i += 1;
+            }
+            DiffKind::Context => {
+                out.push(Line::from(vec![
+                    Span::styled(cell(l.old_no, " ", &l.text), theme.text),
+                    Span::styled(" │ ", theme.border),
+                    Span::styled(cell(l.new_no, " ", &l.text), theme.text),
+                ]));
+                i += 1;
+            }
+            DiffKind::Remove | DiffKind::Add => {
+                let mut rem = Vec::new();
+                let mut add = Vec::new();
+                while i < lines.len() && lines[i].kind == DiffKind::Remove {
+                    rem.push(&lines[i]);
+                    i += 1;
+                }
+                while i < lines.len() && lines[i].kind == DiffKind::Add {
+                    add.push(&lines[i]);
+                    i += 1;
+                }
+                for k in 0..rem.len().max(add.len()) {
+                    let left = rem.get(k).map_or_else(
+                        || Span::raw(" ".repeat(half)),
+                        |r| Span::styled(cell(r.old_no, "-", &r.text), theme.diff_remove),
+                    );
+                    let right = add.get(k).map_or_else(
+                        || Span::raw(String::new()),
+                        |a| Span::styled(cell(a.new_no, "+", &a.text), theme.diff_add),
+                    );
+                    out.push(Line::from(vec![
+                        left,
+                        Span::styled(" │ ", theme.border),
+                        right,
+                    ]));
+                }
+            }
+        }
     }
     out
 }

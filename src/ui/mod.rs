@@ -114,14 +114,25 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             format!(" {running} run · {waiting} wait · {done} done · {failed} fail "),
             theme.dim,
         )));
+    let block = match state.focus_root {
+        Some(r) => block.title(Line::from(Span::styled(
+            format!(" focus: {} (F all) ", state.tree.nodes[r].name),
+            theme.accent,
+        ))),
+        None => block,
+    };
     let inner = block.inner(area);
     f.render_widget(block, area);
+    state.view.tree_area.set(inner);
     let w = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
+    let mut rows: Vec<usize> = Vec::new();
     let mut selected_row = 0;
-    for id in state.tree.preorder() {
+    let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
+    for id in crate::core::update::visible_nodes(state) {
         let n = &state.tree.nodes[id];
-        let indent = "  ".repeat(n.depth);
+        let indent = "  ".repeat(n.depth - base);
+        rows.extend([id, id]);
         let (glyph, gstyle) = status_glyph(state, id, theme);
         let selected = id == state.selected_node;
         if selected {
@@ -167,6 +178,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let h = inner.height as usize;
     let top = (selected_row + 2).saturating_sub(h);
     state.view.tree_top.set(top);
+    *state.view.tree_rows.borrow_mut() = rows.into_iter().skip(top).take(h).collect();
     let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
@@ -186,6 +198,8 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(block, area);
     let (w, h) = (inner.width, inner.height as usize);
     state.view.transcript_height.set(inner.height);
+    state.view.transcript_area.set(inner);
+    state.view.item_rows.borrow_mut().clear();
     let items = &node.transcript.items;
     if items.is_empty() {
         let hint = if state.selected_node == 0 {
@@ -219,6 +233,12 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     state.view.drawn_scroll_back.set(back);
     let top = total.saturating_sub(h).saturating_sub(back);
     let mut lines: Vec<Line> = Vec::with_capacity(h);
+    let mut rows: Vec<usize> = Vec::with_capacity(h);
+    let query = state
+        .search
+        .as_ref()
+        .map(|s| s.query.to_lowercase())
+        .filter(|q| !q.is_empty());
     let mut y = 0usize;
     for (i, item) in items.iter().enumerate() {
         let ih = heights[i];
@@ -235,11 +255,20 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
                 l.spans.insert(0, Span::styled("▍", theme.accent));
             }
         }
+        if let Some(q) = &query {
+            for l in il.iter_mut() {
+                highlight(l, q, theme.search_match);
+            }
+        }
         let skip = top.saturating_sub(y);
+        let before = lines.len();
         lines.extend(il.into_iter().skip(skip));
+        rows.extend(std::iter::repeat_n(i, lines.len() - before));
         y += ih;
     }
     lines.truncate(h);
+    rows.truncate(h);
+    *state.view.item_rows.borrow_mut() = rows;
     f.render_widget(Paragraph::new(lines), inner);
     if back > 0 {
         let note = format!(" ↑ {back} lines back · End follows ");
@@ -254,6 +283,49 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             f.render_widget(Paragraph::new(Span::styled(note, theme.accent)), r);
         }
     }
+}
+
+/// Mark every case-insensitive occurrence of `q` (already lowercase) in `line`.
+fn highlight(line: &mut Line<'static>, q: &str, style: ratatui::style::Style) {
+    let qc: Vec<char> = q.chars().collect();
+    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let mut out: Vec<Span<'static>> = Vec::new();
+    for span in line.spans.drain(..) {
+        let chars: Vec<char> = span.content.chars().collect();
+        let mut start = 0;
+        let mut i = 0;
+        while i + qc.len() <= chars.len() {
+            if chars[i..i + qc.len()]
+                .iter()
+                .zip(&qc)
+                .all(|(a, b)| lower(*a) == *b)
+            {
+                if i > start {
+                    out.push(Span::styled(
+                        chars[start..i].iter().collect::<String>(),
+                        span.style,
+                    ));
+                }
+                out.push(Span::styled(
+                    chars[i..i + qc.len()].iter().collect::<String>(),
+                    span.style.patch(style),
+                ));
+                i += qc.len();
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        if start == 0 {
+            out.push(span);
+        } else if start < chars.len() {
+            out.push(Span::styled(
+                chars[start..].iter().collect::<String>(),
+                span.style,
+            ));
+        }
+    }
+    line.spans = out;
 }
 
 fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -363,8 +435,20 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         add(format!("‖ {} waiting", state.gates.len()), theme.waiting);
     }
     let left_w: usize = spans.iter().map(|s| s.width()).sum();
-    let hint = match &state.status_line {
-        Some(st) => st.clone(),
+    let search_hint = state.search.as_ref().map(|s| {
+        let scope = if s.all_nodes { "search all" } else { "search" };
+        if s.editing {
+            format!("{scope}: {}▌ (Enter finds, Esc cancels)", s.query)
+        } else {
+            format!(
+                "{scope}: {} · {} match(es) · n/N move",
+                s.query,
+                s.hits.len()
+            )
+        }
+    });
+    let hint = match state.status_line.clone().or(search_hint) {
+        Some(st) => st,
         None => match state.focus {
             Focus::Prompt if s.exited.is_some() => {
                 "read-only: the agent exited · Tab focus · Ctrl-D quit".into()

@@ -213,6 +213,40 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 (state.rules.list.len() as u16 + 3).min(area.height.saturating_sub(2)),
             )
         }
+        Overlay::Detail { node, item } => {
+            let width = area.width.saturating_sub(4);
+            let l: Vec<Line> = match item {
+                Some(i) => match state
+                    .tree
+                    .nodes
+                    .get(*node)
+                    .and_then(|n| n.transcript.items.get(*i))
+                {
+                    Some(it) => {
+                        let full = crate::core::transcript::Item {
+                            expanded: true,
+                            ..crate::core::transcript::Item::new(it.kind.clone(), it.at_ms)
+                        };
+                        super::items::item_lines(&full, width, theme)
+                    }
+                    None => vec![Line::from("the item is gone")],
+                },
+                None => match (state.active(), state.active_ui()) {
+                    (Some(g), Some(ui)) => {
+                        let mut l = vec![super::gates::card_title(state, g, ui, theme)];
+                        l.extend(super::gates::card_lines(state, g, ui, width, theme));
+                        l
+                    }
+                    _ => vec![Line::from("no gate is pending")],
+                },
+            };
+            (
+                " detail (↑↓ PgUp PgDn scroll, Esc closes) ",
+                l,
+                area.width,
+                area.height,
+            )
+        }
         Overlay::ConfirmQuit => {
             let n = state.gates.len();
             let l = vec![

@@ -8,6 +8,7 @@ use super::super::state::{Focus, Overlay, State};
 use super::super::transcript::ItemKind;
 use super::decide::answer;
 use super::gate_keys;
+use super::view;
 
 pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if key.kind == KeyEventKind::Release {
@@ -33,6 +34,12 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     }
     if let Some(overlay) = state.overlay.clone() {
         return overlay_key(state, overlay, key, fx);
+    }
+    if view::search_editing_key(state, key) {
+        return;
+    }
+    if key.code == KeyCode::Char('f') && ctrl {
+        return view::start_search(state, true);
     }
     if state.focus == Focus::Gate && gate_keys::editor_open(state) {
         return gate_keys::on_key(state, key, fx);
@@ -67,6 +74,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             return open_overlay(state, Overlay::ModePicker { cursor });
         }
         KeyCode::Char('g') => return jump_to_oldest_gate(state),
+        KeyCode::Char('/') => return view::start_search(state, false),
         KeyCode::Char('R') if state.focus != Focus::Gate => {
             return open_overlay(state, Overlay::Rules { cursor: 0 });
         }
@@ -75,6 +83,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             return;
         }
         _ => {}
+    }
+    if view::key(state, key, fx) {
+        return;
     }
     match state.focus {
         Focus::Tree => tree_key(state, key),
@@ -151,10 +162,16 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
                 _ => {}
             }
         }
-        Overlay::Help | Overlay::Log | Overlay::Status | Overlay::Text { .. } => match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
-                state.overlay = None
-            }
+        Overlay::Help
+        | Overlay::Log
+        | Overlay::Status
+        | Overlay::Text { .. }
+        | Overlay::Detail { .. } => match key.code {
+            KeyCode::Esc
+            | KeyCode::Char('q')
+            | KeyCode::Char('?')
+            | KeyCode::Enter
+            | KeyCode::Char('v') => state.overlay = None,
             KeyCode::Char('L') if overlay == Overlay::Log => state.overlay = None,
             KeyCode::Char('s') if overlay == Overlay::Status => state.overlay = None,
             KeyCode::Up
@@ -246,9 +263,54 @@ pub(super) fn on_paste(state: &mut State, text: &str) {
 }
 
 pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
+    if state.overlay.is_some() {
+        return;
+    }
+    let at = ratatui::layout::Position::new(m.column, m.row);
+    let tree = state.view.tree_area.get();
+    let transcript = state.view.transcript_area.get();
+    let in_tree = tree.contains(at);
     match m.kind {
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if in_tree => {
+            let up = m.kind == MouseEventKind::ScrollUp;
+            let code = if up { KeyCode::Up } else { KeyCode::Down };
+            tree_key(state, KeyEvent::new(code, KeyModifiers::NONE));
+        }
         MouseEventKind::ScrollUp => state.scroll_back = state.scroll_back.saturating_add(3),
-        MouseEventKind::ScrollDown => state.scroll_back = state.scroll_back.saturating_sub(3),
+        MouseEventKind::ScrollDown => {
+            state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(3);
+            if state.scroll_back == 0 {
+                state.selected_item = None;
+            }
+        }
+        MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+            if in_tree {
+                let row = (m.row - tree.y) as usize;
+                let node = state.view.tree_rows.borrow().get(row).copied();
+                if let Some(n) = node {
+                    if n != state.selected_node {
+                        state.selected_node = n;
+                        state.selected_item = None;
+                        state.scroll_back = 0;
+                    }
+                    state.focus = Focus::Tree;
+                }
+            } else if transcript.contains(at) {
+                let row = (m.row - transcript.y) as usize;
+                let item = state.view.item_rows.borrow().get(row).copied();
+                if let Some(i) = item {
+                    // A second click on the selected item expands or collapses it.
+                    if state.selected_item == Some(i) && state.focus == Focus::Transcript {
+                        let it = &mut state.tree.nodes[state.selected_node].transcript.items[i];
+                        if it.kind.expandable() {
+                            it.expanded = !it.expanded;
+                        }
+                    }
+                    state.selected_item = Some(i);
+                    state.focus = Focus::Transcript;
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -309,7 +371,7 @@ fn jump_to_oldest_gate(state: &mut State) {
 }
 
 fn tree_key(state: &mut State, key: KeyEvent) {
-    let order = state.tree.preorder();
+    let order = view::visible_nodes(state);
     let pos = order
         .iter()
         .position(|id| *id == state.selected_node)
@@ -372,6 +434,9 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
             state.scroll_back = usize::MAX / 2;
         }
         KeyCode::End | KeyCode::Esc => {
+            if key.code == KeyCode::Esc {
+                state.search = None;
+            }
             state.selected_item = None;
             state.scroll_back = 0;
         }

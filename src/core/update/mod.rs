@@ -5,11 +5,13 @@ mod decide;
 mod gate_keys;
 mod keys;
 mod rules;
+mod view;
 
 use super::msg::{Effect, Msg};
 use super::state::State;
 
 pub use decide::{answer, audit_text, gate_subject};
+pub use view::visible_nodes;
 
 /// Apply one message to the state and return the effects to perform.
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
