@@ -11,6 +11,7 @@ use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
 use crate::core::gate::GateKind;
 use crate::core::state::State;
 use crate::ui::svg::buffer_to_svg;
+use crate::ui::theme::Theme;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -19,7 +20,12 @@ fn has_gate(s: &State, f: impl Fn(&GateKind) -> bool) -> bool {
 }
 
 fn save(h: &mut Headless, dir: &Path, name: &str) -> std::io::Result<()> {
-    let svg = buffer_to_svg(h.draw());
+    let palette = if name.contains("light") {
+        crate::ui::svg::LIGHT
+    } else {
+        crate::ui::svg::DARK
+    };
+    let svg = crate::ui::svg::buffer_to_svg_on(h.draw(), palette);
     let path = dir.join(format!("{name}.svg"));
     std::fs::write(&path, svg)?;
     println!("wrote {}", path.display());
@@ -38,6 +44,7 @@ pub async fn generate(dir: &Path) -> std::io::Result<()> {
         breaks: vec!["Grep".into()],
         prompt: Some("Add audit logging to the auth module.".into()),
         env: vec![("SWITCHBOARD_DEMO_FAST".into(), Some("1".into()))],
+        record: Some(work.join("demo.jsonl")),
         ..ClaudeConfig::default()
     };
     let mut h = Headless::start(Box::new(ClaudeBackend { config }), 120, 40);
@@ -65,6 +72,12 @@ pub async fn generate(dir: &Path) -> std::io::Result<()> {
         h.key(KeyCode::Char(']'));
     }
     save(&mut h, dir, "main-fanout")?;
+    for theme in ["light", "high-contrast"] {
+        h.app.theme =
+            Theme::load(theme, Path::new("/nonexistent")).map_err(std::io::Error::other)?;
+        save(&mut h, dir, &format!("theme-{theme}"))?;
+    }
+    h.app.theme = Theme::dark();
     h.key(KeyCode::Char('y'));
     h.wait_until("the breakpoint card", WAIT, |s| {
         matches!(s.active().map(|g| &g.kind), Some(GateKind::Breakpoint(_)))
@@ -81,6 +94,28 @@ pub async fn generate(dir: &Path) -> std::io::Result<()> {
     h.key(KeyCode::Char(' '));
     save(&mut h, dir, "question-multiselect")?;
     h.quit().await;
+    replay_shot(&work.join("demo.jsonl"), dir)?;
     std::fs::remove_dir_all(&work).ok();
+    Ok(())
+}
+
+/// Replay mode: the recording just made, stopped at its second gate.
+fn replay_shot(recording: &Path, dir: &Path) -> std::io::Result<()> {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    let loaded = crate::replay::load::load(recording, None).map_err(std::io::Error::other)?;
+    let mut player = crate::replay::player::Player::open(loaded);
+    for _ in 0..2 {
+        player.key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+    }
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("TestBackend never fails");
+    let theme = Theme::dark();
+    term.draw(|f| crate::ui::render(player.state(), &theme, f))
+        .expect("TestBackend never fails");
+    let path = dir.join("replay.svg");
+    std::fs::write(&path, buffer_to_svg(term.backend().buffer()))?;
+    println!("wrote {}", path.display());
     Ok(())
 }

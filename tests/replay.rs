@@ -571,11 +571,49 @@ fn gate_cards_show_what_was_answered_and_when() {
         "allowed once at 1970-01-01T00:00:00.794Z",
         "allowed always at 1970-01-01T00:00:00.963Z",
     ];
-    for w in want {
+    for (turn, w) in want.iter().enumerate() {
         ch(&mut p, ']');
         let text = screen(p.state(), 120, 40);
         assert!(text.contains(&format!("recorded answer: {w}")), "{text}");
+        // The transcript so far: one user turn, one Bash call and one audit row per earlier
+        // gate; the gate itself is pending on the root.
+        let s = p.state();
+        let items = &s.tree.nodes[0].transcript.items;
+        let users = items
+            .iter()
+            .filter(|i| matches!(i.kind, ItemKind::User { .. }))
+            .count();
+        let calls: Vec<&str> = items
+            .iter()
+            .filter_map(|i| match &i.kind {
+                ItemKind::ToolCall { name, summary, .. } => {
+                    assert_eq!(summary, "touch created.txt");
+                    Some(name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(users, turn + 1);
+        assert_eq!(calls, vec!["Bash"; turn + 1]);
+        assert_eq!(audits(s, 0).len(), turn);
+        assert_eq!(s.gates.len(), 1);
+        assert_eq!(s.gates[0].node_key, "root");
+        assert_eq!(s.gates[0].kind.label(), "permission");
     }
+    // A sub-agent's gate opens on the child, in a tree of three.
+    let mut p = sized(&our("subagents"));
+    ch(&mut p, ']');
+    let s = p.state();
+    assert_eq!(s.tree.nodes.len(), 3);
+    let a = s.tree.get("toolu_agent_a").unwrap();
+    assert_eq!(s.gates[0].node_key, "toolu_agent_a");
+    assert_eq!(s.tree.nodes[a].status, NodeStatus::Running);
+    assert_eq!(s.tree.nodes[a].parent, Some(0));
+    let text = screen(s, 120, 40);
+    assert!(
+        text.contains("recorded answer: allowed once at 1970-01-01T00:00:00.383Z"),
+        "{text}"
+    );
     let mut p = sized(&our("breakpoint"));
     for w in [
         "blocked: Stepping through, not yet. at 1970-01-01T00:00:00.756Z",
@@ -700,8 +738,14 @@ fn the_inspector_shows_the_frame_pretty_with_its_schema_verdict() {
     let e: Value = serde_json::from_str(&line20).unwrap();
     assert_eq!(e["line"].as_str().unwrap(), raw);
 
-    // The overlay swallows keys: `.` does not step behind it; Esc closes it.
+    // Stepping works behind the inspector, which follows the frame; Esc closes it.
     ch(&mut p, '.');
+    assert_eq!(frame(&p), 20);
+    match &p.state().overlay {
+        Some(Overlay::Text { title, .. }) => assert!(title.contains("frame 20/"), "{title}"),
+        other => panic!("the inspector should stay open: {other:?}"),
+    }
+    ch(&mut p, ',');
     assert_eq!(frame(&p), 19);
     press(&mut p, KeyCode::Esc);
     assert!(p.state().overlay.is_none());

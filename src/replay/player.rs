@@ -272,7 +272,11 @@ impl Player {
     pub fn key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let state = &mut self.feeder.state;
-        if state.overlay.is_some() {
+        // The inspector follows the frame: stepping keys work behind it.
+        let stepping = matches!(key.code, KeyCode::Char('.') | KeyCode::Char(','));
+        if state.overlay.is_some()
+            && !(stepping && matches!(state.overlay, Some(Overlay::Text { .. })))
+        {
             let _ = update(state, Msg::Key(key));
             return;
         }

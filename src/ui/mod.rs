@@ -385,7 +385,7 @@ fn render_replay_footer(
             theme.footer,
         ),
         Span::styled(
-            "· Space play · . , step · ] [ gate · + - speed · Home End seek · i inspect · q quit",
+            "· Spc ▶ · . , step · ][ gate · +- speed · i inspect · q quit",
             theme.dim,
         ),
     ];

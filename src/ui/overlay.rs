@@ -25,7 +25,19 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("L", "agent stderr and protocol log"),
             ("s", "session status: models, commands, agents"),
             ("m", "switch permission mode"),
+            ("R", "approval rules: origin, hits; d deletes"),
             ("i", "focus the prompt"),
+            (
+                "/ · Ctrl-F",
+                "search this node · all nodes (n/N move, Esc ends)",
+            ),
+            (
+                "c · o · v",
+                "copy (OSC 52) · open in $PAGER · full-screen detail",
+            ),
+            ("f · F", "focus the tree on this subtree · show all"),
+            ("t", "side-by-side diffs (wide terminals)"),
+            ("mouse", "wheel scrolls the pane under it; click selects"),
         ],
     ),
     (
@@ -53,6 +65,7 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("n", "deny, with an optional message"),
             ("N", "deny and interrupt the turn"),
             ("e", "edit the tool input as JSON, then allow"),
+            ("A", "save a rule (suggested glob, shown before saving)"),
             ("←→ Enter", "pick a choice"),
         ],
     ),

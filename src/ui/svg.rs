@@ -7,8 +7,21 @@ use ratatui::style::{Color, Modifier};
 
 const CELL_W: f32 = 8.4;
 const CELL_H: f32 = 18.0;
-const BG: &str = "#1e1f29";
-const FG: &str = "#e6e6e6";
+/// Terminal background and foreground of the picture.
+#[derive(Clone, Copy)]
+pub struct Palette {
+    pub bg: &'static str,
+    pub fg: &'static str,
+}
+
+pub const DARK: Palette = Palette {
+    bg: "#1e1f29",
+    fg: "#e6e6e6",
+};
+pub const LIGHT: Palette = Palette {
+    bg: "#fbfbf8",
+    fg: "#1e1f29",
+};
 
 fn hex(c: Color, default: &str) -> String {
     let named = match c {
@@ -41,8 +54,14 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Render `buf` as a standalone SVG document.
+/// Render `buf` as a standalone SVG document on a dark terminal.
 pub fn buffer_to_svg(buf: &Buffer) -> String {
+    buffer_to_svg_on(buf, DARK)
+}
+
+/// Render `buf` as a standalone SVG document on a terminal with `palette`.
+pub fn buffer_to_svg_on(buf: &Buffer, palette: Palette) -> String {
+    let (bg0, fg0) = (palette.bg, palette.fg);
     let (w, h) = (buf.area.width, buf.area.height);
     let mut out = String::new();
     let _ = write!(
@@ -55,14 +74,14 @@ pub fn buffer_to_svg(buf: &Buffer) -> String {
     );
     let _ = write!(
         out,
-        r#"<rect width="100%" height="100%" rx="6" fill="{BG}"/><g transform="translate(8,8)">"#
+        r#"<rect width="100%" height="100%" rx="6" fill="{bg0}"/><g transform="translate(8,8)">"#
     );
     for y in 0..h {
         let mut x = 0;
         while x < w {
             let cell = &buf[(x, y)];
             let reversed = cell.modifier.contains(Modifier::REVERSED);
-            let (mut fg, mut bg) = (hex(cell.fg, FG), hex(cell.bg, BG));
+            let (mut fg, mut bg) = (hex(cell.fg, fg0), hex(cell.bg, bg0));
             if reversed {
                 std::mem::swap(&mut fg, &mut bg);
             }
@@ -80,7 +99,7 @@ pub fn buffer_to_svg(buf: &Buffer) -> String {
             let px = start as f32 * CELL_W;
             let py = y as f32 * CELL_H;
             let cells = (x - start) as f32;
-            if bg != BG {
+            if bg != bg0 {
                 let _ = write!(
                     out,
                     r#"<rect x="{px:.1}" y="{py:.1}" width="{:.1}" height="{CELL_H}" fill="{bg}"/>"#,
