@@ -5,7 +5,6 @@ use std::fmt::Write;
 use super::feed::Feeder;
 use super::load::Loaded;
 use crate::core::State;
-use crate::core::diff::DiffKind;
 use crate::core::text::{human_count, human_duration};
 use crate::core::transcript::{ItemKind, Level, Tone};
 
@@ -130,20 +129,7 @@ fn item_md(out: &mut String, kind: &ItemKind) {
             );
             match diff {
                 Some(d) => {
-                    let body: Vec<String> = d
-                        .lines
-                        .iter()
-                        .map(|l| {
-                            let p = match l.kind {
-                                DiffKind::Add => "+",
-                                DiffKind::Remove => "-",
-                                DiffKind::Context => " ",
-                                _ => "",
-                            };
-                            format!("{p}{}", l.text)
-                        })
-                        .collect();
-                    fence(out, "diff", &body.join("\n"));
+                    fence(out, "diff", &d.to_text());
                 }
                 None => {
                     let _ = writeln!(out, "<details><summary>input</summary>\n");

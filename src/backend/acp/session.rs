@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,12 +13,13 @@ use super::codec::{self, schema};
 use super::mapping::{AcpOptions, Action, Mapper, Out};
 use super::terminal::{TermUpdate, Terminals};
 use crate::backend::Backend;
+use crate::backend::link::Link;
 use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::{ItemKind, ItemOp, Level};
-use crate::record::{Dir, Recorder, now_ms};
+use crate::record::{Dir, now_ms};
 
 /// How long a shutting-down agent gets before it is killed.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
@@ -71,37 +71,6 @@ impl Backend for AcpBackend {
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(run(self.config, events, commands))
-    }
-}
-
-struct Link {
-    events: mpsc::Sender<Msg>,
-}
-
-impl Link {
-    async fn send(&self, event: BackendEvent) {
-        let _ = self
-            .events
-            .send(Msg::Backend {
-                at_ms: now_ms(),
-                event,
-            })
-            .await;
-    }
-
-    async fn protocol(&self, level: Level, text: String) {
-        self.send(BackendEvent::Protocol { level, text }).await;
-    }
-
-    async fn system(&self, label: &str, text: String) {
-        self.send(BackendEvent::Item {
-            node: None,
-            op: ItemOp::Push(ItemKind::System {
-                label: label.into(),
-                text,
-            }),
-        })
-        .await;
     }
 }
 
@@ -285,23 +254,9 @@ async fn run(
     let link = Link { events };
     let mut argv = vec![cfg.program.display().to_string()];
     argv.extend(cfg.args.iter().cloned());
-    let rec: SharedRecorder = Arc::new(Mutex::new(None));
-    if let Some(path) = &cfg.record {
-        match Recorder::create(path, "acp", &argv, &cfg.cwd.display().to_string()) {
-            Ok(r) => {
-                *rec.lock().expect("fresh mutex") = Some(r);
-                link.send(BackendEvent::Recording(path.display().to_string()))
-                    .await;
-            }
-            Err(e) => {
-                link.protocol(
-                    Level::Error,
-                    format!("cannot write the recording {}: {e}", path.display()),
-                )
-                .await
-            }
-        }
-    }
+    let rec = link
+        .open_recording(cfg.record.as_deref(), "acp", &argv, &cfg.cwd)
+        .await;
     let cwd = std::fs::canonicalize(&cfg.cwd).unwrap_or_else(|_| cfg.cwd.clone());
     let spec = Spawn {
         program: cfg.program.clone(),

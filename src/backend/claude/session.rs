@@ -2,7 +2,6 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -10,12 +9,13 @@ use tokio::task::JoinHandle;
 
 use super::mapping::{Mapper, Out};
 use crate::backend::Backend;
+use crate::backend::link::Link;
 use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::Level;
-use crate::record::{Dir, Recorder, now_ms};
+use crate::record::Dir;
 
 /// The flags every supervised session needs (see the protocol reference §2.1).
 pub const BASE_ARGS: &[&str] = &[
@@ -107,26 +107,6 @@ impl Backend for ClaudeBackend {
     }
 }
 
-struct Link {
-    events: mpsc::Sender<Msg>,
-}
-
-impl Link {
-    async fn send(&self, event: BackendEvent) {
-        let _ = self
-            .events
-            .send(Msg::Backend {
-                at_ms: now_ms(),
-                event,
-            })
-            .await;
-    }
-
-    async fn protocol(&self, level: Level, text: String) {
-        self.send(BackendEvent::Protocol { level, text }).await;
-    }
-}
-
 /// Write lines to the agent, validating each against the bundled schema first. A line the
 /// schema does not know is still sent (the agent is the judge) but flagged.
 async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<String>) {
@@ -160,23 +140,9 @@ async fn run(
     let args = cfg.args();
     let mut argv = vec![cfg.program.display().to_string()];
     argv.extend(args.iter().cloned());
-    let rec: SharedRecorder = Arc::new(Mutex::new(None));
-    if let Some(path) = &cfg.record {
-        match Recorder::create(path, "claude", &argv, &cfg.cwd.display().to_string()) {
-            Ok(r) => {
-                *rec.lock().expect("fresh mutex") = Some(r);
-                link.send(BackendEvent::Recording(path.display().to_string()))
-                    .await;
-            }
-            Err(e) => {
-                link.protocol(
-                    Level::Error,
-                    format!("cannot write the recording {}: {e}", path.display()),
-                )
-                .await
-            }
-        }
-    }
+    let rec = link
+        .open_recording(cfg.record.as_deref(), "claude", &argv, &cfg.cwd)
+        .await;
     let mut env = vec![("CLAUDECODE".to_string(), None)];
     env.extend(cfg.env.iter().cloned());
     let spec = Spawn {
