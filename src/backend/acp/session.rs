@@ -2,7 +2,7 @@
 //! mapping's actions (files, terminals) and writes every answer through the single stdin writer.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -78,6 +78,34 @@ struct Io {
     agent: Agent,
     rec: SharedRecorder,
     terms: Terminals,
+    /// The session directory, symlinks resolved.
+    cwd: PathBuf,
+}
+
+/// The mapping checks paths lexically; this also follows symlinks, so a link inside the
+/// session directory cannot lead a read or write outside it. A path that does not exist yet
+/// is judged by its nearest existing ancestor.
+fn real_path_within(path: &Path, cwd: &Path) -> Result<(), String> {
+    let mut probe = path.to_path_buf();
+    let resolved = loop {
+        match std::fs::canonicalize(&probe) {
+            Ok(p) => break p,
+            Err(_) => match probe.parent() {
+                Some(parent) => probe = parent.to_path_buf(),
+                None => return Err(format!("{} cannot be resolved", path.display())),
+            },
+        }
+    };
+    if resolved.starts_with(cwd) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} resolves to {}, outside the session directory {}",
+            path.display(),
+            resolved.display(),
+            cwd.display()
+        ))
+    }
 }
 
 impl Io {
@@ -136,6 +164,12 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             line,
             limit,
         } => {
+            if let Err(why) = real_path_within(&path, &io.cwd) {
+                link.protocol(Level::Warn, format!("fs/read_text_file refused: {why}"))
+                    .await;
+                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
+                return None;
+            }
             let line_out = match std::fs::read_to_string(&path) {
                 Ok(t) => {
                     link.system("fs", format!("read {} for the agent", path.display()))
@@ -155,10 +189,21 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             None
         }
         Action::PrepareWrite { id, path, content } => {
+            if let Err(why) = real_path_within(&path, &io.cwd) {
+                link.protocol(Level::Warn, format!("fs/write_text_file refused: {why}"))
+                    .await;
+                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
+                return None;
+            }
             let old = std::fs::read_to_string(&path).ok();
             Some(mapper.write_gate(id, path, content, old))
         }
         Action::WriteFile { id, path, content } => {
+            // Checked again: the tree may have changed while the gate waited.
+            if let Err(why) = real_path_within(&path, &io.cwd) {
+                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
+                return None;
+            }
             if let Some(dir) = path.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
@@ -288,6 +333,7 @@ async fn run(
         agent,
         rec: rec.clone(),
         terms: Terminals::new(term_tx),
+        cwd: cwd.clone(),
     };
     let mut mapper = Mapper::new(AcpOptions {
         cwd,
@@ -396,6 +442,27 @@ async fn drain_until_shutdown(commands: &mut mpsc::UnboundedReceiver<Command>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symlinks_cannot_leave_the_session_directory() {
+        let base = std::env::temp_dir().join(format!("sb-acp-links-{}", std::process::id()));
+        let cwd = base.join("cwd");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "s").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, cwd.join("link")).unwrap();
+        let cwd = std::fs::canonicalize(&cwd).unwrap();
+        assert!(real_path_within(&cwd.join("new/file.txt"), &cwd).is_ok());
+        #[cfg(unix)]
+        {
+            let e = real_path_within(&cwd.join("link/secret.txt"), &cwd).unwrap_err();
+            assert!(e.contains("outside the session directory"), "{e}");
+            assert!(real_path_within(&cwd.join("link/new.txt"), &cwd).is_err());
+        }
+        std::fs::remove_dir_all(base).ok();
+    }
 
     #[test]
     fn line_and_limit_select_lines() {
