@@ -376,15 +376,25 @@ fn config_check() -> ExitCode {
         println!("{e}");
         bad = true;
     }
+    // Point at the line that sets a key, like the parse errors do.
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let at = |table: Option<&str>, key: &str| {
+        crate::config::line_of_key(&text, table, key)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default()
+    };
     if let Some(t) = &cfg.theme
         && let Err(e) = Theme::load(t, &crate::config::themes_dir())
     {
-        println!("{}: theme: {e}", path.display());
+        println!("{}{}: theme: {e}", path.display(), at(None, "theme"));
         bad = true;
     }
-    if let Err(e) = crate::core::keymap::build(&cfg.keys) {
-        println!("{}: {e}", path.display());
-        bad = true;
+    for (action, key) in &cfg.keys {
+        let one = std::collections::BTreeMap::from([(action.clone(), key.clone())]);
+        if let Err(e) = crate::core::keymap::build(&one) {
+            println!("{}{}: {e}", path.display(), at(Some("keys"), action));
+            bad = true;
+        }
     }
     if bad {
         return ExitCode::from(1);

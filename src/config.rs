@@ -71,14 +71,50 @@ impl std::fmt::Display for ConfigError {
 }
 
 fn toml_error(path: &Path, text: &str, e: toml::de::Error) -> ConfigError {
-    let at = e
+    let line = e
         .span()
-        .map(|s| {
-            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-            format!(":{line}")
-        })
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+    let msg = e.message();
+    // Name the key unless the message already does ("unknown field `bel`").
+    let key = line
+        .and_then(|l| key_at_line(text, l))
+        .filter(|k| !msg.contains(&format!("`{}`", k.rsplit('.').next().unwrap_or(k))))
+        .map(|k| format!("{k}: "))
         .unwrap_or_default();
-    ConfigError(format!("{}{at}: {}", path.display(), e.message()))
+    ConfigError(format!("{}{at}: {key}{msg}", path.display()))
+}
+
+/// The dotted key set on `line` (1-based): `claude.breaks` for `breaks = …` under `[claude]`.
+fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            table = t.trim_matches(['[', ']']).trim().to_string();
+        }
+        if i + 1 == line {
+            if t.starts_with('[') || t.starts_with('#') {
+                return None;
+            }
+            let k = t.split_once('=')?.0.trim().trim_matches('"');
+            return Some(if table.is_empty() {
+                k.to_string()
+            } else {
+                format!("{table}.{k}")
+            });
+        }
+    }
+    None
+}
+
+/// The line (1-based) where `key` is set in `[table]` (`None`: the top level).
+pub fn line_of_key(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
+    let want = match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    };
+    (1..=text.lines().count()).find(|l| key_at_line(text, *l).as_deref() == Some(want.as_str()))
 }
 
 pub fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
@@ -166,7 +202,15 @@ mod tests {
         assert!(e.starts_with("config.toml:2:"), "{e}");
         assert!(e.contains("bel"), "{e}");
         let e = parse_config(p, "bell = \"yes\"\n").unwrap_err().0;
-        assert!(e.starts_with("config.toml:1:"), "{e}");
+        assert!(e.starts_with("config.toml:1: bell: "), "{e}");
+        let e = parse_config(p, "# x\n[claude]\nbreaks = \"Bash\"\n")
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("config.toml:3: claude.breaks: "), "{e}");
+        let text = "theme = \"x\"\n[keys]\nquit = \"Q\"\n";
+        assert_eq!(line_of_key(text, None, "theme"), Some(1));
+        assert_eq!(line_of_key(text, Some("keys"), "quit"), Some(3));
+        assert_eq!(line_of_key(text, None, "quit"), None);
         let ok = parse_config(p, "theme = \"light\"\n[claude]\nbreaks = [\"Bash\"]\n").unwrap();
         assert_eq!(ok.claude.breaks, vec!["Bash"]);
     }

@@ -684,3 +684,116 @@ fn claude_bin_missing_exits_2_with_install_hint() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Demo: `o` on a transcript item runs `$PAGER` with the TUI suspended (normal screen, cooked
+/// tty), the pager gets the item's text, and afterwards the TUI is back and answers keys.
+#[test]
+fn demo_pager_round_trip_suspends_and_restores_the_tui() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let cwd = temp_dir("pty-pager-cwd");
+    let data = temp_dir("pty-pager-data");
+    let config = temp_dir("pty-pager-config");
+    let marker = data.join("paged.txt");
+    let pager = data.join("pager.sh");
+    // Copies the file it was given, says so on the (normal) screen, waits for Enter.
+    std::fs::write(
+        &pager,
+        "#!/bin/sh\ncp \"$1\" \"$PAGER_MARKER.tmp\" && mv \"$PAGER_MARKER.tmp\" \"$PAGER_MARKER\"\n\
+         printf 'PAGER-RUNNING on %s\\n' \"$1\"\nread -r _ < /dev/tty\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&pager, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cwd_s = cwd.display().to_string();
+    let mut tui = Tui::spawn(
+        &["demo", "--cwd", &cwd_s],
+        &[
+            ("SWITCHBOARD_DEMO_FAST".into(), "1".into()),
+            (
+                "SWITCHBOARD_CONFIG_DIR".into(),
+                config.display().to_string(),
+            ),
+            ("PAGER".into(), pager.display().to_string()),
+            ("PAGER_MARKER".into(), marker.display().to_string()),
+        ],
+        &[],
+        &data,
+    );
+    let alternate = |tui: &Tui| tui.parser.lock().unwrap().screen().alternate_screen();
+    tui.wait_screen(
+        "the first permission card",
+        |s| s.contains("Permission · Bash") && s.contains("touch demo-output.txt"),
+        STEP,
+    );
+    assert!(alternate(&tui), "the TUI runs on the alternate screen");
+    // Shift-Tab: from the gate card to the transcript; Up selects its last item (the call).
+    tui.send(b"\x1b[Z");
+    tui.send(b"\x1b[A");
+    tui.wait_screen(
+        "the selected Bash call",
+        |s| s.contains("▍⚙ Bash touch demo-output.txt"),
+        STEP,
+    );
+    tui.send(b"o");
+
+    let screen = tui.wait_screen("the pager", |s| s.contains("PAGER-RUNNING"), STEP);
+    assert!(
+        !alternate(&tui),
+        "the pager runs on the normal screen:\n{screen}"
+    );
+    assert!(
+        !screen.contains("Sessions"),
+        "the TUI is not drawn over the pager:\n{screen}"
+    );
+    assert_eq!(
+        tui.tty_canonical(),
+        Some(true),
+        "the tty is out of raw mode while the pager runs"
+    );
+    let paged = std::fs::read_to_string(&marker).expect("the pager got a file");
+    assert!(paged.starts_with("Bash touch demo-output.txt"), "{paged}");
+    assert!(
+        paged.contains("\"description\":\"Create a scratch file for notes\"")
+            || paged.contains("Create a scratch file for notes"),
+        "the tool input is part of the item text: {paged}"
+    );
+    let viewed = screen
+        .split("PAGER-RUNNING on ")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .map(|p| PathBuf::from(p.trim()))
+        .expect("the pager printed its file");
+
+    // Enter ends the pager; the TUI takes the terminal back and redraws.
+    tui.send(ENTER);
+    let screen = tui.wait_screen(
+        "the TUI again",
+        |s| {
+            s.contains("Sessions")
+                && s.contains("Permission · Bash")
+                && !s.contains("PAGER-RUNNING")
+        },
+        STEP,
+    );
+    assert!(alternate(&tui), "back on the alternate screen:\n{screen}");
+    assert_eq!(tui.tty_canonical(), Some(false), "raw mode again");
+    assert!(!viewed.exists(), "the temporary file {viewed:?} is removed");
+    // Still answering keys: help opens and closes, then the gate is still there.
+    tui.send(b"?");
+    tui.wait_text("keys (Esc closes)");
+    tui.send(ESC);
+    tui.wait_screen(
+        "help closed",
+        |s| !s.contains("keys (Esc closes)") && s.contains("Permission · Bash"),
+        STEP,
+    );
+
+    tui.send(CTRL_D);
+    tui.wait_text("quit switchboard?");
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+    let rec = tui.recording();
+    assert_no_gate_answered_twice(&rec);
+}

@@ -300,6 +300,9 @@ pub struct System {
     pub outcome: Option<String>,
     #[serde(default)]
     pub output: Option<Value>,
+    /// `background_tasks_changed`: the live background tasks.
+    #[serde(default)]
+    pub tasks: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

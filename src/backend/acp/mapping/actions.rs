@@ -1,0 +1,79 @@
+//! Work handed to the session (`Action`, `TerminalSpec`) and the settings of a session.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// A client terminal to start (`terminal/create`, after the human allowed it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TerminalSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub output_byte_limit: Option<u64>,
+}
+
+impl TerminalSpec {
+    pub fn command_line(&self) -> String {
+        let mut s = self.command.clone();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
+}
+
+/// Work that needs IO. Every action carries the agent's request id and must be answered once.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    ReadFile {
+        id: Value,
+        path: PathBuf,
+        line: Option<u32>,
+        limit: Option<u32>,
+    },
+    /// Read the file on disk, then call `Mapper::write_gate` (the gate shows the diff).
+    PrepareWrite {
+        id: Value,
+        path: PathBuf,
+        content: String,
+    },
+    WriteFile {
+        id: Value,
+        path: PathBuf,
+        content: String,
+    },
+    CreateTerminal {
+        id: Value,
+        spec: TerminalSpec,
+    },
+    TerminalOutput {
+        id: Value,
+        terminal_id: String,
+    },
+    WaitForExit {
+        id: Value,
+        terminal_id: String,
+    },
+    KillTerminal {
+        id: Value,
+        terminal_id: String,
+    },
+    ReleaseTerminal {
+        id: Value,
+        terminal_id: String,
+    },
+}
+
+/// Settings of one ACP session.
+#[derive(Clone, Debug, Default)]
+pub struct AcpOptions {
+    /// Absolute working directory of the session; fs requests are confined to it.
+    pub cwd: PathBuf,
+    /// `checkfu.builtin_tools` for `session/new`.
+    pub builtin_tools: Option<Vec<String>>,
+    /// `checkfu.output_schema` for `session/new`.
+    pub output_schema: Option<Value>,
+}

@@ -1,0 +1,290 @@
+//! ACP frames → domain events, and domain commands → frames. Pure: no IO and no clock (the
+//! session sets `now`), so live sessions, replays and tests share it. Work that needs IO (files,
+//! terminals) leaves as `Action`s the session performs and answers.
+//!
+//! Our outgoing request ids and the agent's incoming ids are numbered independently and collide
+//! on the wire, so they live in separate tables: `ours` (by id) and `theirs` (by gate id).
+
+mod actions;
+mod checkfu;
+mod commands;
+mod permissions;
+mod requests;
+mod responses;
+mod terminals;
+#[cfg(test)]
+mod tests;
+mod tools;
+mod updates;
+mod wire;
+
+pub use actions::{AcpOptions, Action, TerminalSpec};
+pub use checkfu::{normalise_disposition, telemetry_text};
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::codec;
+use super::codec::Frame;
+use crate::core::diff::Diff;
+use crate::core::gate::PermOption;
+use crate::core::msg::{BackendEvent, Capabilities};
+use crate::core::text::{sanitize, truncate};
+use crate::core::transcript::{ItemKind, ItemOp, Level};
+
+/// The protocol version switchboard speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Terminal output kept for display in the transcript (the agent's own limit applies on the wire).
+const SHOWN_OUTPUT: usize = 16 * 1024;
+
+/// What one input produced: events for the core, lines for the agent, work for the session.
+#[derive(Debug, Default)]
+pub struct Out {
+    pub events: Vec<BackendEvent>,
+    pub lines: Vec<String>,
+    pub actions: Vec<Action>,
+}
+
+impl Out {
+    fn ev(&mut self, e: BackendEvent) {
+        self.events.push(e);
+    }
+    fn item(&mut self, node: Option<String>, op: ItemOp) {
+        self.events.push(BackendEvent::Item { node, op });
+    }
+    fn push(&mut self, kind: ItemKind) {
+        self.item(None, ItemOp::Push(kind));
+    }
+    fn system(&mut self, label: &str, text: impl Into<String>) {
+        self.push(ItemKind::System {
+            label: label.to_string(),
+            text: text.into(),
+        });
+    }
+    fn protocol(&mut self, level: Level, text: impl Into<String>) {
+        self.ev(BackendEvent::Protocol {
+            level,
+            text: text.into(),
+        });
+    }
+    fn info(&mut self, key: &str, value: Option<String>) {
+        self.ev(BackendEvent::Info {
+            key: key.to_string(),
+            value,
+        });
+    }
+    pub fn extend(&mut self, other: Out) {
+        self.events.extend(other.events);
+        self.lines.extend(other.lines);
+        self.actions.extend(other.actions);
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Ours {
+    Initialize,
+    NewSession,
+    Prompt,
+    SetMode(String),
+    Steer { text: String },
+    Interrupt,
+}
+
+#[derive(Clone, Debug)]
+enum Theirs {
+    Permission { options: Vec<PermOption> },
+    Write { path: PathBuf, content: String },
+    Terminal { spec: TerminalSpec },
+}
+
+#[derive(Clone, Debug)]
+struct Incoming {
+    rpc_id: Value,
+    what: Theirs,
+}
+
+#[derive(Clone, Debug, Default)]
+struct ToolView {
+    title: String,
+    kind: String,
+    status: String,
+    tool_name: Option<String>,
+    raw_input: Option<Value>,
+    raw_output: Option<Value>,
+    text: String,
+    diff: Option<Diff>,
+    terminals: Vec<String>,
+    locations: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct TermView {
+    command: String,
+    tool: Option<String>,
+    output: String,
+    truncated: bool,
+    exit: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Mapper {
+    opts: AcpOptions,
+    next_id: u64,
+    ours: HashMap<String, Ours>,
+    theirs: BTreeMap<String, Incoming>,
+    session_id: Option<String>,
+    checkfu: Map<String, Value>,
+    caps: Capabilities,
+    ready: bool,
+    turn: bool,
+    draining: bool,
+    turn_no: u64,
+    seg: u64,
+    queued: VecDeque<String>,
+    steer_seq: u64,
+    tools: HashMap<String, ToolView>,
+    /// Accumulated text per streamed row, to drop a repeated whole message (Codex adapters).
+    streamed: HashMap<String, String>,
+    user_text: HashMap<String, String>,
+    terms: HashMap<String, TermView>,
+    subagents: HashMap<String, String>,
+    tool_uses: u64,
+    cost: Option<f64>,
+    turn_started_ms: u64,
+    /// Wall-clock time of the current input, set by the caller (the mapping reads no clock).
+    pub now: u64,
+}
+
+impl Mapper {
+    pub fn new(opts: AcpOptions) -> Mapper {
+        Mapper {
+            opts,
+            ..Mapper::default()
+        }
+    }
+
+    pub fn ready(&self) -> bool {
+        self.ready
+    }
+
+    pub fn turn_running(&self) -> bool {
+        self.turn
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The Checkfu capabilities the agent declared (`checkfu.capabilities`).
+    pub fn checkfu(&self) -> &Map<String, Value> {
+        &self.checkfu
+    }
+
+    fn declared(&self, key: &str, value: &str) -> bool {
+        self.checkfu.get(key).and_then(Value::as_str) == Some(value)
+    }
+
+    fn request(&mut self, method: &str, params: Value, ours: Ours) -> String {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.ours.insert(id.to_string(), ours);
+        codec::request(id, method, params)
+    }
+
+    /// The first line: `initialize` with our client capabilities.
+    pub fn initialize_line(&mut self) -> String {
+        self.request(
+            "initialize",
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": true, "writeTextFile": true},
+                    "terminal": true
+                },
+                "clientInfo": {
+                    "name": "switchboard",
+                    "title": "switchboard",
+                    "version": env!("CARGO_PKG_VERSION")
+                }
+            }),
+            Ours::Initialize,
+        )
+    }
+
+    /// The `session/new` params: cwd, no MCP servers, and the Checkfu `_meta` keys the agent
+    /// declared support for.
+    pub fn new_session_params(&self, out: &mut Out) -> Value {
+        let mut params = json!({
+            "cwd": self.opts.cwd.display().to_string(),
+            "mcpServers": []
+        });
+        let mut meta = Map::new();
+        if let Some(tools) = &self.opts.builtin_tools {
+            if self.declared("builtin_tool_scoping", "enforced") {
+                meta.insert("checkfu.builtin_tools".into(), json!(tools));
+            } else {
+                out.protocol(
+                    Level::Warn,
+                    "--builtin-tools not sent: the agent does not declare checkfu builtin_tool_scoping",
+                );
+            }
+        }
+        if let Some(schema) = &self.opts.output_schema {
+            if self.checkfu.contains_key("structured_output") {
+                meta.insert("checkfu.output_schema".into(), schema.clone());
+            } else {
+                out.protocol(
+                    Level::Warn,
+                    "--output-schema not sent: the agent does not declare checkfu structured_output",
+                );
+            }
+        }
+        if !meta.is_empty() {
+            params["_meta"] = Value::Object(meta);
+        }
+        params
+    }
+
+    /// Classify and map one stdout line of the agent.
+    pub fn on_line(&mut self, line: &str) -> Out {
+        let mut out = Out::default();
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.trim().is_empty() {
+            return out;
+        }
+        match codec::parse(line) {
+            Frame::NotJson { error } => out.protocol(
+                Level::Error,
+                format!(
+                    "line without a JSON-RPC envelope (not JSON: {error}): {}",
+                    truncate(&sanitize(line), 400)
+                ),
+            ),
+            Frame::NoEnvelope { reason } => out.protocol(
+                Level::Error,
+                format!(
+                    "line without a JSON-RPC envelope ({reason}): {}",
+                    truncate(&sanitize(line), 400)
+                ),
+            ),
+            Frame::Response { id, outcome } => self.response(&id, outcome, &mut out),
+            Frame::Notification { method, params } => match method.as_str() {
+                "session/update" => self.session_update(&params, line, &mut out),
+                "$/cancel_request" => self.cancel_request(&params, &mut out),
+                _ => out.push(ItemKind::Generic {
+                    label: format!("notification {}", sanitize(&method)),
+                    raw: sanitize(line),
+                }),
+            },
+            Frame::Request { id, method, params } => {
+                self.agent_request(id, &method, &params, &mut out)
+            }
+        }
+        out
+    }
+
+    // ---- responses to our requests -------------------------------------------------------
+}

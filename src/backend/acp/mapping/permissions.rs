@@ -1,0 +1,251 @@
+//! Gates raised for the agent: permission requests, file writes, terminals, cancellations.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::actions::TerminalSpec;
+use super::wire::{command_of, wire_name};
+use super::{Incoming, Mapper, Out, Theirs};
+use crate::backend::acp::codec;
+use crate::backend::acp::codec::schema;
+use crate::core::diff::Diff;
+use crate::core::gate::{Gate, GateKind, PermOption, Permission};
+use crate::core::msg::BackendEvent;
+use crate::core::text::{pretty_json, sanitize};
+use crate::core::transcript::Level;
+use crate::core::tree::ROOT_KEY;
+
+impl Mapper {
+    pub(super) fn permission(
+        &mut self,
+        id: Value,
+        gid: String,
+        r: schema::RequestPermissionRequest,
+        out: &mut Out,
+    ) {
+        let tid = r.tool_call.tool_call_id.0.to_string();
+        let known = self.tools.contains_key(&tid);
+        self.patch_tool(&tid, &r.tool_call, out);
+        if !known {
+            self.seg += 1;
+            self.tool_uses += 1;
+        }
+        self.tool_rows(&tid, out);
+        let view = self.tools.get(&tid).cloned().unwrap_or_default();
+        let options: Vec<PermOption> = r
+            .options
+            .iter()
+            .map(|o| PermOption {
+                option_id: o.option_id.0.to_string(),
+                name: sanitize(&o.name),
+                kind: wire_name(&o.kind),
+            })
+            .collect();
+        if options.is_empty() {
+            out.lines.push(codec::result(
+                &id,
+                json!({"outcome":{"outcome":"cancelled"}}),
+            ));
+            out.protocol(
+                Level::Error,
+                "session/request_permission without options: answered cancelled",
+            );
+            return;
+        }
+        let tool = view.tool_name.clone().unwrap_or_else(|| {
+            if view.kind.is_empty() {
+                "tool".into()
+            } else {
+                view.kind.clone()
+            }
+        });
+        let command = command_of(view.raw_input.as_ref());
+        let input = match (&command, &view.raw_input) {
+            (Some(c), _) => format!("$ {c}"),
+            (None, Some(r)) => pretty_json(r),
+            (None, None) => String::new(),
+        };
+        let default = options
+            .iter()
+            .find(|o| o.kind == "allow_once")
+            .unwrap_or(&options[0]);
+        let default_reply =
+            pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
+        let kind = GateKind::Permission(Permission {
+            tool: sanitize(&tool),
+            summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
+            input: sanitize(&input),
+            title: Some(sanitize(&view.title)).filter(|t| !t.is_empty()),
+            description: None,
+            decision_reason: None,
+            blocked_path: None,
+            suggestions: Vec::new(),
+            always_allowed: false,
+            default_to_no: false,
+            diff: view.diff.clone(),
+            options: options.clone(),
+        });
+        self.theirs.insert(
+            gid.clone(),
+            Incoming {
+                rpc_id: id,
+                what: Theirs::Permission { options },
+            },
+        );
+        out.ev(BackendEvent::GateOpen(Gate {
+            id: gid,
+            node_key: ROOT_KEY.into(),
+            asked_by: None,
+            kind,
+            opened_ms: self.now,
+            default_reply,
+            reply_definition: "RequestPermissionResponse",
+        }));
+    }
+
+    pub(super) fn client_gate(
+        &mut self,
+        id: Value,
+        gid: String,
+        what: Theirs,
+        perm: Permission,
+        def: &'static str,
+        out: &mut Out,
+    ) {
+        self.theirs
+            .insert(gid.clone(), Incoming { rpc_id: id, what });
+        out.ev(BackendEvent::GateOpen(Gate {
+            id: gid,
+            node_key: ROOT_KEY.into(),
+            asked_by: None,
+            kind: GateKind::Permission(perm),
+            opened_ms: self.now,
+            default_reply: "{}".into(),
+            reply_definition: def,
+        }));
+    }
+
+    pub(super) fn yes_no(yes: &str) -> Vec<PermOption> {
+        vec![
+            PermOption {
+                option_id: "allow".into(),
+                name: yes.into(),
+                kind: "allow_once".into(),
+            },
+            PermOption {
+                option_id: "reject".into(),
+                name: "Refuse".into(),
+                kind: "reject_once".into(),
+            },
+        ]
+    }
+
+    /// The `fs/write_text_file` gate, once the session read the file on disk (`None`: missing).
+    pub fn write_gate(
+        &mut self,
+        id: Value,
+        path: PathBuf,
+        content: String,
+        old: Option<String>,
+    ) -> Out {
+        let mut out = Out::default();
+        let gid = Self::gate_id(&id);
+        if self.theirs.contains_key(&gid) {
+            out.protocol(
+                Level::Error,
+                format!("the agent reused request id {id} while it is pending"),
+            );
+            return out;
+        }
+        let shown = path.display().to_string();
+        let diff = Diff::unified(&shown, old.as_deref().unwrap_or(""), &content, 3);
+        let perm = Permission {
+            tool: "fs/write_text_file".into(),
+            summary: sanitize(&shown),
+            input: sanitize(&shown),
+            title: Some(format!(
+                "{} {} ({} bytes)",
+                if old.is_some() { "overwrite" } else { "create" },
+                sanitize(&shown),
+                content.len()
+            )),
+            description: None,
+            decision_reason: None,
+            blocked_path: None,
+            suggestions: Vec::new(),
+            always_allowed: false,
+            default_to_no: false,
+            diff: Some(diff),
+            options: Self::yes_no("Write the file"),
+        };
+        self.client_gate(
+            id,
+            gid,
+            Theirs::Write { path, content },
+            perm,
+            "WriteTextFileResponse",
+            &mut out,
+        );
+        out
+    }
+
+    pub(super) fn terminal_gate(
+        &mut self,
+        id: Value,
+        gid: String,
+        spec: TerminalSpec,
+        out: &mut Out,
+    ) {
+        let line = spec.command_line();
+        let perm = Permission {
+            tool: "terminal".into(),
+            summary: sanitize(&line),
+            input: sanitize(&format!("$ {line}\n(in {})", spec.cwd.display())),
+            title: Some("run a command in a client terminal".into()),
+            description: None,
+            decision_reason: None,
+            blocked_path: None,
+            suggestions: Vec::new(),
+            always_allowed: false,
+            default_to_no: false,
+            diff: None,
+            options: Self::yes_no("Run it"),
+        };
+        self.client_gate(
+            id,
+            gid,
+            Theirs::Terminal { spec },
+            perm,
+            "CreateTerminalResponse",
+            out,
+        );
+    }
+
+    pub(super) fn cancel_request(&mut self, params: &Value, out: &mut Out) {
+        let Some(rid) = params.get("requestId") else {
+            return out.protocol(Level::Warn, "$/cancel_request without requestId");
+        };
+        let gid = Self::gate_id(rid);
+        let Some(inc) = self.theirs.remove(&gid) else {
+            return out.protocol(
+                Level::Info,
+                format!("$/cancel_request for {rid}, which is not pending"),
+            );
+        };
+        out.lines.push(match inc.what {
+            Theirs::Permission { .. } => {
+                codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}}))
+            }
+            _ => codec::error(
+                &inc.rpc_id,
+                codec::REQUEST_CANCELLED,
+                "Request cancelled",
+                None,
+            ),
+        });
+        out.ev(BackendEvent::GateWithdrawn { id: gid });
+    }
+
+    // ---- commands from the core -------------------------------------------------------------
+}

@@ -1,0 +1,362 @@
+//! Responses to our requests: initialize, session/new, prompt turns ending, failures.
+
+use serde_json::Value;
+
+use super::checkfu::telemetry_text;
+use super::wire::s;
+use super::{Mapper, Ours, Out, PROTOCOL_VERSION};
+use crate::backend::acp::codec;
+use crate::backend::acp::codec::{RpcError, schema};
+use crate::core::msg::{BackendEvent, SessionPatch, TurnState};
+use crate::core::text::{one_line, sanitize};
+use crate::core::transcript::{ItemKind, Level};
+use crate::core::tree::{NodePatch, ROOT_KEY};
+
+impl Mapper {
+    pub(super) fn response(&mut self, id: &Value, outcome: Result<Value, RpcError>, out: &mut Out) {
+        let Some(ours) = self.ours.remove(&codec::id_key(id)) else {
+            out.protocol(Level::Warn, format!("response to unknown request id {id}"));
+            return;
+        };
+        let result = match outcome {
+            Ok(r) => r,
+            Err(e) => return self.failed(ours, e, out),
+        };
+        match ours {
+            Ours::Initialize => self.initialized(&result, out),
+            Ours::NewSession => self.session_created(&result, out),
+            Ours::Prompt => self.turn_ended(&result, out),
+            Ours::SetMode(mode) => {
+                out.ev(BackendEvent::Session(SessionPatch {
+                    permission_mode: Some(mode.clone()),
+                    ..SessionPatch::default()
+                }));
+                out.system("mode", format!("mode set to {mode}"));
+            }
+            Ours::Steer { text } => {
+                let d = s(&result, "disposition").unwrap_or_default();
+                match d.as_str() {
+                    "delivered" => out.system("steer", "delivered to the running turn"),
+                    "queued" => out.system("steer", "queued by the agent for later in the turn"),
+                    _ => self.steer_refused(text, &format!("disposition {d:?}"), out),
+                }
+            }
+            Ours::Interrupt => {
+                let d = s(&result, "disposition").unwrap_or_default();
+                if d == "draining" {
+                    self.draining = true;
+                    out.system(
+                        "interrupt",
+                        "draining: the agent is winding the turn down (Ctrl-C again cancels)",
+                    );
+                    out.info("turn", Some("draining".into()));
+                } else {
+                    out.system(
+                        "interrupt",
+                        format!(
+                            "{}: falling back to session/cancel",
+                            if d.is_empty() { "no disposition" } else { &d }
+                        ),
+                    );
+                    self.cancel(out);
+                }
+            }
+        }
+    }
+
+    pub(super) fn failed(&mut self, ours: Ours, e: RpcError, out: &mut Out) {
+        let what = format!("error {}: {}", e.code, sanitize(&e.message));
+        match ours {
+            Ours::Initialize => out.protocol(Level::Error, format!("initialize failed: {what}")),
+            Ours::NewSession => {
+                out.protocol(Level::Error, format!("session/new failed: {what}"));
+            }
+            Ours::Prompt => {
+                out.protocol(Level::Error, format!("session/prompt failed: {what}"));
+                out.push(ItemKind::TurnResult {
+                    ok: false,
+                    subtype: "error".into(),
+                    text: what,
+                    cost_usd: None,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    duration_ms: self.now.saturating_sub(self.turn_started_ms),
+                });
+                self.end_turn(out);
+            }
+            Ours::SetMode(mode) => out.protocol(
+                Level::Error,
+                format!("session/set_mode {mode} failed: {what}"),
+            ),
+            Ours::Steer { text } => self.steer_refused(text, &what, out),
+            Ours::Interrupt => {
+                out.system(
+                    "interrupt",
+                    format!("failed ({what}): falling back to session/cancel"),
+                );
+                self.cancel(out);
+            }
+        }
+    }
+
+    pub(super) fn initialized(&mut self, result: &Value, out: &mut Out) {
+        if let Err(e) = codec::typed::<schema::InitializeResponse>(result) {
+            out.protocol(
+                Level::Warn,
+                format!("initialize result outside the ACP types: {e}"),
+            );
+        }
+        let version = result.get("protocolVersion").and_then(Value::as_u64);
+        if version != Some(PROTOCOL_VERSION) {
+            out.protocol(
+                Level::Error,
+                format!("the agent answered protocol version {version:?}; switchboard speaks {PROTOCOL_VERSION}"),
+            );
+        }
+        let caps = result
+            .get("_meta")
+            .and_then(|m| m.get("checkfu.capabilities"))
+            .or_else(|| {
+                result
+                    .get("agentCapabilities")
+                    .and_then(|c| c.get("_meta"))
+                    .and_then(|m| m.get("checkfu.capabilities"))
+            })
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        self.checkfu = caps;
+        let info = result.get("agentInfo").cloned().unwrap_or(Value::Null);
+        let name = s(&info, "title").or_else(|| s(&info, "name"));
+        let mut extra = vec![(
+            "protocol".to_string(),
+            version.map_or("?".into(), |v| v.to_string()),
+        )];
+        if let Some(n) = s(&info, "name") {
+            extra.push(("agent".into(), sanitize(&n)));
+        }
+        let ac = result
+            .get("agentCapabilities")
+            .cloned()
+            .unwrap_or(Value::Null);
+        extra.push((
+            "loadSession".into(),
+            ac.get("loadSession")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+                .to_string(),
+        ));
+        if let Some(p) = ac.get("promptCapabilities") {
+            extra.push(("prompt caps".into(), p.to_string()));
+        }
+        if let Some(a) = result
+            .get("authMethods")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+        {
+            let names: Vec<String> = a.iter().filter_map(|m| s(m, "name")).collect();
+            extra.push(("auth methods".into(), sanitize(&names.join(", "))));
+        }
+        if self.checkfu.is_empty() {
+            extra.push(("checkfu".into(), "not declared".into()));
+        }
+        for (k, v) in &self.checkfu {
+            extra.push((
+                format!("checkfu.{k}"),
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            ));
+        }
+        self.caps.extra = extra;
+        out.ev(BackendEvent::Capabilities(self.caps.clone()));
+        if let Some(n) = &name {
+            out.ev(BackendEvent::NodeUpdate {
+                key: ROOT_KEY.into(),
+                patch: NodePatch {
+                    name: Some(sanitize(n)),
+                    ..NodePatch::default()
+                },
+            });
+        }
+        out.ev(BackendEvent::Session(SessionPatch {
+            agent_version: s(&info, "version").map(|v| sanitize(&v)),
+            ..SessionPatch::default()
+        }));
+        if !self.checkfu.is_empty() {
+            let list: Vec<String> = self
+                .checkfu
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("?")))
+                .collect();
+            out.system(
+                "checkfu",
+                format!("extension declared: {}", list.join(", ")),
+            );
+        }
+        let params = self.new_session_params(out);
+        let line = self.request("session/new", params, Ours::NewSession);
+        out.lines.push(line);
+    }
+
+    pub(super) fn session_created(&mut self, result: &Value, out: &mut Out) {
+        if let Err(e) = codec::typed::<schema::NewSessionResponse>(result) {
+            out.protocol(
+                Level::Warn,
+                format!("session/new result outside the ACP types: {e}"),
+            );
+        }
+        let Some(sid) = s(result, "sessionId") else {
+            out.protocol(Level::Error, "session/new result without a sessionId");
+            return;
+        };
+        self.session_id = Some(sid.clone());
+        let modes = result.get("modes").cloned().unwrap_or(Value::Null);
+        self.caps.modes = modes
+            .get("availableModes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| s(m, "id"))
+                    .map(|m| sanitize(&m))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let models = result.get("models").cloned().unwrap_or(Value::Null);
+        self.caps.models = models
+            .get("availableModels")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|m| {
+                        (
+                            sanitize(&s(m, "modelId").unwrap_or_default()),
+                            one_line(
+                                &sanitize(
+                                    &s(m, "name")
+                                        .or_else(|| s(m, "description"))
+                                        .unwrap_or_default(),
+                                ),
+                                120,
+                            ),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(opts) = result.get("configOptions").and_then(Value::as_array) {
+            self.config_options(opts);
+        }
+        out.ev(BackendEvent::Capabilities(self.caps.clone()));
+        out.ev(BackendEvent::Session(SessionPatch {
+            session_id: Some(sanitize(&sid)),
+            cwd: Some(self.opts.cwd.display().to_string()),
+            permission_mode: s(&modes, "currentModeId").map(|m| sanitize(&m)),
+            model: s(&models, "currentModelId").map(|m| sanitize(&m)),
+            interruptible: Some(true),
+            ..SessionPatch::default()
+        }));
+        out.system(
+            "session",
+            format!(
+                "started {}: {} mode(s), {} model(s)",
+                sanitize(&sid),
+                self.caps.modes.len(),
+                self.caps.models.len()
+            ),
+        );
+        self.ready = true;
+        out.ev(BackendEvent::Turn(TurnState::Idle));
+        if let Some(next) = self.queued.pop_front() {
+            self.send_prompt(next, out);
+        }
+    }
+
+    pub(super) fn config_options(&mut self, opts: &[Value]) {
+        self.caps.extra.retain(|(k, _)| !k.starts_with("config "));
+        for o in opts {
+            let id = s(o, "id").unwrap_or_default();
+            let v = o.get("currentValue").map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            });
+            self.caps.extra.push((
+                format!("config {}", sanitize(&id)),
+                sanitize(&v.unwrap_or_default()),
+            ));
+        }
+    }
+
+    pub(super) fn turn_ended(&mut self, result: &Value, out: &mut Out) {
+        if let Err(e) = codec::typed::<schema::PromptResponse>(result) {
+            out.protocol(
+                Level::Warn,
+                format!("session/prompt result outside the ACP types: {e}"),
+            );
+        }
+        let stop = s(result, "stopReason").unwrap_or_else(|| "?".into());
+        let usage = result.get("usage").cloned().unwrap_or(Value::Null);
+        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let input = n("inputTokens") + n("cachedReadTokens") + n("cachedWriteTokens");
+        let output = n("outputTokens");
+        let telemetry = result
+            .get("_meta")
+            .and_then(|m| m.get("checkfu.turn"))
+            .cloned();
+        let wall = telemetry
+            .as_ref()
+            .and_then(|t| t.get("wall_time_ms"))
+            .and_then(Value::as_u64);
+        let duration = wall.unwrap_or_else(|| self.now.saturating_sub(self.turn_started_ms));
+        let ok = matches!(stop.as_str(), "end_turn" | "cancelled");
+        let text = match stop.as_str() {
+            "end_turn" => String::new(),
+            "cancelled" => "cancelled".to_string(),
+            other => format!("stop reason {other}"),
+        };
+        out.push(ItemKind::TurnResult {
+            ok,
+            subtype: sanitize(&stop),
+            text,
+            cost_usd: self.cost,
+            input_tokens: input,
+            output_tokens: output,
+            duration_ms: duration,
+        });
+        if let Some(t) = telemetry {
+            out.system("turn telemetry", telemetry_text(&t));
+        }
+        out.ev(BackendEvent::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cost_usd: 0.0,
+        });
+        self.end_turn(out);
+    }
+
+    pub(super) fn end_turn(&mut self, out: &mut Out) {
+        self.turn = false;
+        self.draining = false;
+        out.info("turn", None);
+        out.ev(BackendEvent::Turn(TurnState::Idle));
+        if let Some(next) = self.queued.pop_front() {
+            out.system("queue", "sending the queued prompt");
+            self.send_prompt(next, out);
+        }
+    }
+
+    pub(super) fn steer_refused(&mut self, text: String, why: &str, out: &mut Out) {
+        out.system(
+            "steer",
+            format!("refused ({why}): the text is queued as the next prompt"),
+        );
+        if self.turn {
+            self.queued.push_back(text);
+        } else {
+            self.send_prompt(text, out);
+        }
+    }
+
+    // ---- session/update -------------------------------------------------------------------
+}

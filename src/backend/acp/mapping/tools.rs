@@ -1,0 +1,159 @@
+//! Tool calls and their updates → tree nodes and transcript rows (content, diffs, terminals).
+
+use super::terminals::term_row;
+use super::wire::{command_of, content_text, locations, tool_name, wire_name};
+use super::{Mapper, Out, ToolView};
+use crate::backend::acp::codec::schema;
+use crate::core::diff::Diff;
+use crate::core::msg::BackendEvent;
+use crate::core::text::{one_line, pretty_json, sanitize};
+use crate::core::transcript::{ItemKind, ItemOp};
+use crate::core::tree::{NodePatch, ROOT_KEY};
+
+pub(super) fn merge_diff(into: &mut Option<Diff>, d: Diff) {
+    match into {
+        Some(acc) => {
+            acc.added += d.added;
+            acc.removed += d.removed;
+            acc.lines.extend(d.lines);
+        }
+        None => *into = Some(d),
+    }
+}
+
+impl Mapper {
+    pub(super) fn set_content(view: &mut ToolView, content: &[schema::ToolCallContent]) {
+        view.text.clear();
+        view.diff = None;
+        view.terminals.clear();
+        for c in content {
+            match c {
+                schema::ToolCallContent::Content(c) => {
+                    if !view.text.is_empty() {
+                        view.text.push('\n');
+                    }
+                    view.text.push_str(&content_text(&c.content));
+                }
+                schema::ToolCallContent::Diff(d) => {
+                    let path = d.path.display().to_string();
+                    merge_diff(
+                        &mut view.diff,
+                        Diff::unified(&path, d.old_text.as_deref().unwrap_or(""), &d.new_text, 3),
+                    );
+                }
+                schema::ToolCallContent::Terminal(t) => {
+                    view.terminals.push(t.terminal_id.0.to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn patch_tool(&mut self, id: &str, u: &schema::ToolCallUpdate, _out: &mut Out) {
+        let view = self.tools.entry(id.to_string()).or_default();
+        let f = &u.fields;
+        if let Some(t) = &f.title {
+            view.title = t.clone();
+        }
+        if let Some(k) = &f.kind {
+            view.kind = wire_name(k);
+        }
+        if let Some(st) = &f.status {
+            view.status = wire_name(st);
+        }
+        if let Some(c) = &f.content {
+            Self::set_content(view, c);
+        }
+        if let Some(l) = &f.locations {
+            view.locations = locations(l);
+        }
+        if let Some(r) = &f.raw_input {
+            view.raw_input = Some(r.clone());
+        }
+        if let Some(r) = &f.raw_output {
+            view.raw_output = Some(r.clone());
+        }
+        if let Some(n) = tool_name(u.meta.as_ref()) {
+            view.tool_name = Some(n);
+        }
+    }
+
+    /// The tool call row, its text output row and its terminal rows.
+    pub(super) fn tool_rows(&mut self, id: &str, out: &mut Out) {
+        let Some(view) = self.tools.get(id).cloned() else {
+            return;
+        };
+        let label = view.tool_name.clone().unwrap_or_else(|| {
+            if view.kind.is_empty() {
+                "tool".into()
+            } else {
+                view.kind.clone()
+            }
+        });
+        let status = if view.status.is_empty() {
+            "pending"
+        } else {
+            &view.status
+        };
+        let mut summary = one_line(&sanitize(&view.title), 200);
+        if let Some(cmd) = command_of(view.raw_input.as_ref())
+            && !summary.contains(cmd.trim())
+        {
+            summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
+        }
+        if !view.locations.is_empty() {
+            summary.push_str(&format!(" ({})", view.locations.join(", ")));
+        }
+        for t in &view.terminals {
+            summary.push_str(&format!(" → terminal {t}"));
+        }
+        let mut input = String::new();
+        if let Some(r) = &view.raw_input {
+            input.push_str(&pretty_json(r));
+        }
+        if let Some(r) = &view.raw_output {
+            input.push_str("\noutput: ");
+            input.push_str(&pretty_json(r));
+        }
+        out.item(
+            None,
+            ItemOp::Upsert {
+                key: format!("tool:{id}"),
+                kind: ItemKind::ToolCall {
+                    id: id.to_string(),
+                    name: format!("{} · {status}", sanitize(&label)),
+                    summary,
+                    input: sanitize(&input),
+                    diff: view.diff.clone(),
+                },
+            },
+        );
+        if !view.text.trim().is_empty() {
+            out.item(
+                None,
+                ItemOp::Upsert {
+                    key: format!("toolout:{id}"),
+                    kind: ItemKind::ToolResult {
+                        tool_use_id: id.to_string(),
+                        text: sanitize(&view.text),
+                        is_error: status == "failed",
+                    },
+                },
+            );
+        }
+        for t in &view.terminals {
+            let tv = self.terms.entry(t.clone()).or_default();
+            tv.tool = Some(id.to_string());
+            let row = term_row(t, tv);
+            out.item(None, row);
+        }
+        out.ev(BackendEvent::NodeUpdate {
+            key: ROOT_KEY.into(),
+            patch: NodePatch {
+                tool_uses: Some(self.tool_uses),
+                last_tool: Some(sanitize(&label)),
+                ..NodePatch::default()
+            },
+        });
+    }
+}

@@ -1,0 +1,219 @@
+//! `session/update` notifications: message chunks, plans, usage, modes and commands.
+
+use serde_json::Value;
+
+use super::wire::{content_text, locations, s, tool_name, wire_name};
+use super::{Mapper, Out};
+use crate::backend::acp::codec;
+use crate::backend::acp::codec::schema;
+use crate::core::msg::{BackendEvent, SessionPatch};
+use crate::core::text::{one_line, sanitize};
+use crate::core::transcript::{ItemKind, ItemOp, PlanEntry};
+
+impl Mapper {
+    pub(super) fn session_update(&mut self, params: &Value, line: &str, out: &mut Out) {
+        let update = params.get("update").cloned().unwrap_or(Value::Null);
+        let kind = s(&update, "sessionUpdate").unwrap_or_default();
+        // Checkfu sub-agent phases ride on session_info_update `_meta`; read them raw.
+        if kind == "session_info_update"
+            && let Some(sa) = update.get("_meta").and_then(|m| m.get("checkfu.subagent"))
+        {
+            return self.subagent(sa, &update, out);
+        }
+        let n = match codec::typed::<schema::SessionNotification>(params) {
+            Ok(n) => n,
+            Err(e) => {
+                if kind == "usage_update" {
+                    // claude-agent-acp sends `"used": null`; read what is there.
+                    return self.usage(
+                        update.get("used").and_then(Value::as_u64),
+                        update.get("size").and_then(Value::as_u64),
+                        update
+                            .get("cost")
+                            .and_then(|c| c.get("amount"))
+                            .and_then(Value::as_f64),
+                        out,
+                    );
+                }
+                let label = if kind.is_empty() {
+                    format!("session/update without a known shape: {e}")
+                } else {
+                    format!("session/update {}: {}", sanitize(&kind), one_line(&e, 120))
+                };
+                out.push(ItemKind::Generic {
+                    label,
+                    raw: sanitize(line),
+                });
+                return;
+            }
+        };
+        use schema::SessionUpdate as U;
+        match n.update {
+            U::UserMessageChunk(c) => {
+                if self.turn {
+                    // Our own prompt is already in the transcript.
+                    return;
+                }
+                let key = format!("user:{}:{}", self.turn_no, self.seg);
+                let acc = self.user_text.entry(key.clone()).or_default();
+                acc.push_str(&content_text(&c.content));
+                out.item(
+                    None,
+                    ItemOp::Upsert {
+                        key,
+                        kind: ItemKind::User {
+                            text: sanitize(acc),
+                        },
+                    },
+                );
+            }
+            U::AgentMessageChunk(c) => self.chunk(false, &c, out),
+            U::AgentThoughtChunk(c) => self.chunk(true, &c, out),
+            U::ToolCall(tc) => {
+                let id = tc.tool_call_id.0.to_string();
+                let first = !self.tools.contains_key(&id);
+                let view = self.tools.entry(id.clone()).or_default();
+                view.title = tc.title.clone();
+                view.kind = wire_name(&tc.kind);
+                view.status = wire_name(&tc.status);
+                view.raw_input = tc.raw_input.clone();
+                view.raw_output = tc.raw_output.clone();
+                view.tool_name = tool_name(tc.meta.as_ref());
+                Self::set_content(view, &tc.content);
+                view.locations = locations(&tc.locations);
+                self.seg += 1;
+                if first {
+                    self.tool_uses += 1;
+                }
+                self.tool_rows(&id, out);
+            }
+            U::ToolCallUpdate(u) => {
+                let id = u.tool_call_id.0.to_string();
+                if !self.tools.contains_key(&id) {
+                    self.seg += 1;
+                    self.tool_uses += 1;
+                }
+                self.patch_tool(&id, &u, out);
+                self.tool_rows(&id, out);
+            }
+            U::Plan(p) => {
+                let entries = p
+                    .entries
+                    .iter()
+                    .map(|e| PlanEntry {
+                        content: sanitize(&e.content),
+                        status: wire_name(&e.status),
+                        priority: wire_name(&e.priority),
+                    })
+                    .collect();
+                out.item(
+                    None,
+                    ItemOp::Upsert {
+                        key: format!("plan:{}", self.turn_no),
+                        kind: ItemKind::Plan { entries },
+                    },
+                );
+            }
+            U::AvailableCommandsUpdate(c) => {
+                self.caps.commands = c
+                    .available_commands
+                    .iter()
+                    .map(|c| {
+                        (
+                            format!("/{}", sanitize(&c.name)),
+                            one_line(&sanitize(&c.description), 120),
+                        )
+                    })
+                    .collect();
+                out.ev(BackendEvent::Capabilities(self.caps.clone()));
+            }
+            U::CurrentModeUpdate(m) => {
+                let mode = sanitize(&m.current_mode_id.0);
+                out.ev(BackendEvent::Session(SessionPatch {
+                    permission_mode: Some(mode.clone()),
+                    ..SessionPatch::default()
+                }));
+                out.system("mode", format!("current mode: {mode}"));
+            }
+            U::ConfigOptionUpdate(_) => {
+                if let Some(opts) = update.get("configOptions").and_then(Value::as_array) {
+                    self.config_options(opts);
+                }
+                out.ev(BackendEvent::Capabilities(self.caps.clone()));
+            }
+            U::SessionInfoUpdate(si) => {
+                use agent_client_protocol_schema::MaybeUndefined as M;
+                match si.title {
+                    M::Value(t) => out.info("title", Some(one_line(&sanitize(&t), 60))),
+                    M::Null => out.info("title", None),
+                    M::Undefined => {}
+                }
+            }
+            U::UsageUpdate(u) => {
+                self.usage(Some(u.used), Some(u.size), u.cost.map(|c| c.amount), out)
+            }
+            U::Notice(n) => out.system(
+                &format!("notice {}", wire_name(&n.severity)),
+                sanitize(&match n.description {
+                    Some(d) => format!("{}: {d}", n.title),
+                    None => n.title,
+                }),
+            ),
+            _ => out.push(ItemKind::Generic {
+                label: format!("session/update {}", sanitize(&kind)),
+                raw: sanitize(line),
+            }),
+        }
+    }
+
+    pub(super) fn usage(
+        &mut self,
+        used: Option<u64>,
+        size: Option<u64>,
+        cost: Option<f64>,
+        out: &mut Out,
+    ) {
+        let h = crate::core::text::human_count;
+        let ctx = match (used, size) {
+            (Some(u), Some(s)) => format!("ctx {}/{}", h(u), h(s)),
+            (None, Some(s)) => format!("ctx ?/{}", h(s)),
+            (Some(u), None) => format!("ctx {}", h(u)),
+            (None, None) => return,
+        };
+        out.info("context", Some(ctx));
+        if let Some(c) = cost {
+            self.cost = Some(c);
+            out.info("cost", Some(format!("${c:.4}")));
+        }
+    }
+
+    pub(super) fn chunk(&mut self, thinking: bool, c: &schema::ContentChunk, out: &mut Out) {
+        let text = sanitize(&content_text(&c.content));
+        if text.is_empty() {
+            return;
+        }
+        let group = match &c.message_id {
+            Some(m) => format!("m{}", m.0),
+            None => format!("s{}", self.seg),
+        };
+        let key = format!(
+            "{}:{}:{group}",
+            if thinking { "thought" } else { "msg" },
+            self.turn_no
+        );
+        let acc = self.streamed.entry(key.clone()).or_default();
+        if text.len() > 1 && *acc == text {
+            // The whole message repeated after its deltas (Codex adapters): already shown.
+            return;
+        }
+        acc.push_str(&text);
+        out.item(
+            None,
+            ItemOp::AppendText {
+                key,
+                thinking,
+                delta: text,
+            },
+        );
+    }
+}

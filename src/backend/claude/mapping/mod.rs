@@ -1,0 +1,236 @@
+//! Claude stream-json frames → domain events, and domain commands → stdin lines.
+//! Pure: no IO, so live sessions, replays and tests share it.
+
+mod commands;
+mod control;
+mod messages;
+mod stream;
+mod system;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Value, json};
+
+use super::codec::Inbound;
+use super::encode::Pending;
+use super::{codec, encode};
+use crate::core::msg::BackendEvent;
+use crate::core::text::{sanitize, truncate};
+use crate::core::transcript::{ItemKind, ItemOp, Level};
+use crate::core::tree::{NodePatch, NodeStatus};
+
+/// Dialog kinds this UI renders (declared in `initialize`).
+pub const DIALOG_KINDS: &[&str] = &["refusal_fallback_prompt"];
+
+/// What one input produced: events for the core and lines to write back at once.
+#[derive(Debug, Default)]
+pub struct Out {
+    pub events: Vec<BackendEvent>,
+    pub replies: Vec<String>,
+}
+
+impl Out {
+    fn ev(&mut self, e: BackendEvent) {
+        self.events.push(e);
+    }
+    fn item(&mut self, node: Option<String>, op: ItemOp) {
+        self.events.push(BackendEvent::Item { node, op });
+    }
+    fn protocol(&mut self, level: Level, text: impl Into<String>) {
+        self.events.push(BackendEvent::Protocol {
+            level,
+            text: text.into(),
+        });
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Ours {
+    Initialize,
+    Interrupt,
+    SetMode(String),
+}
+
+#[derive(Debug, Clone)]
+struct StreamBlock {
+    index: u32,
+    kind: BlockKind,
+    settled: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Text,
+    Thinking,
+    ToolUse,
+}
+
+#[derive(Debug, Default)]
+pub struct Mapper {
+    pending: HashMap<String, Pending>,
+    ours: HashMap<String, Ours>,
+    next_id: u64,
+    /// Hook callback id → tool name, for `--break TOOL`.
+    breakpoints: HashMap<String, String>,
+    /// tool_use id → node key of the line that carried it (None = root).
+    tool_node: HashMap<String, Option<String>>,
+    tool_names: HashMap<String, String>,
+    /// Node keys of sub-agents (their dispatching tool_use ids).
+    agents: HashSet<String>,
+    task_node: HashMap<String, String>,
+    agent_node: HashMap<String, String>,
+    stream: HashMap<String, Vec<StreamBlock>>,
+    current_msg: HashMap<Option<String>, String>,
+    tool_uses: HashMap<Option<String>, u64>,
+    settle_seq: u64,
+    init_seen: bool,
+    interrupting: bool,
+}
+
+impl Mapper {
+    pub fn new(breaks: &[String]) -> Mapper {
+        let mut m = Mapper::default();
+        for tool in breaks {
+            m.breakpoints
+                .insert(format!("sb-break-{tool}"), tool.clone());
+        }
+        m
+    }
+
+    fn next_request_id(&mut self) -> String {
+        self.next_id += 1;
+        format!("sb-{}", self.next_id)
+    }
+
+    /// The first stdin line: hooks for breakpoints, the dialog kinds we render, and
+    /// sub-agent text forwarding.
+    pub fn initialize_line(&mut self) -> String {
+        let id = self.next_request_id();
+        self.ours.insert(id.clone(), Ours::Initialize);
+        let mut req = json!({
+            "subtype": "initialize",
+            "supportedDialogKinds": DIALOG_KINDS,
+            "forwardSubagentText": true,
+        });
+        if !self.breakpoints.is_empty() {
+            let mut entries: Vec<(&String, &String)> = self.breakpoints.iter().collect();
+            entries.sort();
+            let hooks: Vec<Value> = entries
+                .into_iter()
+                .map(|(cb, tool)| json!({"matcher": tool, "hookCallbackIds": [cb]}))
+                .collect();
+            req["hooks"] = json!({ "PreToolUse": hooks });
+        }
+        encode::request(&id, req)
+    }
+
+    /// Node key for lines whose `parent_tool_use_id` is `parent`; opens a node for a parent
+    /// we have not seen dispatched (so nothing is lost).
+    fn node_for(&mut self, parent: Option<&str>, out: &mut Out) -> Option<String> {
+        let p = parent?;
+        if !self.agents.contains(p) {
+            self.agents.insert(p.to_string());
+            let grand = self.tool_node.get(p).cloned().flatten();
+            out.ev(BackendEvent::NodeOpen {
+                key: p.to_string(),
+                parent: grand,
+                patch: NodePatch {
+                    name: Some("agent".into()),
+                    status: Some(NodeStatus::Running),
+                    ..NodePatch::default()
+                },
+            });
+        }
+        Some(p.to_string())
+    }
+
+    pub fn on_line(&mut self, line: &str) -> Out {
+        let mut out = Out::default();
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.trim().is_empty() {
+            return out;
+        }
+        match codec::parse(line) {
+            Inbound::NotJson { .. } => out.item(
+                None,
+                ItemOp::Push(ItemKind::Protocol {
+                    level: Level::Warn,
+                    text: format!("non-JSON line: {}", truncate(&sanitize(line), 2000)),
+                }),
+            ),
+            Inbound::Unknown { kind } => out.item(
+                None,
+                ItemOp::Push(ItemKind::Generic {
+                    label: format!("unknown message type {kind}"),
+                    raw: sanitize(line),
+                }),
+            ),
+            Inbound::Malformed { kind, error } => {
+                out.protocol(Level::Error, format!("malformed {kind} line: {error}"));
+                out.item(
+                    None,
+                    ItemOp::Push(ItemKind::Generic {
+                        label: format!("malformed {kind}"),
+                        raw: sanitize(line),
+                    }),
+                );
+            }
+            Inbound::KeepAlive | Inbound::ToolProgress => {}
+            Inbound::ControlCancel { request_id } => match request_id {
+                Some(id) => {
+                    if self.pending.remove(&id).is_some() {
+                        out.ev(BackendEvent::GateWithdrawn { id });
+                    } else {
+                        out.protocol(
+                            Level::Warn,
+                            format!("control_cancel_request for {id}, which is not pending"),
+                        );
+                    }
+                }
+                None => out.protocol(Level::Error, "control_cancel_request without a request_id"),
+            },
+            Inbound::ControlRequest(r) => self.control_request(r, line, &mut out),
+            Inbound::ControlResponse(r) => self.control_response(r, &mut out),
+            Inbound::Assistant(a) => self.assistant(a, &mut out),
+            Inbound::User(u) => self.user(u, &mut out),
+            Inbound::Result(r) => self.result(r, &mut out),
+            Inbound::StreamEvent(e) => self.stream_event(e, &mut out),
+            Inbound::System(s) => self.system(s, line, &mut out),
+            Inbound::RateLimit(r) => {
+                let info = r.rate_limit_info.unwrap_or(Value::Null);
+                let status = info.get("status").and_then(Value::as_str).unwrap_or("?");
+                let kind = info
+                    .get("rateLimitType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let text = match info.get("resetsAt").and_then(Value::as_i64) {
+                    Some(t) => format!(
+                        "{status} {kind}, resets at {}",
+                        crate::record::utc_from_secs(t)
+                    ),
+                    None => format!("{status} {kind}"),
+                };
+                out.item(
+                    None,
+                    ItemOp::Push(ItemKind::System {
+                        label: "rate limit".into(),
+                        text,
+                    }),
+                );
+            }
+        }
+        out
+    }
+
+    /// True once the agent answered our `initialize`.
+    pub fn initialized(&self) -> bool {
+        !self.ours.values().any(|o| matches!(o, Ours::Initialize)) && self.next_id > 0
+    }
+
+    /// Requests still waiting for an answer (for the exit path).
+    pub fn pending_ids(&self) -> Vec<String> {
+        self.pending.keys().cloned().collect()
+    }
+}

@@ -1,0 +1,89 @@
+//! Partial-message `stream_event` deltas, shown live until the settling line arrives.
+
+use serde_json::json;
+
+use super::{BlockKind, Mapper, Out, StreamBlock};
+use crate::backend::claude::codec;
+use crate::backend::claude::codec::{Delta, StartBlock, StreamPayload};
+use crate::core::text::sanitize;
+use crate::core::transcript::ItemOp;
+
+impl Mapper {
+    pub(super) fn stream_event(&mut self, e: codec::StreamEvent, out: &mut Out) {
+        let parent = e.parent_tool_use_id.clone();
+        let node = self.node_for(parent.as_deref(), out);
+        match e.event {
+            StreamPayload::MessageStart { message } => {
+                if let Some(id) = message.id {
+                    self.current_msg.insert(parent, id);
+                }
+            }
+            StreamPayload::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let Some(msg) = self.current_msg.get(&parent).cloned() else {
+                    return;
+                };
+                let kind = match content_block {
+                    StartBlock::Text {} => BlockKind::Text,
+                    StartBlock::Thinking {} | StartBlock::RedactedThinking {} => {
+                        BlockKind::Thinking
+                    }
+                    StartBlock::ToolUse { id, name } => {
+                        if !self.tool_names.contains_key(&id) {
+                            self.tool_use(node, &id, &name, &json!({}), out);
+                        }
+                        BlockKind::ToolUse
+                    }
+                    StartBlock::Other => return,
+                };
+                self.stream.entry(msg).or_default().push(StreamBlock {
+                    index,
+                    kind,
+                    settled: false,
+                });
+            }
+            StreamPayload::ContentBlockDelta { index, delta } => {
+                let Some(msg) = self.current_msg.get(&parent) else {
+                    return;
+                };
+                let (thinking, text) = match delta {
+                    Delta::TextDelta { text } => (false, text),
+                    Delta::ThinkingDelta { thinking } => (true, thinking),
+                    _ => return,
+                };
+                // A delta for a block already settled by its assistant line is stale.
+                let settled = self
+                    .stream
+                    .get(msg)
+                    .and_then(|b| b.iter().find(|b| b.index == index))
+                    .is_some_and(|b| b.settled);
+                if !settled {
+                    out.item(
+                        node,
+                        ItemOp::AppendText {
+                            key: format!("{msg}#{index}"),
+                            thinking,
+                            delta: sanitize(&text),
+                        },
+                    );
+                }
+            }
+            StreamPayload::MessageStop {} => {
+                if let Some(msg) = self.current_msg.get(&parent) {
+                    out.item(
+                        node,
+                        ItemOp::EndStreaming {
+                            key_prefix: format!("{msg}#"),
+                            aborted: false,
+                        },
+                    );
+                }
+            }
+            StreamPayload::ContentBlockStop {}
+            | StreamPayload::MessageDelta {}
+            | StreamPayload::Other => {}
+        }
+    }
+}

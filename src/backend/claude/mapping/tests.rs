@@ -1,0 +1,414 @@
+//! Unit tests of the Claude mapper: streaming, sub-agents, control requests and answers.
+
+use super::*;
+use crate::core::gate::{Decision, GateKind};
+use crate::core::msg::Command;
+use crate::core::{Msg, State, update};
+
+fn feed(m: &mut Mapper, lines: &[Value]) -> Out {
+    let mut all = Out::default();
+    for l in lines {
+        let out = m.on_line(&l.to_string());
+        all.events.extend(out.events);
+        all.replies.extend(out.replies);
+    }
+    all
+}
+
+fn apply(state: &mut State, events: Vec<BackendEvent>) {
+    for (i, event) in events.into_iter().enumerate() {
+        update(
+            state,
+            Msg::Backend {
+                at_ms: 10 + i as u64,
+                event,
+            },
+        );
+    }
+}
+
+fn stream(parent: Option<&str>, event: Value) -> Value {
+    json!({"type":"stream_event","event":event,"parent_tool_use_id":parent})
+}
+
+fn assistant(id: &str, parent: Option<&str>, blocks: Value) -> Value {
+    json!({"type":"assistant","message":{"id":id,"role":"assistant","content":blocks},
+        "parent_tool_use_id":parent})
+}
+
+fn task_started(task: &str, tool_use_id: &str, parent_task: Option<&str>, kind: &str) -> Value {
+    json!({"type":"system","subtype":"task_started","task_id":task,"tool_use_id":tool_use_id,
+        "parent_task_id":parent_task,"description":format!("{kind} work"),"subagent_type":kind})
+}
+
+fn reply_json(line: &str) -> Value {
+    crate::schema::validate_claude_outbound_line(line)
+        .unwrap_or_else(|e| panic!("reply outside the schema: {e}\n{line}"));
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn streaming_deltas_then_the_settling_line_give_one_item() {
+    let mut m = Mapper::new(&[]);
+    let out = feed(
+        &mut m,
+        &[
+            stream(
+                None,
+                json!({"type":"message_start","message":{"id":"msg_1"}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me "}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"think."}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hel"}}),
+            ),
+            stream(
+                None,
+                json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"lo"}}),
+            ),
+            assistant(
+                "msg_1",
+                None,
+                json!([
+                {"type":"thinking","thinking":"Let me think.","signature":"s"},
+                {"type":"text","text":"Hello!"}]),
+            ),
+            // A late delta for a settled block is dropped.
+            stream(
+                None,
+                json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" stale"}}),
+            ),
+            stream(None, json!({"type":"message_stop"})),
+        ],
+    );
+    assert!(out.replies.is_empty());
+    let mut s = State::new("claude", "main", 0);
+    apply(&mut s, out.events);
+    let items: Vec<&ItemKind> = s.tree.nodes[0]
+        .transcript
+        .items
+        .iter()
+        .map(|i| &i.kind)
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            &ItemKind::Thinking {
+                text: "Let me think.".into(),
+                redacted: false,
+                streaming: false
+            },
+            &ItemKind::Assistant {
+                text: "Hello!".into(),
+                streaming: false,
+                aborted: false
+            },
+        ]
+    );
+}
+
+#[test]
+fn an_unstreamed_assistant_line_is_one_item_per_block() {
+    let mut m = Mapper::new(&[]);
+    let out = feed(
+        &mut m,
+        &[assistant(
+            "msg_9",
+            None,
+            json!([{"type":"text","text":"a"},{"type":"text","text":"b"}]),
+        )],
+    );
+    let mut s = State::new("claude", "main", 0);
+    apply(&mut s, out.events);
+    assert_eq!(s.tree.nodes[0].transcript.len(), 2);
+}
+
+#[test]
+fn sub_agents_nest_by_parent_task_and_gates_follow_agent_id() {
+    let mut m = Mapper::new(&[]);
+    let out = feed(
+        &mut m,
+        &[
+            assistant(
+                "m1",
+                None,
+                json!([{"type":"tool_use","id":"toolu_a","name":"Agent",
+                "input":{"description":"Map the code","subagent_type":"Explore","prompt":"go"}}]),
+            ),
+            task_started("task_a", "toolu_a", None, "Explore"),
+            assistant(
+                "m2",
+                Some("toolu_a"),
+                json!([{"type":"tool_use","id":"toolu_b","name":"Agent",
+                "input":{"description":"Grep","subagent_type":"general-purpose","prompt":"go"}}]),
+            ),
+            task_started("task_b", "toolu_b", Some("task_a"), "general-purpose"),
+            assistant(
+                "m3",
+                Some("toolu_b"),
+                json!([{"type":"tool_use","id":"toolu_g","name":"Grep",
+                "input":{"pattern":"fn x"}}]),
+            ),
+        ],
+    );
+    assert!(
+        out.events.iter().any(|e| matches!(e,
+        BackendEvent::NodeOpen { key, parent: Some(p), .. } if key == "toolu_b" && p == "toolu_a"))
+    );
+    let mut s = State::new("claude", "main", 0);
+    apply(&mut s, out.events);
+    let a = s.tree.get("toolu_a").unwrap();
+    let b = s.tree.get("toolu_b").unwrap();
+    assert_eq!(s.tree.nodes[a].depth, 1);
+    assert_eq!(s.tree.nodes[b].depth, 2);
+    assert_eq!(s.tree.nodes[b].parent, Some(a));
+    assert_eq!(s.tree.nodes[b].name, "general-purpose");
+    assert_eq!(s.tree.nodes[b].last_tool.as_deref(), Some("Grep"));
+    assert_eq!(s.tree.nodes[b].transcript.len(), 1);
+    // A permission request naming the nested agent lands on its node.
+    let out = feed(
+        &mut m,
+        &[
+            json!({"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool",
+            "tool_name":"Bash","input":{"command":"ls"},"agent_id":"task_b"}}),
+        ],
+    );
+    let [BackendEvent::GateOpen(g)] = out.events.as_slice() else {
+        panic!("{:?}", out.events)
+    };
+    assert_eq!(g.node_key, "toolu_b");
+    assert_eq!(g.asked_by.as_deref(), Some("task_b"));
+    assert!(matches!(&g.kind, GateKind::Permission(p) if p.summary == "ls"));
+    // Without agent_id, the tool_use's node decides.
+    let out = feed(
+        &mut m,
+        &[
+            json!({"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool",
+            "tool_name":"Grep","input":{"pattern":"fn x"},"tool_use_id":"toolu_g"}}),
+        ],
+    );
+    let [BackendEvent::GateOpen(g)] = out.events.as_slice() else {
+        panic!("{:?}", out.events)
+    };
+    assert_eq!(g.node_key, "toolu_b");
+    // The Agent tool_result completes the sub-agent.
+    let out = feed(
+        &mut m,
+        &[
+            json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result",
+            "tool_use_id":"toolu_b","content":"done"}]},"parent_tool_use_id":"toolu_a"}),
+        ],
+    );
+    apply(&mut s, out.events);
+    assert_eq!(
+        s.tree.nodes[b].status,
+        crate::core::tree::NodeStatus::Completed
+    );
+}
+
+#[test]
+fn unknown_type_is_a_generic_row() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line(r#"{"type":"future_event","detail":1}"#);
+    assert!(out.replies.is_empty());
+    assert!(
+        matches!(out.events.as_slice(), [BackendEvent::Item { node: None, op: ItemOp::Push(ItemKind::Generic { label, raw }) }]
+        if label == "unknown message type future_event" && raw.contains("\"detail\":1"))
+    );
+    let out = m.on_line(r#"{"type":"system","subtype":"demo_notice"}"#);
+    assert!(
+        matches!(out.events.as_slice(), [BackendEvent::Item { op: ItemOp::Push(ItemKind::Generic { label, .. }), .. }]
+        if label.contains("demo_notice"))
+    );
+}
+
+#[test]
+fn non_json_is_a_protocol_row() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line("Segmentation fault (core dumped)\n");
+    assert!(out.replies.is_empty());
+    assert!(
+        matches!(out.events.as_slice(), [BackendEvent::Item { op: ItemOp::Push(ItemKind::Protocol { level: Level::Warn, text }), .. }]
+        if text.contains("non-JSON line: Segmentation fault"))
+    );
+    assert!(
+        m.on_line("   \n").events.is_empty(),
+        "blank lines are ignored"
+    );
+}
+
+#[test]
+fn mcp_message_is_answered_automatically() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line(
+        &json!({"type":"control_request","request_id":"r1","request":{"subtype":"mcp_message",
+            "server_name":"tickets","message":{"jsonrpc":"2.0","id":7,"method":"tools/list"}}})
+        .to_string(),
+    );
+    assert_eq!(out.replies.len(), 1);
+    let v = reply_json(&out.replies[0]);
+    assert_eq!(v["response"]["subtype"], "success");
+    assert_eq!(v["response"]["request_id"], "r1");
+    let mcp = &v["response"]["response"]["mcp_response"];
+    assert_eq!(mcp["id"], 7);
+    assert_eq!(mcp["error"]["code"], -32601);
+    assert!(
+        !out.events
+            .iter()
+            .any(|e| matches!(e, BackendEvent::GateOpen(_)))
+    );
+    // A notification (no id) gets the empty result.
+    let out = m.on_line(
+        &json!({"type":"control_request","request_id":"r2","request":{"subtype":"mcp_message",
+            "server_name":"tickets","message":{"jsonrpc":"2.0","method":"notifications/initialized"}}})
+        .to_string(),
+    );
+    let v = reply_json(&out.replies[0]);
+    assert_eq!(
+        v["response"]["response"]["mcp_response"]["result"],
+        json!({})
+    );
+}
+
+#[test]
+fn unknown_subtype_gets_an_error_envelope() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line(
+        r#"{"type":"control_request","request_id":"r9","request":{"subtype":"frobnicate"}}"#,
+    );
+    assert_eq!(out.replies.len(), 1);
+    let v = reply_json(&out.replies[0]);
+    assert_eq!(
+        v,
+        json!({"type":"control_response","response":{"subtype":"error","request_id":"r9",
+            "error":"unsupported control_request subtype \"frobnicate\""}})
+    );
+    assert!(
+        !out.events
+            .iter()
+            .any(|e| matches!(e, BackendEvent::GateOpen(_)))
+    );
+    // A hook callback we never registered is refused the same way.
+    let out = m.on_line(
+        r#"{"type":"control_request","request_id":"r10","request":{"subtype":"hook_callback","callback_id":"nope","input":{}}}"#,
+    );
+    let v = reply_json(&out.replies[0]);
+    assert_eq!(v["response"]["subtype"], "error");
+}
+
+#[test]
+fn missing_request_id_gets_no_reply() {
+    let mut m = Mapper::new(&[]);
+    for line in [
+        r#"{"type":"control_request","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#,
+        r#"{"type":"control_request","request_id":"","request":{"subtype":"frobnicate"}}"#,
+        r#"{"type":"control_request","request_id":5,"request":{"subtype":"frobnicate"}}"#,
+    ] {
+        let out = m.on_line(line);
+        assert!(out.replies.is_empty(), "{line}");
+        assert!(
+            matches!(out.events.as_slice(), [BackendEvent::Protocol { level: Level::Error, text }]
+            if text.contains("without a usable request_id"))
+        );
+    }
+}
+
+#[test]
+fn undeclared_dialog_kind_gets_no_reply() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line(
+        r#"{"type":"control_request","request_id":"d1","request":{"subtype":"request_user_dialog","dialog_kind":"mystery_prompt","payload":{}}}"#,
+    );
+    assert!(out.replies.is_empty());
+    assert!(
+        matches!(out.events.as_slice(), [BackendEvent::Protocol { level: Level::Warn, text }]
+        if text.contains("mystery_prompt") && text.contains("not answered"))
+    );
+    assert!(m.pending_ids().is_empty());
+    // The declared kind opens a gate.
+    let out = m.on_line(
+        r#"{"type":"control_request","request_id":"d2","request":{"subtype":"request_user_dialog","dialog_kind":"refusal_fallback_prompt","payload":{"title":"T"}}}"#,
+    );
+    assert!(
+        matches!(out.events.as_slice(), [BackendEvent::GateOpen(g)] if matches!(g.kind, GateKind::Dialog(_)))
+    );
+}
+
+#[test]
+fn duplicate_pending_id_is_ignored_and_cancel_withdraws() {
+    let mut m = Mapper::new(&[]);
+    let req = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#;
+    assert!(matches!(
+        m.on_line(req).events.as_slice(),
+        [BackendEvent::GateOpen(_)]
+    ));
+    let out = m.on_line(req);
+    assert!(out.replies.is_empty());
+    assert!(matches!(
+        out.events.as_slice(),
+        [BackendEvent::Protocol {
+            level: Level::Error,
+            ..
+        }]
+    ));
+    let out = m.on_line(r#"{"type":"control_cancel_request","request_id":"r1"}"#);
+    assert_eq!(
+        out.events,
+        vec![BackendEvent::GateWithdrawn { id: "r1".into() }]
+    );
+    // A withdrawn request is never answered.
+    let out = m.command(&Command::Answer {
+        gate_id: "r1".into(),
+        decision: Decision::Allow {
+            updated_input: None,
+            always: false,
+        },
+    });
+    assert!(out.replies.is_empty());
+    assert!(matches!(
+        out.events.as_slice(),
+        [BackendEvent::Protocol {
+            level: Level::Warn,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn answers_are_encoded_once_and_echo_the_input() {
+    let mut m = Mapper::new(&[]);
+    m.on_line(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch x","description":"d"}}}"#);
+    let allow = Command::Answer {
+        gate_id: "r1".into(),
+        decision: Decision::Allow {
+            updated_input: None,
+            always: false,
+        },
+    };
+    let out = m.command(&allow);
+    assert_eq!(out.replies.len(), 1);
+    let v = reply_json(&out.replies[0]);
+    assert_eq!(
+        v["response"]["response"],
+        json!({"behavior":"allow","updatedInput":{"command":"touch x","description":"d"}})
+    );
+    assert!(
+        m.command(&allow).replies.is_empty(),
+        "a second answer is not sent"
+    );
+}
