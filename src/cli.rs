@@ -42,6 +42,9 @@ pub enum Cmd {
         /// Force the input format: recording, cassette or jsonl.
         #[arg(long)]
         format: Option<crate::replay::load::Format>,
+        /// Theme: dark, light, high-contrast, a user theme name or a TOML file.
+        #[arg(long)]
+        theme: Option<String>,
     },
     /// Convert a cowork-harness cassette into a switchboard recording.
     Import {
@@ -172,7 +175,17 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Cmd::DemoAgent { args } => ExitCode::from(crate::demo::agent::run(&args) as u8),
-        Cmd::Replay { file, format } => crate::replay::cli::replay(&file, format),
+        Cmd::Replay {
+            file,
+            format,
+            theme,
+        } => match pick_theme(theme) {
+            Ok(t) => crate::replay::cli::replay(&file, format, t),
+            Err(e) => {
+                eprintln!("switchboard: {e}");
+                ExitCode::from(2)
+            }
+        },
         Cmd::Import { cassette, output } => crate::replay::cli::import(&cassette, &output),
         Cmd::Export { file, output, .. } => crate::replay::cli::export(&file, output.as_deref()),
         Cmd::Sessions => crate::replay::cli::sessions(),
@@ -418,16 +431,22 @@ struct Loaded {
     notify: Option<String>,
 }
 
-fn load_setup(common: &Common) -> Result<Loaded, String> {
+/// `--theme`, else the config's theme, else dark; `NO_COLOR` drops the colours.
+fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
     let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
-    let theme_name = common.theme.clone().or(cfg.theme.clone());
-    let mut theme = match theme_name {
+    let mut theme = match flag.or(cfg.theme) {
         Some(t) => Theme::load(&t, &crate::config::themes_dir())?,
         None => Theme::dark(),
     };
     if Theme::no_color_requested() {
         theme = theme.without_color();
     }
+    Ok(theme)
+}
+
+fn load_setup(common: &Common) -> Result<Loaded, String> {
+    let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
+    let theme = pick_theme(common.theme.clone())?;
     let rf = rules_file(&cfg);
     let mut rules = crate::core::rules::Rules::default();
     crate::config::load_rules(&rf, &mut rules).map_err(|e| e.to_string())?;

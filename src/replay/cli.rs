@@ -63,7 +63,7 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
     }
 }
 
-pub fn replay(file: &Path, format: Option<Format>) -> ExitCode {
+pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Theme) -> ExitCode {
     let loaded = match load::load(file, format) {
         Ok(l) => l,
         Err(e) => {
@@ -79,7 +79,7 @@ pub fn replay(file: &Path, format: Option<Format>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match rt.block_on(super::player::run(player)) {
+    match rt.block_on(super::player::run(player, theme)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("switchboard: terminal error: {e}");

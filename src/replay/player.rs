@@ -376,7 +376,7 @@ impl Player {
 }
 
 /// Run the player on the real terminal.
-pub async fn run(mut player: Player) -> std::io::Result<()> {
+pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io::Result<()> {
     use crossterm::event::{Event, EventStream, KeyEventKind};
     use ratatui::Terminal;
     use ratatui::backend::CrosstermBackend;
@@ -391,7 +391,6 @@ pub async fn run(mut player: Player) -> std::io::Result<()> {
     terminal.clear()?;
     let size = terminal.size()?;
     player.feeder.state.size = (size.width, size.height);
-    let theme = Theme::from_env();
     let mut input = EventStream::new();
     let mut frames = FrameScheduler::new(FRAME_INTERVAL);
     let mut dirty = true;
