@@ -384,7 +384,6 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
 
     use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
     use crate::app::term::TerminalGuard;
-    use crate::ui::theme::Theme;
 
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
