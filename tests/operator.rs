@@ -956,10 +956,16 @@ fn search_moves_with_n_and_capital_n() {
     }
     assert_eq!(sc.s.selected_item, Some(hits[0].1));
     assert_eq!(sc.s.focus, Focus::Transcript);
-    assert_eq!(sc.s.status_line.as_deref(), Some("match 1/2"));
+    assert_eq!(
+        sc.s.status_line.as_deref(),
+        Some("match 1/2 for \"auth\" · n/N move")
+    );
     sc.keys("n");
     assert_eq!(sc.s.selected_item, Some(hits[1].1));
-    assert_eq!(sc.s.status_line.as_deref(), Some("match 2/2"));
+    assert_eq!(
+        sc.s.status_line.as_deref(),
+        Some("match 2/2 for \"auth\" · n/N move")
+    );
     sc.keys("n");
     assert_eq!(sc.s.selected_item, Some(hits[0].1), "n wraps around");
     sc.keys("N");
@@ -1426,13 +1432,12 @@ fn paths_prints_the_config_paths() {
         ("data dir:", dir.join("data")),
         ("recordings:", dir.join("data").join("recordings")),
     ] {
-        let want = format!("{label}");
         let line = text
             .lines()
-            .find(|l| l.starts_with(&want))
+            .find(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no {label} line:\n{text}"));
         assert_eq!(
-            line[want.len()..].trim(),
+            line[label.len()..].trim(),
             path.display().to_string(),
             "{text}"
         );

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::items::diff_lines;
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::gate::{FieldKind, Gate, GateKind, PermChoice};
+use crate::core::gate::{FieldKind, Gate, GateKind};
 use crate::core::state::{EditorPurpose, GateUi, State};
 
 fn pad(n: usize) -> Span<'static> {
@@ -80,9 +80,9 @@ pub fn card_lines(
                     .map(|c| (p.choice_key(*c).to_string(), p.choice_label(*c)))
                     .collect::<Vec<_>>(),
                 ui.choice,
+                "A rule · r raw · ] next",
                 theme,
             ));
-            let _ = PermChoice::AllowOnce;
         }
         GateKind::Breakpoint(b) => {
             l.push(Line::from(vec![
@@ -97,6 +97,7 @@ pub fn card_lines(
                     ("b".into(), "Block…".into()),
                 ],
                 ui.choice,
+                "r raw · ] next",
                 theme,
             ));
         }
@@ -297,7 +298,12 @@ pub fn card_lines(
     l
 }
 
-fn choices_line(choices: &[(String, String)], active: usize, theme: &Theme) -> Line<'static> {
+fn choices_line(
+    choices: &[(String, String)],
+    active: usize,
+    hint: &str,
+    theme: &Theme,
+) -> Line<'static> {
     let mut spans = Vec::new();
     for (i, (key, label)) in choices.iter().enumerate() {
         let style = if i == active {
@@ -308,7 +314,7 @@ fn choices_line(choices: &[(String, String)], active: usize, theme: &Theme) -> L
         spans.push(Span::styled(format!("[{key}] {label}"), style));
         spans.push(Span::raw("  "));
     }
-    spans.push(Span::styled("r raw · ] next", theme.dim));
+    spans.push(Span::styled(hint.to_string(), theme.dim));
     Line::from(spans)
 }
 

@@ -86,7 +86,8 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
             let mut l = vec![head];
             if let Some(d) = diff {
                 l.extend(diff_lines(d, w, theme, !item.expanded));
-            } else if item.expanded {
+            }
+            if item.expanded {
                 l.extend(wrap(input, w, theme.dim, pad(2), pad(2)));
             }
             l
@@ -292,8 +293,23 @@ fn changed_spans(d: &Diff) -> Vec<Option<(usize, usize)>> {
                 .count();
             // Only worth it when something stays the same.
             if pre + suf > 0 {
-                out[r] = Some((pre, old.len() - suf));
-                out[a] = Some((pre, new.len() - suf));
+                // Widen to whole words: `30` → `900` marks both numbers, not `3` and `90`.
+                let word = |c: &char| c.is_alphanumeric() || *c == '_';
+                let back = |v: &[char], mut i: usize| {
+                    while i > 0 && word(&v[i - 1]) {
+                        i -= 1;
+                    }
+                    i
+                };
+                let fwd = |v: &[char], mut i: usize| {
+                    while i < v.len() && word(&v[i]) {
+                        i += 1;
+                    }
+                    i
+                };
+                let start = back(&old, pre).min(back(&new, pre));
+                out[r] = Some((start, fwd(&old, old.len() - suf)));
+                out[a] = Some((start, fwd(&new, new.len() - suf)));
             }
         }
     }

@@ -95,10 +95,11 @@ fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::st
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
     // Sub-agents by state; the root counts only when it waits on a gate.
-    for (id, n) in state.tree.nodes.iter().enumerate() {
+    for id in crate::core::update::visible_nodes(state) {
+        let n = &state.tree.nodes[id];
         if state.gates_on(id) > 0 {
             waiting += 1;
-        } else if id > 0 {
+        } else if id != state.focus_root.unwrap_or(0) {
             match n.status {
                 NodeStatus::Completed => done += 1,
                 NodeStatus::Failed | NodeStatus::Killed => failed += 1,

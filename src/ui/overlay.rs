@@ -209,14 +209,18 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     Span::styled(format!(" {:<6}", r.spec.action.label()), action_style),
                     Span::styled(
                         format!(
-                            "{:<22} {:<28} {:>4} hits  ",
+                            "{:<22} {:<28} {:>4} hit{}  ",
                             clip(&r.spec.tool, 22),
                             clip(r.spec.pattern.as_deref().unwrap_or("(any)"), 28),
-                            r.hits
+                            r.hits,
+                            if r.hits == 1 { "" } else { "s" }
                         ),
                         style,
                     ),
-                    Span::styled(r.origin.label(), theme.dim),
+                    Span::styled(
+                        clip(&r.origin.label(), (area.width as usize).saturating_sub(70)),
+                        theme.dim,
+                    ),
                 ]));
             }
             (

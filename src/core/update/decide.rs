@@ -28,7 +28,9 @@ fn answer_noted(
     if let Some(rule) = rule
         && let Some((head, rest)) = text.split_once(": ")
     {
-        text = format!("{head} by rule {rule}: {rest}");
+        // The rule is the reason: the message it sent the agent would only repeat it.
+        let subject = rest.split(" — ").next().unwrap_or(rest);
+        text = format!("{head} by rule {rule}: {subject}");
     }
     let node = state.tree.resolve(Some(&gate.node_key));
     let at = state.now_ms;

@@ -145,9 +145,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
         GateKind::Breakpoint(_) => match key.code {
-            KeyCode::Char('y') | KeyCode::Char('c') => {
-                fx.extend(answer(state, &id, Decision::Continue))
-            }
+            KeyCode::Char('y') => fx.extend(answer(state, &id, Decision::Continue)),
             KeyCode::Char('b') => open_editor(state, EditorPurpose::BlockReason, ""),
             KeyCode::Enter => {
                 if state.active_ui().map(|ui| ui.choice).unwrap_or(0) == 0 {

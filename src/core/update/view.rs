@@ -110,10 +110,21 @@ pub(super) fn step(state: &mut State, forward: bool) {
     s.current = Some(next);
     let (node, item) = s.hits[next];
     let total = s.hits.len();
+    let query = s.query.clone();
     state.selected_node = node;
     state.selected_item = Some(item);
     state.focus = Focus::Transcript;
-    state.status_line = Some(format!("match {}/{total}", next + 1));
+    // A match inside collapsed content is shown by expanding it.
+    if let Some(it) = state.tree.nodes[node].transcript.items.get_mut(item)
+        && it.kind.expandable()
+        && !it.expanded
+    {
+        it.expanded = true;
+    }
+    state.status_line = Some(format!(
+        "match {}/{total} for {query:?} · n/N move",
+        next + 1
+    ));
 }
 
 /// The text of the selected item, or of the active gate when the card has focus.
