@@ -97,6 +97,34 @@ fn open(path: &Path) -> Player {
     Player::open(load(path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
+/// Our recordings open lazily (indexed by line offsets) through `open_path`: every frame and
+/// the final state must equal the fully loaded replay.
+#[test]
+fn lazy_open_equals_full_load() {
+    for path in ours() {
+        let name = stem(&path);
+        let mut lazy = Player::open_path(&path, None).unwrap();
+        let mut full = open(&path);
+        assert_eq!(lazy.total(), full.total(), "{name}");
+        for i in 0..full.total() {
+            let (a, b) = (lazy.frame(i), full.frame(i));
+            assert_eq!(
+                (a.src_line, a.ts, a.dir, &a.text),
+                (b.src_line, b.ts, b.dir, &b.text),
+                "{name} frame {i}"
+            );
+        }
+        press(&mut lazy, KeyCode::End);
+        press(&mut full, KeyCode::End);
+        assert_eq!(all_audits(lazy.state()), all_audits(full.state()), "{name}");
+        assert_eq!(
+            lazy.indexed(),
+            lazy.total(),
+            "{name}: small files are indexed up front"
+        );
+    }
+}
+
 fn stem(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
 }
@@ -346,7 +374,7 @@ fn check_final(
     assert_eq!(all_audits(s), audit_rows, "{name}: audit rows");
     assert_eq!(s.answered, answered, "{name}: gates answered");
     assert_eq!(
-        gate_positions(&p.loaded).len(),
+        gate_positions(&load(path, None).unwrap()).len(),
         gates,
         "{name}: gates opened"
     );
@@ -510,8 +538,9 @@ fn gate_jumps_stop_at_each_gate_and_show_the_recorded_answer() {
     for path in files {
         let name = stem(&path);
         let mut p = sized(&path);
-        let want = gate_positions(&p.loaded);
-        let replies = replied(&p.loaded);
+        let loaded = load(&path, None).unwrap();
+        let want = gate_positions(&loaded);
+        let replies = replied(&loaded);
         press(&mut p, KeyCode::Home);
         for (pos, id) in &want {
             ch(&mut p, ']');
@@ -719,7 +748,7 @@ fn the_inspector_shows_the_frame_pretty_with_its_schema_verdict() {
         panic!("no inspector: {:?}", p.state().overlay);
     };
     assert_eq!(title, " frame 19/121 (Esc closes) ");
-    let raw = &p.loaded.frames[18].text;
+    let raw = &p.frame(18).text;
     let (head, json_part) = body.split_once("\n\n").unwrap();
     assert_eq!(
         head,
@@ -750,7 +779,7 @@ fn the_inspector_shows_the_frame_pretty_with_its_schema_verdict() {
     press(&mut p, KeyCode::Esc);
     assert!(p.state().overlay.is_none());
     // A frame or two later: our reply.
-    while p.loaded.frames[frame(&p) - 1].dir != Dir::Out {
+    while p.frame(frame(&p) - 1).dir != Dir::Out {
         ch(&mut p, '.');
     }
     ch(&mut p, 'i');
@@ -879,7 +908,7 @@ fn play_pause_and_speed() {
     // In recorded time: the gap to the next frame.
     let gap = |p: &Player| {
         let i = frame(p);
-        p.loaded.frames[i].ts.unwrap() - p.loaded.frames[i - 1].ts.unwrap()
+        p.frame(i).ts.unwrap() - p.frame(i - 1).ts.unwrap()
     };
     // Find a frame followed by a gap.
     while gap(&p) == 0 {

@@ -42,7 +42,7 @@ pub enum ItemKind {
         name: String,
         summary: String,
         input: String,
-        diff: Option<Diff>,
+        diff: Option<Box<Diff>>,
     },
     ToolResult {
         tool_use_id: String,
@@ -338,5 +338,15 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t.items[0].kind.text(), "Hello!");
         assert!(t.items[0].rev >= 3);
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Items are kept by the hundred thousand: their size is a budget (benches/perf.rs, P5).
+    #[test]
+    fn item_stays_compact() {
+        let size = std::mem::size_of::<super::Item>();
+        assert!(size <= 136, "Item grew to {size} bytes");
     }
 }

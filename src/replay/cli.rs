@@ -64,14 +64,13 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
 }
 
 pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Theme) -> ExitCode {
-    let loaded = match load::load(file, format) {
-        Ok(l) => l,
+    let player = match super::player::Player::open_path(file, format) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("switchboard: {}: {e}", file.display());
             return ExitCode::from(2);
         }
     };
-    let player = super::player::Player::open(loaded);
     let rt = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

@@ -20,7 +20,12 @@ pub struct Feeder {
 impl Feeder {
     pub fn new(loaded: &Loaded) -> Feeder {
         let start_ms = loaded.frames.iter().find_map(|f| f.ts).unwrap_or(0);
-        let mut state = State::new(&loaded.backend, "main", start_ms);
+        Feeder::with(&loaded.backend, start_ms)
+    }
+
+    /// An empty state for a recording of `backend` that starts at `start_ms`.
+    pub fn with(backend: &str, start_ms: u64) -> Feeder {
+        let mut state = State::new(backend, "main", start_ms);
         state.reply_check = crate::backend::claude::session::reply_check;
         state.settings.bell = false;
         Feeder {

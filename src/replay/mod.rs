@@ -6,4 +6,5 @@ pub mod feed;
 pub mod load;
 pub mod player;
 pub mod sessions;
+pub mod source;
 pub mod validate;

@@ -2,13 +2,16 @@
 //! frame at a time, with play/pause, stepping, gate jumps, speed and a frame inspector.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::feed::Feeder;
-use super::load::Loaded;
+use super::load::{Format, Frame, Loaded};
+use super::source::{FrameSource, IndexedFile};
 use crate::backend::claude::decode;
 use crate::backend::claude::mapping::Mapper;
 use crate::core::gate::Decision;
@@ -29,14 +32,26 @@ pub const SPEEDS: [(&str, Option<f64>); 6] = [
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
 
-pub struct Player {
-    pub loaded: Loaded,
-    pub feeder: Feeder,
-    pub playing: bool,
-    pub speed: usize,
+/// Recordings up to this many frames are indexed before the first frame shows; longer ones
+/// are indexed in the background while the first frames are already on screen.
+const SYNC_INDEX: usize = 100_000;
+
+/// Where gates open and how each was answered, filled by one pass over the recording.
+#[derive(Debug, Default)]
+struct GateIndex {
     /// 0-based indices of frames that open a gate.
     gate_frames: Vec<usize>,
     answers: HashMap<String, String>,
+    /// Frames indexed so far; equal to the total once done.
+    done: usize,
+}
+
+pub struct Player {
+    source: Arc<dyn FrameSource>,
+    pub feeder: Feeder,
+    pub playing: bool,
+    pub speed: usize,
+    index: Arc<Mutex<GateIndex>>,
     pub quit: bool,
 }
 
@@ -79,43 +94,76 @@ pub fn clock(ts: Option<u64>) -> String {
     }
 }
 
-impl Player {
-    pub fn open(loaded: Loaded) -> Player {
-        // One pass over the whole recording: where gates open and how each was answered.
-        let mut gate_frames = Vec::new();
-        let mut answers = HashMap::new();
-        let mut mapper = Mapper::new(&[]);
-        for (i, f) in loaded.frames.iter().enumerate() {
-            match f.dir {
-                Dir::In => {
-                    let out = mapper.on_line(&f.text);
-                    if out
-                        .events
-                        .iter()
-                        .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
-                    {
-                        gate_frames.push(i);
-                    }
+/// Index frames `from..` of `src` into `index`, publishing progress every few thousand frames.
+fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
+    let mut mapper = Mapper::new(&[]);
+    let mut gates = Vec::new();
+    let mut answers = Vec::new();
+    let total = src.len();
+    for i in 0..total {
+        let f = src.frame(i);
+        match f.dir {
+            Dir::In => {
+                let out = mapper.on_line(&f.text);
+                if out
+                    .events
+                    .iter()
+                    .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
+                {
+                    gates.push(i);
                 }
-                Dir::Out => {
-                    for (id, pending, body) in mapper.on_outbound(&f.text).1 {
-                        let label = decode::decision(&pending, &body)
-                            .map(|d| decision_label(&d))
-                            .unwrap_or_else(|| format!("raw reply {body}"));
-                        answers.insert(id, format!("{label} at {}", clock(f.ts)));
-                    }
-                }
-                _ => {}
             }
+            Dir::Out => {
+                for (id, pending, body) in mapper.on_outbound(&f.text).1 {
+                    let label = decode::decision(&pending, &body)
+                        .map(|d| decision_label(&d))
+                        .unwrap_or_else(|| format!("raw reply {body}"));
+                    answers.push((id, format!("{label} at {}", clock(f.ts))));
+                }
+            }
+            _ => {}
         }
-        let feeder = Feeder::new(&loaded);
+        if (i + 1) % 4096 == 0 || i + 1 == total {
+            let mut ix = index.lock().expect("index lock");
+            ix.gate_frames.append(&mut gates);
+            ix.answers.extend(answers.drain(..));
+            ix.done = i + 1;
+        }
+    }
+}
+
+impl Player {
+    /// A replay of frames already loaded (small recordings, cassettes, JSONL logs).
+    pub fn open(loaded: Loaded) -> Player {
+        Player::from_source(Arc::new(loaded))
+    }
+
+    /// Open a file: a switchboard recording is indexed by line offsets and read lazily; other
+    /// formats are loaded whole.
+    pub fn open_path(path: &Path, format: Option<Format>) -> Result<Player, String> {
+        if matches!(format, None | Some(Format::Recording))
+            && let Ok(idx) = IndexedFile::open(path)
+        {
+            return Ok(Player::from_source(Arc::new(idx)));
+        }
+        super::load::load(path, format).map(Player::open)
+    }
+
+    pub fn from_source(source: Arc<dyn FrameSource>) -> Player {
+        let index = Arc::new(Mutex::new(GateIndex::default()));
+        if source.len() <= SYNC_INDEX {
+            build_index(source.as_ref(), &index);
+        } else {
+            let (src, ix) = (source.clone(), index.clone());
+            std::thread::spawn(move || build_index(src.as_ref(), &ix));
+        }
+        let feeder = Feeder::with(source.backend(), source.start_ms());
         let mut p = Player {
-            loaded,
+            source,
             feeder,
             playing: false,
             speed: 1,
-            gate_frames,
-            answers,
+            index,
             quit: false,
         };
         p.feeder.state.focus = Focus::Transcript;
@@ -123,12 +171,22 @@ impl Player {
         p
     }
 
+    /// Frame `i` (0-based) of the recording.
+    pub fn frame(&self, i: usize) -> Frame {
+        self.source.frame(i)
+    }
+
+    /// Frames whose gates and answers are known (the index may still be growing).
+    pub fn indexed(&self) -> usize {
+        self.index.lock().expect("index lock").done
+    }
+
     pub fn state(&self) -> &State {
         &self.feeder.state
     }
 
     pub fn total(&self) -> usize {
-        self.loaded.frames.len()
+        self.source.len()
     }
 
     /// Show the state after the first `n` frames.
@@ -141,7 +199,7 @@ impl Player {
                 self.feeder.state.focus,
                 self.feeder.state.size,
             );
-            self.feeder = Feeder::new(&self.loaded);
+            self.feeder = Feeder::with(self.source.backend(), self.source.start_ms());
             self.feeder.state.size = size;
             self.feeder.state.focus = if focus == Focus::Prompt {
                 Focus::Transcript
@@ -149,16 +207,16 @@ impl Player {
                 focus
             };
             while self.feeder.pos < n {
-                let f = &self.loaded.frames[self.feeder.pos];
-                self.feeder.apply(f);
+                let f = self.source.frame(self.feeder.pos);
+                self.feeder.apply(&f);
             }
             if node < self.feeder.state.tree.nodes.len() {
                 self.feeder.state.selected_node = node;
             }
         } else {
             while self.feeder.pos < n {
-                let f = &self.loaded.frames[self.feeder.pos];
-                self.feeder.apply(f);
+                let f = self.source.frame(self.feeder.pos);
+                self.feeder.apply(&f);
             }
         }
         if self.feeder.pos == self.total() {
@@ -169,14 +227,23 @@ impl Player {
 
     fn sync_view(&mut self) {
         let pos = self.feeder.pos;
-        let ts = pos.checked_sub(1).and_then(|i| self.loaded.frames[i].ts);
-        let answers = self.answers.clone();
+        let ts = pos.checked_sub(1).and_then(|i| self.source.frame(i).ts);
+        // Only the pending gates' answers: the view is rebuilt on every step.
+        let answers: HashMap<String, String> = {
+            let ix = self.index.lock().expect("index lock");
+            self.feeder
+                .state
+                .gates
+                .iter()
+                .filter_map(|g| ix.answers.get(&g.id).map(|a| (g.id.clone(), a.clone())))
+                .collect()
+        };
         let inspector = matches!(self.feeder.state.overlay, Some(Overlay::Text { .. }))
             .then(|| self.inspector());
         let state = &mut self.feeder.state;
         state.replay = Some(ReplayView {
             frame: pos,
-            total: self.loaded.frames.len(),
+            total: self.source.len(),
             time: clock(ts),
             playing: self.playing,
             speed: SPEEDS[self.speed].0.to_string(),
@@ -195,7 +262,7 @@ impl Player {
                 body: "no frame applied yet".into(),
             };
         };
-        let f = &self.loaded.frames[i];
+        let f = self.source.frame(i);
         let dir = match f.dir {
             Dir::In => "in (agent → switchboard)",
             Dir::Out => "out (switchboard → agent)",
@@ -247,8 +314,8 @@ impl Player {
             .feeder
             .pos
             .checked_sub(1)
-            .and_then(|i| self.loaded.frames[i].ts);
-        let next = self.loaded.frames[self.feeder.pos].ts;
+            .and_then(|i| self.source.frame(i).ts);
+        let next = self.source.frame(self.feeder.pos).ts;
         let gap = match (prev, next) {
             (Some(a), Some(b)) => Duration::from_millis(b.saturating_sub(a)),
             _ => Duration::from_millis(20),
@@ -301,24 +368,29 @@ impl Player {
             KeyCode::Char(']') => {
                 self.playing = false;
                 // Show the next gate open: apply up to and including its frame.
-                let next = self
-                    .gate_frames
-                    .iter()
-                    .find(|&&i| i >= self.feeder.pos)
-                    .copied();
+                let pos = self.feeder.pos;
+                let (next, done) = {
+                    let ix = self.index.lock().expect("index lock");
+                    (ix.gate_frames.iter().find(|&&i| i >= pos).copied(), ix.done)
+                };
                 match next {
                     Some(i) => self.seek(i + 1),
+                    None if done < self.total() => {
+                        self.feeder.state.status_line = Some(format!(
+                            "still indexing gates ({}%)",
+                            done * 100 / self.total().max(1)
+                        ))
+                    }
                     None => self.feeder.state.status_line = Some("no later gate".into()),
                 }
             }
             KeyCode::Char('[') => {
                 self.playing = false;
-                let prev = self
-                    .gate_frames
-                    .iter()
-                    .rev()
-                    .find(|&&i| i + 1 < self.feeder.pos)
-                    .copied();
+                let pos = self.feeder.pos;
+                let prev = {
+                    let ix = self.index.lock().expect("index lock");
+                    ix.gate_frames.iter().rev().find(|&&i| i + 1 < pos).copied()
+                };
                 match prev {
                     Some(i) => self.seek(i + 1),
                     None => self.feeder.state.status_line = Some("no earlier gate".into()),

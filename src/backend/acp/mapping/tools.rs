@@ -124,7 +124,7 @@ impl Mapper {
                     name: format!("{} · {status}", sanitize(&label)),
                     summary,
                     input: sanitize(&input),
-                    diff: view.diff.clone(),
+                    diff: view.diff.clone().map(Box::new),
                 },
             },
         );

@@ -147,7 +147,7 @@ impl Mapper {
                     name: name.to_string(),
                     summary: tool_input_summary(name, input),
                     input: sanitize(&pretty_json(input)),
-                    diff: gates::edit_diff(name, input),
+                    diff: gates::edit_diff(name, input).map(Box::new),
                 },
             },
         );

@@ -1,0 +1,256 @@
+//! Speed and memory targets (tui-craft §9.3), measured, not asserted in tests.
+//!
+//! `cargo bench --bench perf` runs the full sizes and exits 1 when a target is missed;
+//! under `cargo test` (no `--bench` argument) it runs small sizes as a smoke check only.
+//!
+//! - P1 render: one frame of a 100k-item transcript at 200×50, p99 ≤ 2 ms
+//! - P4 ingest: stream-json lines through the mapping and reducer, ≥ 50,000 events/s
+//! - P5 memory: retained bytes per transcript item ≤ 300 B on average (its text included;
+//!   the items here carry 30–70 bytes of text)
+//! - P7 replay: a 1M-frame recording shows its first frame in < 1 s
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use switchboard::backend::claude::mapping::Mapper;
+use switchboard::core::msg::BackendEvent;
+use switchboard::core::transcript::{ItemKind, ItemOp};
+use switchboard::core::{Msg, State, update};
+use switchboard::replay::player::Player;
+use switchboard::ui::theme::Theme;
+
+struct Check {
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    target: f64,
+    lower_is_better: bool,
+}
+
+impl Check {
+    fn ok(&self) -> bool {
+        if self.lower_is_better {
+            self.value <= self.target
+        } else {
+            self.value >= self.target
+        }
+    }
+}
+
+fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn state_with_items(n: usize) -> State {
+    let mut s = State::new("claude", "main", 0);
+    s.size = (200, 50);
+    for i in 0..n {
+        let kind = match i % 4 {
+            0 => ItemKind::User {
+                text: format!("prompt {i}: please look at the auth module"),
+            },
+            1 => ItemKind::Assistant {
+                text: format!(
+                    "Answer {i}: the session store keeps tokens in memory and expires them"
+                ),
+                streaming: false,
+                aborted: false,
+            },
+            2 => ItemKind::ToolCall {
+                id: format!("toolu_{i}"),
+                name: "Bash".into(),
+                summary: format!("ls -la src/{i}"),
+                input: format!("{{\"command\":\"ls -la src/{i}\"}}"),
+                diff: None,
+            },
+            _ => ItemKind::ToolResult {
+                tool_use_id: format!("toolu_{}", i - 1),
+                text: "admin.rs\nauth.rs\nbilling.rs".into(),
+                is_error: false,
+            },
+        };
+        let _ = update(
+            &mut s,
+            Msg::Backend {
+                at_ms: i as u64,
+                event: BackendEvent::Item {
+                    node: None,
+                    op: ItemOp::Push(kind),
+                },
+            },
+        );
+    }
+    s
+}
+
+fn render_p99(items: usize, frames: usize) -> f64 {
+    let mut state = state_with_items(items);
+    let theme = Theme::dark();
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    // First frame fills the height caches.
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
+    let mut times = Vec::with_capacity(frames);
+    for i in 0..frames {
+        // New content each frame, as while streaming.
+        let _ = update(
+            &mut state,
+            Msg::Backend {
+                at_ms: 0,
+                event: BackendEvent::Item {
+                    node: None,
+                    op: ItemOp::AppendText {
+                        key: "live".into(),
+                        thinking: false,
+                        delta: format!("word{i} "),
+                    },
+                },
+            },
+        );
+        let t = Instant::now();
+        term.draw(|f| switchboard::ui::render(&state, &theme, f))
+            .unwrap();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[(frames * 99 / 100).min(frames - 1)].as_secs_f64() * 1000.0
+}
+
+fn claude_lines(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => format!(
+                r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"tok{i} "}}}},"parent_tool_use_id":null,"session_id":"s","uuid":"u{i}"}}"#
+            ),
+            1 => format!(
+                r#"{{"type":"assistant","message":{{"id":"msg_{i}","content":[{{"type":"text","text":"a settled line {i}"}}]}},"parent_tool_use_id":null,"session_id":"s","uuid":"v{i}"}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"system","subtype":"status","status":"requesting","uuid":"w{i}","session_id":"s"}}"#
+            ),
+        })
+        .collect()
+}
+
+fn ingest_rate(n: usize) -> f64 {
+    let lines = claude_lines(n);
+    let mut state = State::new("claude", "main", 0);
+    let mut mapper = Mapper::new(&[]);
+    // A message_start so deltas have a message to belong to.
+    for e in mapper
+        .on_line(r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m0"}},"parent_tool_use_id":null}"#)
+        .events
+    {
+        let _ = update(&mut state, Msg::Backend { at_ms: 0, event: e });
+    }
+    let t = Instant::now();
+    let mut events = 0usize;
+    for l in &lines {
+        for e in mapper.on_line(l).events {
+            events += 1;
+            let _ = update(&mut state, Msg::Backend { at_ms: 0, event: e });
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(&state);
+    events.max(lines.len()) as f64 / secs
+}
+
+fn bytes_per_item(n: usize) -> f64 {
+    let before = rss_bytes().unwrap_or(0);
+    let state = state_with_items(n);
+    let after = rss_bytes().unwrap_or(0);
+    std::hint::black_box(&state);
+    after.saturating_sub(before) as f64 / n as f64
+}
+
+fn replay_first_frame(frames: usize) -> f64 {
+    let path = std::env::temp_dir().join(format!("switchboard-bench-{}.jsonl", std::process::id()));
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        writeln!(f, r#"{{"switchboard_recording":1,"backend":"claude","argv":["claude"],"cwd":"/w","switchboard_version":"bench","started_ms":0,"started":"1970-01-01T00:00:00Z"}}"#).unwrap();
+        for (i, l) in claude_lines(frames).iter().enumerate() {
+            let entry = serde_json::json!({"ts": i as u64, "dir": "in", "line": l});
+            writeln!(f, "{entry}").unwrap();
+        }
+    }
+    let theme = Theme::dark();
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    let t = Instant::now();
+    let player = Player::open_path(&path, None).unwrap();
+    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
+        .unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(player.total(), frames);
+    std::fs::remove_file(&path).ok();
+    secs
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (items, frames, lines, mem_items, replay) = if full {
+        (100_000, 300, 300_000, 200_000, 1_000_000)
+    } else {
+        (2_000, 20, 3_000, 2_000, 5_000)
+    };
+    let started = Instant::now();
+    // Memory first: later measurements leave freed pages in the allocator that would hide it.
+    let p5 = bytes_per_item(mem_items);
+    let checks = [
+        Check {
+            name: "P1 render p99, 100k items, 200x50",
+            value: render_p99(items, frames),
+            unit: "ms",
+            target: 2.0,
+            lower_is_better: true,
+        },
+        Check {
+            name: "P4 ingest (mapping + reducer)",
+            value: ingest_rate(lines),
+            unit: "events/s",
+            target: 50_000.0,
+            lower_is_better: false,
+        },
+        Check {
+            name: "P5 retained bytes per item",
+            value: p5,
+            unit: "B",
+            target: 300.0,
+            lower_is_better: true,
+        },
+        Check {
+            name: "P7 replay of 1M frames: first frame",
+            value: replay_first_frame(replay),
+            unit: "s",
+            target: 1.0,
+            lower_is_better: true,
+        },
+    ];
+    let mut failed = 0;
+    for c in &checks {
+        let verdict = if !full {
+            "smoke"
+        } else if c.ok() {
+            "PASS"
+        } else {
+            failed += 1;
+            "FAIL"
+        };
+        println!(
+            "{verdict:>5}  {:<46} {:>12.3} {:<8} (target {} {})",
+            c.name,
+            c.value,
+            c.unit,
+            if c.lower_is_better { "≤" } else { "≥" },
+            c.target
+        );
+    }
+    println!("took {:?}", started.elapsed().max(Duration::from_millis(1)));
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

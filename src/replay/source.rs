@@ -1,0 +1,248 @@
+//! Where a replay takes its frames from: a loaded list, or a recording file indexed by line
+//! offsets and read one frame at a time, so a million-frame recording opens at once and is
+//! never held in memory whole.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::load::{Frame, Loaded};
+use crate::record::Dir;
+
+/// Random access to the frames of a recording.
+pub trait FrameSource: Send + Sync {
+    fn len(&self) -> usize;
+    fn frame(&self, i: usize) -> Frame;
+    fn backend(&self) -> &str;
+    /// The time of the first frame that has one (the replay's start).
+    fn start_ms(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl FrameSource for Loaded {
+    fn len(&self) -> usize {
+        self.frames.len()
+    }
+    fn frame(&self, i: usize) -> Frame {
+        self.frames[i].clone()
+    }
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+    fn start_ms(&self) -> u64 {
+        self.frames.iter().find_map(|f| f.ts).unwrap_or(0)
+    }
+}
+
+/// A switchboard recording on disk: only the byte offset of each line is kept.
+pub struct IndexedFile {
+    file: File,
+    /// Start of each entry line (the header is not an entry) and the end of the last one.
+    starts: Vec<u64>,
+    /// The 1-based file line of each entry.
+    lines: Vec<u32>,
+    backend: String,
+    start_ms: u64,
+}
+
+impl IndexedFile {
+    /// Index `path` (one pass over its bytes counting newlines). Fails when the file is not a
+    /// version-1 recording; callers then fall back to loading it whole.
+    pub fn open(path: &Path) -> Result<IndexedFile, String> {
+        let mut file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+        let mut starts = Vec::new();
+        let mut lines = Vec::new();
+        let mut header = Vec::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let (mut offset, mut line_no, mut line_start) = (0u64, 1u32, 0u64);
+        let mut in_header = true;
+        let mut blank = true;
+        loop {
+            let n = file
+                .read(&mut buf)
+                .map_err(|e| format!("cannot read: {e}"))?;
+            if n == 0 {
+                break;
+            }
+            for (i, &b) in buf[..n].iter().enumerate() {
+                if in_header {
+                    header.push(b);
+                }
+                if b == b'\n' {
+                    let end = offset + i as u64 + 1;
+                    if !in_header && !blank {
+                        starts.push(line_start);
+                        lines.push(line_no);
+                    }
+                    in_header = false;
+                    blank = true;
+                    line_start = end;
+                    line_no += 1;
+                } else if !b.is_ascii_whitespace() {
+                    blank = false;
+                }
+            }
+            offset += n as u64;
+        }
+        if !in_header && !blank {
+            starts.push(line_start);
+            lines.push(line_no);
+        }
+        starts.push(offset);
+        let header: Value = serde_json::from_slice(trim_newline(&header))
+            .map_err(|_| "the first line is not a recording header".to_string())?;
+        if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
+            return Err("not a version-1 switchboard recording".into());
+        }
+        let backend = header
+            .get("backend")
+            .and_then(Value::as_str)
+            .unwrap_or("claude")
+            .to_string();
+        let mut me = IndexedFile {
+            file,
+            starts,
+            lines,
+            backend,
+            start_ms: 0,
+        };
+        me.start_ms = (0..me.len().min(64))
+            .find_map(|i| me.frame(i).ts)
+            .unwrap_or(0);
+        Ok(me)
+    }
+
+    fn read_line(&self, i: usize) -> io::Result<Vec<u8>> {
+        let (a, b) = (self.starts[i], self.starts[i + 1]);
+        let mut buf = vec![0u8; (b - a) as usize];
+        read_exact_at(&self.file, &mut buf, a)?;
+        Ok(buf)
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    // Positional reads without a shared cursor: clone the handle for each read.
+    use std::io::{Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+fn trim_newline(b: &[u8]) -> &[u8] {
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &b[..end]
+}
+
+#[derive(serde::Deserialize)]
+struct Entry {
+    ts: Option<u64>,
+    dir: String,
+    line: String,
+}
+
+impl FrameSource for IndexedFile {
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    fn frame(&self, i: usize) -> Frame {
+        let src_line = self.lines[i] as usize;
+        let raw = match self.read_line(i) {
+            Ok(b) => b,
+            Err(e) => {
+                return Frame {
+                    src_line,
+                    ts: None,
+                    dir: Dir::Note,
+                    text: format!("unreadable recording entry: {e}"),
+                };
+            }
+        };
+        match serde_json::from_slice::<Entry>(trim_newline(&raw)) {
+            Ok(e) => Frame {
+                src_line,
+                ts: e.ts,
+                dir: match e.dir.as_str() {
+                    "in" => Dir::In,
+                    "out" => Dir::Out,
+                    "err" => Dir::Err,
+                    _ => Dir::Note,
+                },
+                text: e.line,
+            },
+            Err(e) => Frame {
+                src_line,
+                ts: None,
+                dir: Dir::Note,
+                text: format!(
+                    "unreadable recording entry: {e}: {}",
+                    String::from_utf8_lossy(trim_newline(&raw))
+                ),
+            },
+        }
+    }
+
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+
+    fn start_ms(&self) -> u64 {
+        self.start_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::load;
+
+    #[test]
+    fn indexed_file_reads_what_load_reads() {
+        let dir = std::env::temp_dir().join(format!("sb-idx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let text = concat!(
+            "{\"switchboard_recording\":1,\"backend\":\"claude\"}\n",
+            "{\"ts\":5,\"dir\":\"out\",\"line\":\"{}\"}\n",
+            "\n",
+            "broken\n",
+            "{\"ts\":7,\"dir\":\"in\",\"line\":\"x\\ny\"}"
+        );
+        std::fs::write(&path, text).unwrap();
+        let idx = IndexedFile::open(&path).unwrap();
+        let loaded = load::load(&path, None).unwrap();
+        assert_eq!(idx.len(), loaded.frames.len());
+        for i in 0..idx.len() {
+            let (a, b) = (idx.frame(i), &loaded.frames[i]);
+            assert_eq!(
+                (a.src_line, a.ts, a.dir),
+                (b.src_line, b.ts, b.dir),
+                "frame {i}"
+            );
+            assert_eq!(
+                a.text.starts_with("unreadable"),
+                b.text.starts_with("unreadable")
+            );
+            if !a.text.starts_with("unreadable") {
+                assert_eq!(a.text, b.text);
+            }
+        }
+        assert_eq!(idx.start_ms(), 5);
+        std::fs::write(&path, "{\"events\":[]}\n").unwrap();
+        assert!(IndexedFile::open(&path).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
