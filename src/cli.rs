@@ -431,6 +431,15 @@ struct Loaded {
     notify: Option<String>,
 }
 
+pub fn need_terminal() -> Result<(), String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err("the TUI needs a terminal: stdin and stdout must be a tty".into())
+    }
+}
+
 /// `--theme`, else the config's theme, else dark; `NO_COLOR` drops the colours.
 fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
     let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
@@ -482,6 +491,11 @@ fn run_backend(
             return ExitCode::from(2);
         }
     };
+    // Checked before the agent starts: without a terminal nothing could answer it.
+    if let Err(e) = need_terminal() {
+        eprintln!("switchboard: {e}");
+        return ExitCode::from(2);
+    }
     let _log = crate::logging::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -223,6 +223,7 @@ mod tests {
             action: Action::Deny,
             tool: "Bash".into(),
             pattern: Some("rm *".into()),
+            exact: false,
         };
         append_rule(&path, &spec).unwrap();
         append_rule(&path, &spec).unwrap();

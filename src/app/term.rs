@@ -65,8 +65,7 @@ pub fn base64(data: &[u8]) -> String {
 /// Show `text` in `$PAGER` (else `less -R`) with the TUI suspended; the terminal is given
 /// back in its normal state and taken again afterwards.
 fn page(text: &str) -> io::Result<()> {
-    let path = std::env::temp_dir().join(format!("switchboard-view-{}.txt", std::process::id()));
-    std::fs::write(&path, text)?;
+    let path = private_temp_file(text)?;
     restore();
     let pager = std::env::var("PAGER")
         .ok()
@@ -79,7 +78,43 @@ fn page(text: &str) -> io::Result<()> {
         .arg(&path)
         .status();
     let _ = std::fs::remove_file(&path);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
     status.map(|_| ())
+}
+
+/// Write `text` to a new file in a new directory only we can enter (no predictable name to
+/// race, no symlink to follow).
+fn private_temp_file(text: &str) -> io::Result<std::path::PathBuf> {
+    let base = std::env::temp_dir();
+    let mut attempt = 0u32;
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = base.join(format!(
+            "switchboard-{}-{nanos:x}-{attempt}",
+            std::process::id()
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => {
+                let path = dir.join("view.txt");
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)?;
+                f.write_all(text.as_bytes())?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Owns the terminal modes: the constructor enables them, `Drop` and the panic hook undo them.
@@ -125,7 +160,25 @@ impl Drop for TerminalGuard {
 
 /// Run the app on the real terminal until the user quits.
 pub async fn run(mut app: App) -> io::Result<App> {
-    let _guard = TerminalGuard::enter()?;
+    let result = match TerminalGuard::enter() {
+        Ok(guard) => {
+            let r = event_loop(&mut app).await;
+            drop(guard);
+            r
+        }
+        Err(e) => Err(e),
+    };
+    if result.is_err() {
+        // The terminal failed under us: still answer what is pending and stop the agent.
+        quit_on_signal(&mut app);
+    }
+    app.finish().await;
+    result.map(|()| app)
+}
+
+/// Everything between entering and leaving the terminal; errors end it early, and `run` then
+/// shuts the session down the same way as a quit.
+async fn event_loop(app: &mut App) -> io::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     // Not `terminal.clear()`: ratatui 0.30 asks the terminal for the cursor position there
     // (`ESC [6n`) and fails after 2 s on terminals that never answer. A full-screen viewport
@@ -162,8 +215,8 @@ pub async fn run(mut app: App) -> io::Result<App> {
                 Some(Err(e)) => return Err(e),
                 None => break,
             },
-            _ = sigterm.recv() => quit_on_signal(&mut app),
-            _ = sighup.recv() => quit_on_signal(&mut app),
+            _ = sigterm.recv() => quit_on_signal(app),
+            _ = sighup.recv() => quit_on_signal(app),
             () = frames.due(app.dirty) => {
                 if app.bells > 0 {
                     app.bells = 0;
@@ -224,8 +277,7 @@ pub async fn run(mut app: App) -> io::Result<App> {
             break;
         }
     }
-    app.finish().await;
-    Ok(app)
+    Ok(())
 }
 
 /// SIGTERM/SIGHUP: answer every gate fail-closed and leave.

@@ -44,8 +44,11 @@ impl GateKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Permission {
     pub tool: String,
-    /// One-line summary of the input (the command, the path…).
+    /// One-line summary of the input (the command, the path…), for display only.
     pub summary: String,
+    /// What approval rules match, in full: the whole Bash command, the normalised file path,
+    /// or the compact input. Never the shortened summary.
+    pub rule_arg: String,
     /// The tool input, compact JSON, sent back verbatim on allow.
     pub input: String,
     pub title: Option<String>,

@@ -36,37 +36,10 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("toggle_diff", 't'),
 ];
 
-/// Action names, for `config check`.
-pub const ACTIONS: &[&str] = &[
-    "allow_once",
-    "allow_always",
-    "save_rule",
-    "deny",
-    "deny_interrupt",
-    "reject_always",
-    "edit_input",
-    "raw_reply",
-    "block",
-    "decline",
-    "next_gate",
-    "prev_gate",
-    "oldest_gate",
-    "help",
-    "log",
-    "status",
-    "mode",
-    "rules",
-    "quit",
-    "focus_prompt",
-    "search",
-    "search_next",
-    "copy",
-    "open_pager",
-    "focus_subtree",
-    "unfocus",
-    "detail",
-    "toggle_diff",
-];
+/// Action names, for `config check` and the README.
+pub fn actions() -> impl Iterator<Item = &'static str> {
+    DEFAULTS.iter().map(|(a, _)| *a)
+}
 
 /// Build the translation table (pressed key → default key).
 pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>, String> {
@@ -81,7 +54,18 @@ pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>
         let (Some(c), None) = (chars.next(), chars.next()) else {
             return Err(format!("[keys] {action} = {key:?}: give one character"));
         };
-        map.insert(c, default);
+        // Taking another action's key would silently disable it (e.g. `help = "y"` would
+        // leave no key to allow a permission).
+        if let Some((other, _)) = DEFAULTS.iter().find(|(a, k)| *k == c && a != action) {
+            return Err(format!(
+                "[keys] {action} = {key:?}: {key:?} is already the key of {other}"
+            ));
+        }
+        if let Some(prev) = map.insert(c, default)
+            && prev != default
+        {
+            return Err(format!("[keys] {key:?} is given to two actions"));
+        }
     }
     Ok(map)
 }
@@ -100,8 +84,12 @@ mod tests {
         let mut o = BTreeMap::new();
         o.insert("quit".to_string(), "QQ".to_string());
         assert!(build(&o).is_err());
-        for a in ACTIONS {
-            assert!(DEFAULTS.iter().any(|(d, _)| d == a), "{a}");
-        }
+        let mut o = BTreeMap::new();
+        o.insert("help".to_string(), "y".to_string());
+        assert!(
+            build(&o).unwrap_err().contains("allow_once"),
+            "y stays allow once"
+        );
+        assert_eq!(actions().count(), DEFAULTS.len());
     }
 }

@@ -64,6 +64,10 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
 }
 
 pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Theme) -> ExitCode {
+    if let Err(e) = crate::cli::need_terminal() {
+        eprintln!("switchboard: {e}");
+        return ExitCode::from(2);
+    }
     let player = match super::player::Player::open_path(file, format) {
         Ok(p) => p,
         Err(e) => {

@@ -1,17 +1,17 @@
 //! Feeding recorded frames through the live mapping and reducer: replay and export build their
 //! state exactly as the session did (no second parser).
 
-use crate::backend::claude::mapping::Mapper;
 use crate::core::msg::BackendEvent;
 use crate::core::{Msg, State, update};
 use crate::record::Dir;
 
 use super::load::{Frame, Loaded};
+use super::mapper::{ReplayMapper, for_backend, root_name};
 
 /// A state built frame by frame from a recording.
 pub struct Feeder {
     pub state: State,
-    mapper: Mapper,
+    mapper: Box<dyn ReplayMapper>,
     /// Frames applied so far.
     pub pos: usize,
     start_ms: u64,
@@ -25,12 +25,15 @@ impl Feeder {
 
     /// An empty state for a recording of `backend` that starts at `start_ms`.
     pub fn with(backend: &str, start_ms: u64) -> Feeder {
-        let mut state = State::new(backend, "main", start_ms);
-        state.reply_check = crate::backend::claude::session::reply_check;
+        let mut state = State::new(backend, root_name(backend), start_ms);
+        state.reply_check = match backend {
+            "acp" => crate::backend::acp::session::reply_check,
+            _ => crate::backend::claude::session::reply_check,
+        };
         state.settings.bell = false;
         Feeder {
             state,
-            mapper: Mapper::new(&[]),
+            mapper: for_backend(backend),
             pos: 0,
             start_ms,
         }
@@ -39,9 +42,10 @@ impl Feeder {
     /// Apply one frame (effects are dropped: a replay never talks to anyone).
     pub fn apply(&mut self, frame: &Frame) {
         let at = frame.ts.unwrap_or(self.start_ms);
+        self.mapper.set_now(at);
         let events = match frame.dir {
-            Dir::In => self.mapper.on_line(&frame.text).events,
-            Dir::Out => self.mapper.on_outbound(&frame.text).0.events,
+            Dir::In => self.mapper.inbound(&frame.text),
+            Dir::Out => self.mapper.outbound(&frame.text).0,
             Dir::Err => vec![BackendEvent::Stderr(frame.text.clone())],
             Dir::Note => {
                 self.state.push_log(format!("note: {}", frame.text));

@@ -284,6 +284,9 @@ const HOST_REQUESTS: &[&str] = &[
 ];
 
 fn jsonl(text: &str) -> Loaded {
+    if is_acp(text) {
+        return acp_jsonl(text);
+    }
     let mut frames = Vec::new();
     let mut inbound_requests = std::collections::HashSet::new();
     for (i, l) in text.lines().enumerate() {
@@ -342,6 +345,124 @@ fn jsonl(text: &str) -> Loaded {
     }
 }
 
+/// A JSONL log is ACP when one of its first JSON lines carries `"jsonrpc":"2.0"`.
+fn is_acp(text: &str) -> bool {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(32)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|v| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
+}
+
+/// Methods only a client sends (to the agent).
+const ACP_CLIENT_METHODS: &[&str] = &[
+    "initialize",
+    "authenticate",
+    "session/new",
+    "session/load",
+    "session/prompt",
+    "session/cancel",
+    "session/set_mode",
+    "session/set_model",
+    "session/set_config_option",
+    "session/list",
+];
+
+/// Whether `method` travels client → agent.
+pub fn acp_client_method(method: &str) -> bool {
+    ACP_CLIENT_METHODS.contains(&method) || method.starts_with("_checkfu/")
+}
+
+/// Which side a response body answers, by its shape: `Some(true)` the agent's answer to one of
+/// our requests, `Some(false)` our answer to one of the agent's.
+fn acp_response_side(result: Option<&Value>) -> Option<bool> {
+    let r = result?.as_object()?;
+    let has = |k: &str| r.contains_key(k);
+    if has("protocolVersion") || has("stopReason") || has("sessionId") || has("disposition") {
+        Some(true)
+    } else if has("outcome")
+        || has("terminalId")
+        || has("content")
+        || has("output")
+        || has("exitCode")
+    {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// An ACP JSON-RPC log: requests and notifications by method, responses opposite to the
+/// request with that id (our ids and the agent's collide, so each side has its own table).
+fn acp_jsonl(text: &str) -> Loaded {
+    use std::collections::HashSet;
+    let mut frames = Vec::new();
+    // Open requests per side, and every id each side ever used.
+    let (mut ours_open, mut theirs_open) = (HashSet::new(), HashSet::new());
+    let (mut ours_seen, mut theirs_seen) = (HashSet::new(), HashSet::new());
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let v: Option<Value> = serde_json::from_str(l).ok();
+        let method = v
+            .as_ref()
+            .and_then(|v| v.get("method"))
+            .and_then(Value::as_str);
+        let id = v
+            .as_ref()
+            .and_then(|v| v.get("id"))
+            .filter(|i| !i.is_null())
+            .map(Value::to_string);
+        let dir = match (method, id) {
+            (Some(m), id) => {
+                let out = acp_client_method(m);
+                if let Some(id) = id {
+                    if out {
+                        ours_open.insert(id.clone());
+                        ours_seen.insert(id);
+                    } else {
+                        theirs_open.insert(id.clone());
+                        theirs_seen.insert(id);
+                    }
+                }
+                if out { Dir::Out } else { Dir::In }
+            }
+            (None, Some(id)) => {
+                let body = v.as_ref().and_then(|v| v.get("result"));
+                let (a, o) = (theirs_open.contains(&id), ours_open.contains(&id));
+                let to_agent = match acp_response_side(body) {
+                    Some(ours) => !ours,
+                    // Both open and no telling shape: our reply to the agent (our own
+                    // requests' answers carry telling fields).
+                    None if a || o => a,
+                    None => theirs_seen.contains(&id) && !ours_seen.contains(&id),
+                };
+                if to_agent {
+                    theirs_open.remove(&id);
+                    Dir::Out
+                } else {
+                    ours_open.remove(&id);
+                    Dir::In
+                }
+            }
+            (None, None) => Dir::In,
+        };
+        frames.push(Frame {
+            src_line: i + 1,
+            ts: None,
+            dir,
+            text: l.to_string(),
+        });
+    }
+    Loaded {
+        format: Format::Jsonl,
+        backend: "acp".into(),
+        header: None,
+        frames,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +489,23 @@ mod tests {
         let l = load_str(text, Some(Format::Jsonl)).unwrap();
         let dirs: Vec<Dir> = l.frames.iter().map(|f| f.dir).collect();
         assert_eq!(dirs, vec![Dir::Out, Dir::In, Dir::Out, Dir::In]);
+    }
+
+    #[test]
+    fn acp_jsonl_directions_keep_separate_id_tables() {
+        let text = concat!(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":1}}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{}}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fs/write_text_file\",\"params\":{}}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}\n",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n",
+        );
+        let l = load_str(text, None).unwrap();
+        assert_eq!(l.backend, "acp");
+        let dirs: Vec<Dir> = l.frames.iter().map(|f| f.dir).collect();
+        use Dir::{In, Out};
+        assert_eq!(dirs, vec![Out, In, Out, In, Out, In, In]);
     }
 }

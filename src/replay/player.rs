@@ -11,10 +11,8 @@ use serde_json::Value;
 
 use super::feed::Feeder;
 use super::load::{Format, Frame, Loaded};
+use super::mapper::for_backend;
 use super::source::{FrameSource, IndexedFile};
-use crate::backend::claude::decode;
-use crate::backend::claude::mapping::Mapper;
-use crate::core::gate::Decision;
 use crate::core::state::{Focus, Overlay, ReplayView};
 use crate::core::{Msg, State, update};
 use crate::record::Dir;
@@ -55,35 +53,6 @@ pub struct Player {
     pub quit: bool,
 }
 
-fn decision_label(d: &Decision) -> String {
-    match d {
-        Decision::Allow { always: true, .. } => "allowed always".into(),
-        Decision::Allow {
-            updated_input: Some(_),
-            ..
-        } => "allowed with edited input".into(),
-        Decision::Allow { .. } => "allowed once".into(),
-        Decision::Deny { message, interrupt } => format!(
-            "denied{}: {message}",
-            if *interrupt { " and interrupted" } else { "" }
-        ),
-        Decision::Answer { answers } => answers
-            .iter()
-            .map(|(q, a)| format!("{q} = {a}"))
-            .collect::<Vec<_>>()
-            .join("; "),
-        Decision::DialogComplete { result } => format!("completed with {result}"),
-        Decision::DialogCancel => "cancelled".into(),
-        Decision::ElicitAccept { content } => format!("accepted {content}"),
-        Decision::ElicitDecline => "declined".into(),
-        Decision::ElicitCancel => "cancelled".into(),
-        Decision::Continue => "continued".into(),
-        Decision::Block { reason } => format!("blocked: {reason}"),
-        Decision::Raw { body } => format!("raw reply {body}"),
-        other => format!("{other:?}"),
-    }
-}
-
 pub fn clock(ts: Option<u64>) -> String {
     match ts {
         Some(ms) => {
@@ -96,17 +65,19 @@ pub fn clock(ts: Option<u64>) -> String {
 
 /// Index frames `from..` of `src` into `index`, publishing progress every few thousand frames.
 fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
-    let mut mapper = Mapper::new(&[]);
+    let mut mapper = for_backend(src.backend());
     let mut gates = Vec::new();
     let mut answers = Vec::new();
     let total = src.len();
     for i in 0..total {
         let f = src.frame(i);
+        if let Some(ts) = f.ts {
+            mapper.set_now(ts);
+        }
         match f.dir {
             Dir::In => {
-                let out = mapper.on_line(&f.text);
-                if out
-                    .events
+                let events = mapper.inbound(&f.text);
+                if events
                     .iter()
                     .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
                 {
@@ -114,11 +85,8 @@ fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
                 }
             }
             Dir::Out => {
-                for (id, pending, body) in mapper.on_outbound(&f.text).1 {
-                    let label = decode::decision(&pending, &body)
-                        .map(|d| decision_label(&d))
-                        .unwrap_or_else(|| format!("raw reply {body}"));
-                    answers.push((id, format!("{label} at {}", clock(f.ts))));
+                for a in mapper.outbound(&f.text).1 {
+                    answers.push((a.gate_id, format!("{} at {}", a.label, clock(f.ts))));
                 }
             }
             _ => {}
@@ -271,6 +239,9 @@ impl Player {
         };
         let parsed = serde_json::from_str::<Value>(&f.text).ok();
         let verdict = match (f.dir, parsed.as_ref()) {
+            (Dir::In | Dir::Out, _) if self.source.backend() == "acp" => {
+                super::validate_acp::verdict(f.dir, &f.text)
+            }
             (Dir::Out, Some(_)) => match crate::schema::validate_claude_outbound_line(&f.text) {
                 Ok(()) => "valid (schema: outbound line)".to_string(),
                 Err(e) => format!("INVALID: {e}"),

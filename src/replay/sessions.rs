@@ -27,7 +27,13 @@ pub fn summarize(path: &Path, loaded: &Loaded) -> Summary {
     let mut answered = 0;
     let mut result = String::from("no result");
     let mut requests = std::collections::HashSet::new();
-    for f in &loaded.frames {
+    if loaded.backend == "acp" {
+        let acp = acp_summary(loaded);
+        first_prompt = acp.first_prompt;
+        answered = acp.answered;
+        result = acp.result;
+    }
+    for f in loaded.frames.iter().filter(|_| loaded.backend != "acp") {
         let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
             continue;
         };
@@ -67,16 +73,101 @@ pub fn summarize(path: &Path, loaded: &Loaded) -> Summary {
             _ => {}
         }
     }
+    let mut cwd = hs("cwd");
+    if cwd.is_empty() && loaded.backend == "acp" {
+        cwd = acp_cwd(loaded).unwrap_or_default();
+    }
     Summary {
         path: path.to_path_buf(),
         started: hs("started"),
         started_ms: h.get("started_ms").and_then(Value::as_u64).unwrap_or(0),
         backend: loaded.backend.clone(),
-        cwd: hs("cwd"),
+        cwd,
         first_prompt: crate::core::text::one_line(&first_prompt, 60),
         answered,
         result,
     }
+}
+
+struct AcpSummary {
+    first_prompt: String,
+    answered: usize,
+    result: String,
+}
+
+/// An ACP recording: the first `session/prompt`'s text, the agent's gate requests we answered
+/// (our replies keyed to its ids; our own ids are a separate table), and the last turn's stop
+/// reason.
+fn acp_summary(loaded: &Loaded) -> AcpSummary {
+    use std::collections::HashMap;
+    let mut s = AcpSummary {
+        first_prompt: String::new(),
+        answered: 0,
+        result: "no result".into(),
+    };
+    let mut theirs: HashMap<String, String> = HashMap::new();
+    let mut prompts = std::collections::HashSet::new();
+    for f in &loaded.frames {
+        let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
+            continue;
+        };
+        let id = v.get("id").filter(|i| !i.is_null()).map(Value::to_string);
+        let method = v.get("method").and_then(Value::as_str);
+        match (f.dir, method, id) {
+            (Dir::In, Some(m), Some(id)) => {
+                theirs.insert(id, m.to_string());
+            }
+            (Dir::Out, Some("session/prompt"), Some(id)) => {
+                prompts.insert(id);
+                if s.first_prompt.is_empty() {
+                    s.first_prompt = v
+                        .pointer("/params/prompt")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|b| b.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                }
+            }
+            (Dir::Out, None, Some(id)) => {
+                if let Some(m) = theirs.remove(&id)
+                    && matches!(
+                        m.as_str(),
+                        "session/request_permission" | "fs/write_text_file" | "terminal/create"
+                    )
+                {
+                    s.answered += 1;
+                }
+            }
+            (Dir::In, None, Some(id)) if prompts.remove(&id) => {
+                s.result = match (v.pointer("/result/stopReason"), v.get("error")) {
+                    (Some(r), _) => r.as_str().unwrap_or("?").to_string(),
+                    (None, Some(e)) => format!(
+                        "error {} (error)",
+                        e.get("code").and_then(Value::as_i64).unwrap_or(0)
+                    ),
+                    (None, None) => "?".into(),
+                };
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+/// The `cwd` of the first recorded `session/new`.
+fn acp_cwd(loaded: &Loaded) -> Option<String> {
+    loaded
+        .frames
+        .iter()
+        .filter(|f| f.dir == Dir::Out)
+        .find_map(|f| {
+            let v: Value = serde_json::from_str(&f.text).ok()?;
+            (v.get("method")?.as_str()? == "session/new")
+                .then(|| v.pointer("/params/cwd")?.as_str().map(str::to_string))
+                .flatten()
+        })
 }
 
 /// Every readable recording in `dir`, newest first.

@@ -53,12 +53,15 @@ pub fn validate(loaded: &Loaded) -> Report {
         frames: loaded.frames.len(),
         ..Report::default()
     };
+    if loaded.backend == "acp" {
+        return super::validate_acp::validate(loaded);
+    }
     if loaded.backend != "claude" {
         r.findings.push(Finding {
             line: 0,
             rule: "backend",
             message: format!(
-                "backend {:?}: only the Claude rules are checked",
+                "backend {:?}: only the Claude and ACP rules exist",
                 loaded.backend
             ),
         });

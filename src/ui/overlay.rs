@@ -211,14 +211,25 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                         format!(
                             "{:<22} {:<28} {:>4} hit{}  ",
                             clip(&r.spec.tool, 22),
-                            clip(r.spec.pattern.as_deref().unwrap_or("(any)"), 28),
+                            clip(
+                                &match (&r.spec.pattern, r.spec.exact) {
+                                    (Some(p), true) => format!("= {p}"),
+                                    (Some(p), false) => p.clone(),
+                                    (None, _) => "(any)".into(),
+                                },
+                                28
+                            ),
                             r.hits,
                             if r.hits == 1 { "" } else { "s" }
                         ),
                         style,
                     ),
                     Span::styled(
-                        clip(&r.origin.label(), (area.width as usize).saturating_sub(70)),
+                        // What is left of the view's inner width after the fixed columns.
+                        clip(
+                            &r.origin.label(),
+                            (area.width.saturating_sub(6).min(110) as usize).saturating_sub(2 + 72),
+                        ),
                         theme.dim,
                     ),
                 ]));

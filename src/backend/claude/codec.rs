@@ -73,7 +73,15 @@ pub struct Message {
 #[serde(untagged)]
 pub enum Content {
     Text(String),
-    Blocks(Vec<Block>),
+    Blocks(Vec<AnyBlock>),
+}
+
+/// A block we know, or one we do not (kept whole so it can be shown, never dropped).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum AnyBlock {
+    Known(Block),
+    Unknown(Value),
 }
 
 impl Default for Content {
@@ -113,8 +121,6 @@ pub enum Block {
     },
     Image {},
     Document {},
-    #[serde(other)]
-    Other,
 }
 
 #[derive(Debug, Deserialize)]
@@ -425,7 +431,11 @@ mod tests {
         let Content::Blocks(b) = a.message.content else {
             panic!("no blocks")
         };
-        assert!(matches!(b[1], Block::Other));
+        assert!(
+            matches!(&b[1], AnyBlock::Unknown(v) if v["type"] == "server_tool_use"),
+            "an unknown block is kept whole"
+        );
+        assert!(matches!(&b[0], AnyBlock::Known(Block::Text { .. })));
     }
 
     #[test]

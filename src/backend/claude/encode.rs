@@ -66,7 +66,7 @@ pub fn body(pending: &Pending, decision: &Decision) -> Result<Value, String> {
             if *always {
                 b.insert(
                     "updatedPermissions".into(),
-                    Value::Array(session_permissions(suggestions, tool_name)),
+                    Value::Array(session_permissions(suggestions, tool_name, input)),
                 );
             }
             Value::Object(b)
@@ -159,11 +159,24 @@ impl Pending {
     }
 }
 
-/// "Allow always" echoes the agent's suggestions scoped to this session; a tool without
-/// suggestions (MCP tools) gets a synthesized session rule for the tool.
-fn session_permissions(suggestions: &[Value], tool_name: &str) -> Vec<Value> {
+/// "Allow always" echoes the agent's suggestions scoped to this session. Without suggestions
+/// it synthesizes the narrowest session rule: this exact command or file for Bash and file
+/// tools, the whole tool only for others (MCP tools have no argument syntax).
+pub fn session_permissions(suggestions: &[Value], tool_name: &str, input: &Value) -> Vec<Value> {
     if suggestions.is_empty() {
-        return vec![json!({"type":"addRules","rules":[{"toolName":tool_name}],
+        let field = |k: &str| input.get(k).and_then(Value::as_str);
+        let content = match tool_name {
+            "Bash" => field("command"),
+            "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+                field("file_path").or_else(|| field("notebook_path"))
+            }
+            _ => None,
+        };
+        let rule = match content {
+            Some(c) => json!({"toolName": tool_name, "ruleContent": c}),
+            None => json!({"toolName": tool_name}),
+        };
+        return vec![json!({"type":"addRules","rules":[rule],
             "behavior":"allow","destination":"session"})];
     }
     suggestions
@@ -201,6 +214,35 @@ mod tests {
         .unwrap();
         assert_eq!(b["updatedPermissions"][0]["destination"], "session");
         assert_eq!(b["updatedInput"]["command"], "touch x");
+    }
+
+    #[test]
+    fn allow_always_without_suggestions_is_narrow() {
+        let always = Decision::Allow {
+            updated_input: None,
+            always: true,
+        };
+        let bash = Pending::Permission {
+            input: json!({"command":"touch x"}),
+            suggestions: vec![],
+            tool_name: "Bash".into(),
+        };
+        let b = body(&bash, &always).unwrap();
+        assert_eq!(
+            b["updatedPermissions"][0]["rules"][0],
+            json!({"toolName":"Bash","ruleContent":"touch x"}),
+            "exactly this command, never the whole tool"
+        );
+        let mcp = Pending::Permission {
+            input: json!({"q":1}),
+            suggestions: vec![],
+            tool_name: "mcp__s__t".into(),
+        };
+        let b = body(&mcp, &always).unwrap();
+        assert_eq!(
+            b["updatedPermissions"][0]["rules"][0],
+            json!({"toolName":"mcp__s__t"})
+        );
     }
 
     #[test]

@@ -90,7 +90,26 @@ pub fn suggestion_label(v: &Value) -> String {
             .unwrap_or_default(),
         _ => String::new(),
     };
-    sanitize(&format!("{kind} {what} (was {dest})"))
+    if dest.is_empty() || dest == "session" {
+        sanitize(&format!("{kind} {what}"))
+    } else {
+        sanitize(&format!("{kind} {what} (was {dest})"))
+    }
+}
+
+/// The full argument approval rules are matched against (see `Permission::rule_arg`).
+pub fn rule_argument(tool: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str);
+    match tool {
+        "Bash" => field("command").unwrap_or("").to_string(),
+        _ => match field("file_path")
+            .or_else(|| field("notebook_path"))
+            .or_else(|| field("path"))
+        {
+            Some(p) => crate::core::rules::normalise_path(p),
+            None => input.to_string(),
+        },
+    }
 }
 
 pub fn permission(req: &Value) -> GateKind {
@@ -99,13 +118,21 @@ pub fn permission(req: &Value) -> GateKind {
         .get("input")
         .cloned()
         .unwrap_or(Value::Object(Default::default()));
-    let suggestions = req
+    // The card shows what `a` will send: the agent's suggestions, or the rule we synthesize.
+    let raw: Vec<Value> = req
         .get("permission_suggestions")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(suggestion_label).collect())
+        .cloned()
         .unwrap_or_default();
+    let shown = if raw.is_empty() {
+        super::encode::session_permissions(&[], &tool, &input)
+    } else {
+        raw
+    };
+    let suggestions = shown.iter().map(suggestion_label).collect();
     GateKind::Permission(Permission {
         summary: tool_input_summary(&tool, &input),
+        rule_arg: rule_argument(&tool, &input),
         diff: edit_diff(&tool, &input),
         input: input.to_string(),
         title: s(req, "title"),

@@ -241,16 +241,8 @@ async fn run(
     }
     if !exited {
         // Anything still pending gets a fail-closed answer before stdin closes.
-        for id in mapper.pending_ids() {
-            let out = mapper.command(&Command::Answer {
-                gate_id: id,
-                decision: crate::core::gate::Decision::Deny {
-                    message: "switchboard exited".into(),
-                    interrupt: false,
-                },
-            });
-            deliver(&agent, &link, &rec, out).await;
-        }
+        let out = mapper.exit_answers();
+        deliver(&agent, &link, &rec, out).await;
         let status = agent.stop(SHUTDOWN_GRACE, &rec).await;
         let (code, detail) = match &status {
             Ok(s) => describe_exit(s),

@@ -297,14 +297,26 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                 }
             } else if transcript.contains(at) {
                 let row = (m.row - transcript.y) as usize;
-                let item = state.view.item_rows.borrow().get(row).copied();
+                // The rows are from the last draw: the node may have changed since.
+                let len = state.tree.nodes[state.selected_node].transcript.len();
+                let item = state
+                    .view
+                    .item_rows
+                    .borrow()
+                    .get(row)
+                    .copied()
+                    .filter(|i| *i < len);
                 if let Some(i) = item {
                     // A second click on the selected item expands or collapses it.
-                    if state.selected_item == Some(i) && state.focus == Focus::Transcript {
-                        let it = &mut state.tree.nodes[state.selected_node].transcript.items[i];
-                        if it.kind.expandable() {
-                            it.expanded = !it.expanded;
-                        }
+                    if state.selected_item == Some(i)
+                        && state.focus == Focus::Transcript
+                        && let Some(it) = state.tree.nodes[state.selected_node]
+                            .transcript
+                            .items
+                            .get_mut(i)
+                        && it.kind.expandable()
+                    {
+                        it.expanded = !it.expanded;
                     }
                     state.selected_item = Some(i);
                     state.focus = Focus::Transcript;
@@ -414,11 +426,14 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
             }
         }
         KeyCode::Enter | KeyCode::Char(' ') => {
-            if let Some(i) = state.selected_item {
-                let item = &mut state.tree.nodes[state.selected_node].transcript.items[i];
-                if item.kind.expandable() {
-                    item.expanded = !item.expanded;
-                }
+            if let Some(item) = state.selected_item.and_then(|i| {
+                state.tree.nodes[state.selected_node]
+                    .transcript
+                    .items
+                    .get_mut(i)
+            }) && item.kind.expandable()
+            {
+                item.expanded = !item.expanded;
             }
         }
         KeyCode::PageUp => {

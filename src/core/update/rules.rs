@@ -4,10 +4,10 @@ use super::super::gate::{Decision, Gate, GateKind, Permission};
 use super::super::rules::{Action, Origin};
 use super::super::state::State;
 
-/// The tool name and the argument a rule matches for a permission: the Bash command, the
-/// file path, or the one-line summary of the input.
+/// The tool name and the argument a rule matches for a permission: the whole Bash command,
+/// the normalised file path, or the compact input (never the shortened summary).
 pub fn subject(p: &Permission) -> (&str, &str) {
-    (&p.tool, &p.summary)
+    (&p.tool, &p.rule_arg)
 }
 
 /// A rule's answer for a new gate: `Some((decision, rule description))` when an allow or
@@ -67,10 +67,12 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
 /// `a`: remember "allow this exact request" for the rest of the session.
 pub fn add_session_rule(state: &mut State, p: &Permission) {
     let (tool, arg) = subject(p);
+    // Exactly this request: the argument is a literal, never a glob.
     let spec = super::super::rules::RuleSpec {
         action: Action::Allow,
         tool: tool.to_string(),
-        pattern: (!arg.is_empty()).then(|| arg.to_string()),
+        pattern: Some(arg.to_string()),
+        exact: true,
     };
     state.rules.add(spec, Origin::Session);
 }

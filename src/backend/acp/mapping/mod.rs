@@ -9,6 +9,7 @@ mod actions;
 mod checkfu;
 mod commands;
 mod permissions;
+mod recorded;
 mod requests;
 mod responses;
 mod terminals;
@@ -20,6 +21,7 @@ mod wire;
 
 pub use actions::{AcpOptions, Action, TerminalSpec};
 pub use checkfu::{normalise_disposition, telemetry_text};
+pub use recorded::RecordedAnswer;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -156,6 +158,8 @@ pub struct Mapper {
     turn_started_ms: u64,
     /// Wall-clock time of the current input, set by the caller (the mapping reads no clock).
     pub now: u64,
+    /// Reading a recording back (replay, validate, export): see `recorded.rs`.
+    rec: recorded::Recorded,
 }
 
 impl Mapper {
@@ -190,7 +194,10 @@ impl Mapper {
     fn request(&mut self, method: &str, params: Value, ours: Ours) -> String {
         self.next_id += 1;
         let id = self.next_id;
-        self.ours.insert(id.to_string(), ours);
+        // A replay learns our requests from the recorded lines, never from its own.
+        if !self.rec.on {
+            self.ours.insert(id.to_string(), ours);
+        }
         codec::request(id, method, params)
     }
 

@@ -75,6 +75,11 @@ impl Mapper {
         let kind = GateKind::Permission(Permission {
             tool: sanitize(&tool),
             summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
+            rule_arg: match (&command, &view.raw_input) {
+                (Some(c), _) => c.clone(),
+                (None, Some(r)) => r.to_string(),
+                (None, None) => view.title.clone(),
+            },
             input: sanitize(&input),
             title: Some(sanitize(&view.title)).filter(|t| !t.is_empty()),
             description: None,
@@ -163,6 +168,7 @@ impl Mapper {
         let perm = Permission {
             tool: "fs/write_text_file".into(),
             summary: sanitize(&shown),
+            rule_arg: crate::core::rules::normalise_path(&shown),
             input: sanitize(&shown),
             title: Some(format!(
                 "{} {} ({} bytes)",
@@ -201,6 +207,7 @@ impl Mapper {
         let perm = Permission {
             tool: "terminal".into(),
             summary: sanitize(&line),
+            rule_arg: line.clone(),
             input: sanitize(&format!("$ {line}\n(in {})", spec.cwd.display())),
             title: Some("run a command in a client terminal".into()),
             description: None,

@@ -90,11 +90,17 @@ impl Mapper {
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if !DIALOG_KINDS.contains(&kind) {
-                    // Undeclared kind: an answer would count as the user dismissing it.
+                    // Undeclared kind: `cancelled` would count as the user dismissing it, so
+                    // the one answer is an error envelope, which the CLI discards; its own
+                    // deadline closes the dialog.
+                    out.replies.push(encode::error(
+                        &id,
+                        &format!("dialog kind \"{kind}\" was not declared by this client"),
+                    ));
                     out.protocol(
                         Level::Warn,
                         format!(
-                            "dialog of undeclared kind {kind:?} ({id}): shown read-only, not answered; the agent's deadline closes it\n{}",
+                            "dialog of undeclared kind {kind:?} ({id}): shown read-only, answered with an error; the agent's deadline closes it\n{}",
                             pretty_json(&req)
                         ),
                     );

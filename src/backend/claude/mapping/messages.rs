@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{BlockKind, Mapper, Out};
-use crate::backend::claude::codec::{Block, Content};
+use crate::backend::claude::codec::{AnyBlock, Block, Content};
 use crate::backend::claude::{codec, gates};
 use crate::core::msg::{BackendEvent, TurnState};
 use crate::core::text::{pretty_json, sanitize, tool_input_summary};
@@ -49,6 +49,13 @@ impl Mapper {
             return;
         };
         for block in blocks {
+            let block = match block {
+                AnyBlock::Known(b) => b,
+                AnyBlock::Unknown(v) => {
+                    out.item(node.clone(), unknown_block(&v));
+                    continue;
+                }
+            };
             match block {
                 Block::Text { text } => {
                     let key = self.settle_key(&msg_id, BlockKind::Text);
@@ -100,7 +107,7 @@ impl Mapper {
                     self.settle_key(&msg_id, BlockKind::ToolUse);
                     self.tool_use(node.clone(), &id, &name, &input, out);
                 }
-                Block::ToolResult { .. } | Block::Image {} | Block::Document {} | Block::Other => {}
+                Block::ToolResult { .. } | Block::Image {} | Block::Document {} => {}
             }
         }
         if aborted {
@@ -210,6 +217,13 @@ impl Mapper {
             ),
             Content::Blocks(blocks) => {
                 for block in blocks {
+                    let block = match block {
+                        AnyBlock::Known(b) => b,
+                        AnyBlock::Unknown(v) => {
+                            out.item(node.clone(), unknown_block(&v));
+                            continue;
+                        }
+                    };
                     match block {
                         Block::Text { text } => {
                             let kind = if u.is_synthetic == Some(true) {
@@ -354,4 +368,13 @@ pub(super) fn result_text(content: Option<&Value>) -> String {
             .join("\n"),
         Some(other) => other.to_string(),
     }
+}
+
+/// A content block of a type we do not know: a generic row with its JSON, never dropped.
+fn unknown_block(v: &Value) -> ItemOp {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("(no type)");
+    ItemOp::Push(ItemKind::Generic {
+        label: format!("unknown content block {}", sanitize(kind)),
+        raw: sanitize(&v.to_string()),
+    })
 }

@@ -9,6 +9,7 @@ mod system;
 #[cfg(test)]
 mod tests;
 
+use crate::core::gate::Decision;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
@@ -168,6 +169,18 @@ impl Mapper {
                 }),
             ),
             Inbound::Malformed { kind, error } => {
+                // A request we cannot read still gets its one answer when it names its id.
+                if kind == "control_request"
+                    && let Some(id) = serde_json::from_str::<Value>(line)
+                        .ok()
+                        .and_then(|v| v.get("request_id")?.as_str().map(str::to_string))
+                        .filter(|id| !id.is_empty())
+                {
+                    out.replies.push(encode::error(
+                        &id,
+                        &format!("malformed control_request: {error}"),
+                    ));
+                }
                 out.protocol(Level::Error, format!("malformed {kind} line: {error}"));
                 out.item(
                     None,
@@ -232,5 +245,33 @@ impl Mapper {
     /// Requests still waiting for an answer (for the exit path).
     pub fn pending_ids(&self) -> Vec<String> {
         self.pending.keys().cloned().collect()
+    }
+
+    /// The fail-closed answer for every request still pending when switchboard exits, each in
+    /// its own kind's words (deny, block, cancel).
+    pub fn exit_answers(&mut self) -> Out {
+        let mut out = Out::default();
+        let mut ids: Vec<String> = self.pending.keys().cloned().collect();
+        ids.sort();
+        for id in ids {
+            let Some(p) = self.pending.remove(&id) else {
+                continue;
+            };
+            let decision = match p {
+                Pending::Permission { .. } | Pending::Question { .. } => Decision::Deny {
+                    message: "switchboard exited".into(),
+                    interrupt: false,
+                },
+                Pending::Breakpoint => Decision::Block {
+                    reason: "switchboard exited".into(),
+                },
+                Pending::Dialog => Decision::DialogCancel,
+                Pending::Elicitation => Decision::ElicitCancel,
+            };
+            let body =
+                encode::body(&p, &decision).unwrap_or_else(|why| encode::fail_closed(&p, &why));
+            out.replies.push(encode::success(&id, body));
+        }
+        out
     }
 }

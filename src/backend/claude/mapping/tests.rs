@@ -329,15 +329,56 @@ fn missing_request_id_gets_no_reply() {
 }
 
 #[test]
-fn undeclared_dialog_kind_gets_no_reply() {
+fn a_malformed_request_with_an_id_still_gets_an_answer() {
+    let mut m = Mapper::new(&[]);
+    let out = m.on_line(r#"{"type":"control_request","request_id":"z"}"#);
+    assert_eq!(out.replies.len(), 1, "the agent must not wait forever");
+    let v: serde_json::Value = serde_json::from_str(&out.replies[0]).unwrap();
+    assert_eq!(v["response"]["subtype"], "error");
+    assert_eq!(v["response"]["request_id"], "z");
+}
+
+#[test]
+fn exit_answers_speak_each_kind() {
+    let mut m = Mapper::new(&["Bash".to_string()]);
+    for line in [
+        r#"{"type":"control_request","request_id":"p","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"x"}}}"#,
+        r#"{"type":"control_request","request_id":"h","request":{"subtype":"hook_callback","callback_id":"sb-break-Bash","input":{"tool_name":"Bash","tool_input":{}}}}"#,
+        r#"{"type":"control_request","request_id":"e","request":{"subtype":"elicitation","mcp_server_name":"s","message":"m"}}"#,
+    ] {
+        m.on_line(line);
+    }
+    let out = m.exit_answers();
+    assert!(out.events.is_empty(), "no fail-closed error rows");
+    let bodies: Vec<serde_json::Value> = out
+        .replies
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["response"]["response"].clone()
+        })
+        .collect();
+    assert_eq!(bodies[0]["action"], "cancel");
+    assert_eq!(bodies[1]["decision"], "block");
+    assert_eq!(bodies[2]["behavior"], "deny");
+    assert!(m.pending_ids().is_empty());
+}
+
+#[test]
+fn undeclared_dialog_kind_gets_an_error_not_a_cancel() {
     let mut m = Mapper::new(&[]);
     let out = m.on_line(
         r#"{"type":"control_request","request_id":"d1","request":{"subtype":"request_user_dialog","dialog_kind":"mystery_prompt","payload":{}}}"#,
     );
-    assert!(out.replies.is_empty());
+    assert_eq!(out.replies.len(), 1);
+    let v: serde_json::Value = serde_json::from_str(&out.replies[0]).unwrap();
+    assert_eq!(
+        v["response"]["subtype"], "error",
+        "never `cancelled`: that would dismiss it"
+    );
+    assert_eq!(v["response"]["request_id"], "d1");
     assert!(
         matches!(out.events.as_slice(), [BackendEvent::Protocol { level: Level::Warn, text }]
-        if text.contains("mystery_prompt") && text.contains("not answered"))
+        if text.contains("mystery_prompt") && text.contains("answered with an error"))
     );
     assert!(m.pending_ids().is_empty());
     // The declared kind opens a gate.

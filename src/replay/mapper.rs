@@ -1,0 +1,131 @@
+//! The backend's own mapping behind one small interface, so replay, export, sessions and the
+//! player read every backend's recordings the same way (no second parser).
+
+use crate::backend::{acp, claude};
+use crate::core::gate::Decision;
+use crate::core::msg::BackendEvent;
+
+/// A gate closed by a recorded reply of ours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answered {
+    pub gate_id: String,
+    /// The decision the reply expresses, when it is one the UI could have taken.
+    pub decision: Option<Decision>,
+    /// How the player shows it ("allowed once", "selected Allow", "raw reply {…}").
+    pub label: String,
+}
+
+/// A recording read back frame by frame: inbound lines are the agent's, outbound ours.
+/// Implementations never write anything and never perform IO for the agent.
+pub trait ReplayMapper: Send {
+    /// The recorded time of the frame about to be read.
+    fn set_now(&mut self, _ms: u64) {}
+    fn inbound(&mut self, line: &str) -> Vec<BackendEvent>;
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>);
+}
+
+/// The mapping for recordings of `backend` (`acp`, else Claude).
+pub fn for_backend(backend: &str) -> Box<dyn ReplayMapper> {
+    match backend {
+        "acp" => Box::new(acp::mapping::Mapper::replaying(None)),
+        _ => Box::new(claude::mapping::Mapper::new(&[])),
+    }
+}
+
+/// The root node's name live for `backend`.
+pub fn root_name(backend: &str) -> &'static str {
+    match backend {
+        "acp" => "agent",
+        _ => "main",
+    }
+}
+
+pub fn decision_label(d: &Decision) -> String {
+    match d {
+        Decision::Allow { always: true, .. } => "allowed always".into(),
+        Decision::Allow {
+            updated_input: Some(_),
+            ..
+        } => "allowed with edited input".into(),
+        Decision::Allow { .. } => "allowed once".into(),
+        Decision::Deny { message, interrupt } => format!(
+            "denied{}: {message}",
+            if *interrupt { " and interrupted" } else { "" }
+        ),
+        Decision::Answer { answers } => answers
+            .iter()
+            .map(|(q, a)| format!("{q} = {a}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Decision::DialogComplete { result } => format!("completed with {result}"),
+        Decision::DialogCancel => "cancelled".into(),
+        Decision::ElicitAccept { content } => format!("accepted {content}"),
+        Decision::ElicitDecline => "declined".into(),
+        Decision::ElicitCancel => "cancelled".into(),
+        Decision::Continue => "continued".into(),
+        Decision::Block { reason } => format!("blocked: {reason}"),
+        Decision::Raw { body } => format!("raw reply {body}"),
+        Decision::Option {
+            option_id,
+            name,
+            allow,
+        } => format!(
+            "selected {name} ({option_id}, {})",
+            if *allow { "allow" } else { "reject" }
+        ),
+        Decision::Cancelled => "cancelled".into(),
+    }
+}
+
+impl ReplayMapper for claude::mapping::Mapper {
+    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
+        self.on_line(line).events
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        let (out, answered) = self.on_outbound(line);
+        let answered = answered
+            .into_iter()
+            .map(|(id, pending, body)| {
+                let decision = claude::decode::decision(&pending, &body);
+                let label = decision
+                    .as_ref()
+                    .map(decision_label)
+                    .unwrap_or_else(|| format!("raw reply {body}"));
+                Answered {
+                    gate_id: id,
+                    decision,
+                    label,
+                }
+            })
+            .collect();
+        (out.events, answered)
+    }
+}
+
+impl ReplayMapper for acp::mapping::Mapper {
+    fn set_now(&mut self, ms: u64) {
+        self.now = ms;
+    }
+
+    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
+        self.on_recorded_inbound(line).events
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        let (out, answered) = self.on_outbound(line);
+        let answered = answered
+            .into_iter()
+            .map(|a| {
+                let label = decision_label(&a.decision);
+                let decision = (!matches!(a.decision, Decision::Raw { .. })).then_some(a.decision);
+                Answered {
+                    gate_id: a.gate_id,
+                    decision,
+                    label,
+                }
+            })
+            .collect();
+        (out.events, answered)
+    }
+}
