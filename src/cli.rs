@@ -221,13 +221,13 @@ pub fn main() -> ExitCode {
         Cmd::Claude(mut args) => {
             // config.toml [claude] fills what the command line leaves out.
             let defaults = crate::config::load_config().unwrap_or_default().claude;
-            let flag_bin = args.claude_bin.clone().or(defaults.bin);
             args.model = args.model.or(defaults.model);
             args.permission_mode = args.permission_mode.or(defaults.permission_mode);
             if args.breaks.is_empty() {
                 args.breaks = defaults.breaks;
             }
-            let Some(bin) = resolve_claude(flag_bin.as_deref()) else {
+            let Some(bin) = resolve_claude(args.claude_bin.as_deref(), defaults.bin.as_deref())
+            else {
                 eprintln!(
                     "switchboard: the `claude` CLI was not found.\n\
                      Install it with `npm install -g @anthropic-ai/claude-code`, or point to it with \
@@ -304,14 +304,18 @@ fn base_config(common: &Common, label: &str) -> ClaudeConfig {
     }
 }
 
-/// `--claude-bin`, else `$SWITCHBOARD_CLAUDE_BIN`, else `claude` on PATH.
-pub fn resolve_claude(flag: Option<&Path>) -> Option<PathBuf> {
+/// `--claude-bin`, else `$SWITCHBOARD_CLAUDE_BIN`, else config.toml `[claude] bin`, else
+/// `claude` on PATH.
+pub fn resolve_claude(flag: Option<&Path>, config: Option<&Path>) -> Option<PathBuf> {
     if let Some(p) = flag {
         return p.is_file().then(|| p.to_path_buf());
     }
     if let Some(p) = std::env::var_os("SWITCHBOARD_CLAUDE_BIN").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
+    }
+    if let Some(p) = config {
+        return p.is_file().then(|| p.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -104,7 +104,15 @@ impl Agent {
 
     /// Queue one line for stdin. Returns false once stdin is closed.
     pub fn send(&self, line: String) -> bool {
-        self.stdin.as_ref().is_some_and(|s| s.send(line).is_ok())
+        self.try_send(line).is_ok()
+    }
+
+    /// Queue one line for stdin, or give it back when stdin is closed.
+    pub fn try_send(&self, line: String) -> Result<(), String> {
+        match &self.stdin {
+            Some(s) => s.send(line).map_err(|e| e.0),
+            None => Err(line),
+        }
     }
 
     /// Close stdin after the queued lines are written, and wait until they are.
@@ -161,7 +169,8 @@ async fn read_lines(
         match reader.read_until(b'\n', &mut buf).await {
             Ok(0) => break,
             Ok(_) => {
-                while matches!(buf.last(), Some(b'\n' | b'\r')) {
+                // Only the line terminator goes: a `\r` before it is part of what was sent.
+                if buf.last() == Some(&b'\n') {
                     buf.pop();
                 }
                 let line = String::from_utf8_lossy(&buf).into_owned();

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::load::Loaded;
 use super::validate::{Finding, Report, canonical};
@@ -75,50 +75,44 @@ fn check_result(method: &str, r: &Value) -> Option<Result<(), String>> {
     })
 }
 
-/// The Checkfu vector kinds an inbound frame must match (any of them), if it carries the
-/// extension. `answers` is the method of our request it answers, for responses.
-fn inbound_checkfu(v: &Value, answers: Option<&str>) -> Option<Vec<String>> {
+/// The Checkfu payload an inbound frame carries, projected into the frame of its vector kind:
+/// the vectors are closed examples, so only the extension's part of a real frame is checked
+/// (the rest is the ACP types' business). `answers` is the method of our request it answers.
+fn inbound_checkfu(v: &Value, answers: Option<&str>) -> Option<(&'static str, Value)> {
     if let Some(sa) = v.pointer("/params/update/_meta/checkfu.subagent") {
-        let phase = sa.get("phase").and_then(Value::as_str).unwrap_or("?");
-        return Some(vec![format!("session.update.subagent-{phase}")]);
+        let kind = match sa.get("phase").and_then(Value::as_str) {
+            Some("activity") => "session.update.subagent-activity",
+            Some("completed") => "session.update.subagent-completed",
+            _ => "session.update.subagent-started",
+        };
+        let frame = json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",
+            "update":{"sessionUpdate":"session_info_update","updatedAt":"t",
+            "_meta":{"checkfu.subagent": sa}}}});
+        return Some((kind, frame));
     }
     let r = v.get("result")?;
+    let id = v.get("id").cloned().unwrap_or(json!(0));
     match answers? {
         "initialize" => {
-            let declared = r.pointer("/_meta/checkfu.capabilities").is_some()
-                || r.pointer("/agentCapabilities/_meta/checkfu.capabilities")
-                    .is_some();
-            declared.then(|| {
-                [
-                    "initialize.full-declaration",
-                    "initialize.subagents-declaration",
-                    "initialize.controls-declaration",
-                ]
-                .map(String::from)
-                .to_vec()
-            })
+            let caps = r
+                .pointer("/_meta/checkfu.capabilities")
+                .or_else(|| r.pointer("/agentCapabilities/_meta/checkfu.capabilities"))?;
+            let frame = json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1,
+                "agentCapabilities":{"mcpCapabilities":{"http":true}},
+                "agentInfo":{"name":"a","version":"0"},
+                "_meta":{"checkfu.capabilities": caps}}});
+            Some(("initialize.full-declaration", frame))
         }
-        "session/prompt" => r
-            .pointer("/_meta/checkfu.turn")
-            .map(|_| vec!["session.prompt.turn-telemetry".to_string()]),
-        "_checkfu/session/steer" => Some(vec!["extension.steer.response".into()]),
-        "_checkfu/session/interrupt" => Some(vec!["extension.interrupt.response".into()]),
+        "session/prompt" => {
+            let t = r.pointer("/_meta/checkfu.turn")?;
+            let frame = json!({"jsonrpc":"2.0","id":id,"result":{"stopReason":"end_turn",
+                "_meta":{"checkfu.turn": t}}});
+            Some(("session.prompt.turn-telemetry", frame))
+        }
+        "_checkfu/session/steer" => Some(("extension.steer.response", v.clone())),
+        "_checkfu/session/interrupt" => Some(("extension.interrupt.response", v.clone())),
         _ => None,
     }
-}
-
-/// Validate against any of `kinds`; the first kind's error when none matches.
-fn checkfu(kinds: &[String], v: &Value) -> Result<(), String> {
-    let mut first = None;
-    for k in kinds {
-        match schema_acp::validate_frame(k, v) {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                first.get_or_insert(e);
-            }
-        }
-    }
-    first.map_or(Ok(()), Err)
 }
 
 /// Problems one frame shows on its own (envelope, ACP types, Checkfu schema, our outbound
@@ -140,9 +134,9 @@ pub fn verdict(dir: Dir, text: &str) -> String {
                     Err(e) => format!("INVALID: {e}"),
                 };
             }
-            if let Some(kinds) = inbound_checkfu(&v, None) {
-                return match checkfu(&kinds, &v) {
-                    Ok(()) => format!("valid (Checkfu: {})", kinds.join(" | ")),
+            if let Some((kind, frame)) = inbound_checkfu(&v, None) {
+                return match schema_acp::validate_frame(kind, &frame) {
+                    Ok(()) => format!("valid (Checkfu: {kind})"),
                     Err(e) => format!("INVALID: {e}"),
                 };
             }
@@ -272,8 +266,8 @@ impl Check {
                     );
                 }
                 if let Some(v) = &v
-                    && let Some(kinds) = inbound_checkfu(v, Some(&method))
-                    && let Err(e) = checkfu(&kinds, v)
+                    && let Some((kind, frame)) = inbound_checkfu(v, Some(&method))
+                    && let Err(e) = schema_acp::validate_frame(kind, &frame)
                 {
                     self.find(line, "schema", e);
                 }
@@ -311,8 +305,8 @@ impl Check {
             );
         }
         if let Some(v) = v
-            && let Some(kinds) = inbound_checkfu(v, None)
-            && let Err(e) = checkfu(&kinds, v)
+            && let Some((kind, frame)) = inbound_checkfu(v, None)
+            && let Err(e) = schema_acp::validate_frame(kind, &frame)
         {
             self.find(line, "schema", e);
         }

@@ -122,8 +122,12 @@ impl Io {
                 )
                 .await;
             }
-            if !self.agent.send(line) {
-                record(&self.rec, Dir::Note, "line not sent: stdin is closed");
+            if let Err(line) = self.agent.try_send(line) {
+                record(
+                    &self.rec,
+                    Dir::Note,
+                    &format!("not sent, stdin is closed: {line}"),
+                );
             }
         }
     }

@@ -118,8 +118,12 @@ async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<Stri
             )
             .await;
         }
-        if !agent.send(line) {
-            record(rec, Dir::Note, "line not sent: stdin is closed");
+        if let Err(line) = agent.try_send(line) {
+            record(
+                rec,
+                Dir::Note,
+                &format!("not sent, stdin is closed: {line}"),
+            );
         }
     }
 }
