@@ -1075,3 +1075,56 @@ async fn real_claude_agent_acp_cancel_answers_pending_permissions_cancelled() {
     l.h.quit().await;
     r.model.shutdown().await;
 }
+
+// ---- Recordings of real sessions validate clean ------------------------------------------------
+
+/// `switchboard validate` on a recording: exit code and output.
+fn validate_recording(path: &Path) -> (Option<i32>, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("validate")
+        .arg(path)
+        .output()
+        .expect("run switchboard validate");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_claude_agent_acp_recording_validates_clean() {
+    let Some(mut r) = real("validate", "acp_bash").await else {
+        return;
+    };
+    let l = &mut r.live;
+    l.send("BASH_ALLOW");
+    l.wait("the allow gate", |s| s.active().is_some()).await;
+    l.h.key(KeyCode::Char('y'));
+    l.wait("the allowed turn", |s| turns_done(s, 1)).await;
+    l.send("CANCEL_ME");
+    l.wait("the pending gate", |s| s.active().is_some()).await;
+    l.h.ctrl('c');
+    l.wait("the cancelled turn", |s| turns_done(s, 2)).await;
+    l.h.quit().await;
+    r.model.shutdown().await;
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "the real session's recording:\n{out}");
+    assert!(out.contains("0 problem(s)"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_checkfu_recording_validates_clean() {
+    let Some(mut l) = scripted("validate", Some(vec!["bash".into()])).await else {
+        return;
+    };
+    l.send("PERMIT");
+    l.wait("the permission gate", |s| s.active().is_some())
+        .await;
+    l.h.key(KeyCode::Char('n'));
+    l.wait("turn 1", |s| turns_done(s, 1)).await;
+    l.send("SUBAGENTS please");
+    l.wait("turn 2", |s| turns_done(s, 2)).await;
+    l.h.quit().await;
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "the scripted session's recording:\n{out}");
+}
