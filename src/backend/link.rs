@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
-use super::process::SharedRecorder;
+use super::process::{SharedRecorder, describe_exit, record};
 use crate::core::Msg;
-use crate::core::msg::BackendEvent;
+use crate::core::msg::{BackendEvent, Command};
 use crate::core::transcript::{ItemKind, ItemOp, Level};
+use crate::record::Dir;
 use crate::record::{Recorder, now_ms};
 
 /// The backend's side of the UI channel; every event is stamped with the time it was sent.
@@ -69,5 +70,70 @@ impl Link {
             }
         }
         rec
+    }
+}
+
+/// How long a shutting-down agent gets before it is killed.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The last lines of the agent's stderr, for the exit report.
+#[derive(Debug, Default)]
+pub struct StderrTail(std::collections::VecDeque<String>);
+
+impl StderrTail {
+    const LINES: usize = 20;
+
+    pub fn push(&mut self, line: &str) {
+        if self.0.len() == Self::LINES {
+            self.0.pop_front();
+        }
+        self.0.push_back(line.to_string());
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.0.iter().cloned().collect()
+    }
+}
+
+impl Link {
+    /// Record and report how the agent ended.
+    pub async fn exited(
+        &self,
+        status: &std::io::Result<std::process::ExitStatus>,
+        rec: &SharedRecorder,
+        tail: &StderrTail,
+    ) {
+        let (code, detail) = match status {
+            Ok(s) => describe_exit(s),
+            Err(e) => (None, format!("wait failed: {e}")),
+        };
+        record(rec, Dir::Note, &format!("agent exited: {detail}"));
+        self.send(BackendEvent::Exited {
+            code,
+            detail,
+            stderr_tail: tail.lines(),
+        })
+        .await;
+    }
+
+    /// The agent could not start: report it, then wait for the UI to shut the backend down.
+    pub async fn failed_to_start(
+        &self,
+        detail: String,
+        rec: &SharedRecorder,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) {
+        record(rec, Dir::Note, &detail);
+        self.send(BackendEvent::Exited {
+            code: None,
+            detail,
+            stderr_tail: Vec::new(),
+        })
+        .await;
+        while let Some(c) = commands.recv().await {
+            if c == Command::Shutdown {
+                break;
+            }
+        }
     }
 }

@@ -13,16 +13,15 @@ use super::codec::{self, schema};
 use super::mapping::{AcpOptions, Action, Mapper, Out};
 use super::terminal::{TermUpdate, Terminals};
 use crate::backend::Backend;
-use crate::backend::link::Link;
-use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
+use crate::backend::link::{Link, StderrTail};
+use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::{ItemKind, ItemOp, Level};
 use crate::record::{Dir, now_ms};
 
-/// How long a shutting-down agent gets before it is killed.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+pub use crate::backend::link::SHUTDOWN_GRACE;
 
 #[derive(Clone, Debug, Default)]
 pub struct AcpConfig {
@@ -317,14 +316,7 @@ async fn run(
         Ok(a) => a,
         Err(e) => {
             let detail = format!("could not start {}: {e}", cfg.program.display());
-            record(&rec, Dir::Note, &detail);
-            link.send(BackendEvent::Exited {
-                code: None,
-                detail,
-                stderr_tail: Vec::new(),
-            })
-            .await;
-            return drain_until_shutdown(&mut commands).await;
+            return link.failed_to_start(detail, &rec, &mut commands).await;
         }
     };
     link.send(BackendEvent::Started {
@@ -356,7 +348,7 @@ async fn run(
         let out = mapper.command(&Command::Prompt(p));
         deliver(&mut io, &mut mapper, &link, out).await;
     }
-    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut stderr_tail = StderrTail::default();
     let mut exited = false;
     let mut stdout_open = true;
     let mut stderr_open = true;
@@ -372,10 +364,7 @@ async fn run(
             },
             line = io.agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
-                    if stderr_tail.len() == 20 {
-                        stderr_tail.pop_front();
-                    }
-                    stderr_tail.push_back(line.clone());
+                    stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }
                 None => stderr_open = false,
@@ -396,12 +385,7 @@ async fn run(
             },
             status = io.agent.child.wait(), if !exited && !stdout_open => {
                 exited = true;
-                let (code, detail) = match &status {
-                    Ok(s) => describe_exit(s),
-                    Err(e) => (None, format!("wait failed: {e}")),
-                };
-                record(&rec, Dir::Note, &format!("agent exited: {detail}"));
-                link.send(BackendEvent::Exited { code, detail, stderr_tail: stderr_tail.iter().cloned().collect() }).await;
+                link.exited(&status, &rec, &stderr_tail).await;
             }
             cmd = commands.recv() => match cmd {
                 None | Some(Command::Shutdown) => break,
@@ -421,25 +405,7 @@ async fn run(
         // Give terminal waiters a moment to answer for their killed processes.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let status = io.agent.stop(SHUTDOWN_GRACE, &rec).await;
-        let (code, detail) = match &status {
-            Ok(s) => describe_exit(s),
-            Err(e) => (None, format!("wait failed: {e}")),
-        };
-        record(&rec, Dir::Note, &format!("agent exited: {detail}"));
-        link.send(BackendEvent::Exited {
-            code,
-            detail,
-            stderr_tail: stderr_tail.into_iter().collect(),
-        })
-        .await;
-    }
-}
-
-async fn drain_until_shutdown(commands: &mut mpsc::UnboundedReceiver<Command>) {
-    while let Some(c) = commands.recv().await {
-        if c == Command::Shutdown {
-            break;
-        }
+        link.exited(&status, &rec, &stderr_tail).await;
     }
 }
 

@@ -9,8 +9,8 @@ use tokio::task::JoinHandle;
 
 use super::mapping::{Mapper, Out};
 use crate::backend::Backend;
-use crate::backend::link::Link;
-use crate::backend::process::{Agent, SharedRecorder, Spawn, describe_exit, record};
+use crate::backend::link::{Link, StderrTail};
+use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
@@ -30,8 +30,7 @@ pub const BASE_ARGS: &[&str] = &[
     "--include-partial-messages",
 ];
 
-/// How long a shutting-down agent gets before it is killed.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+pub use crate::backend::link::SHUTDOWN_GRACE;
 
 #[derive(Clone, Debug, Default)]
 pub struct ClaudeConfig {
@@ -159,14 +158,7 @@ async fn run(
         Ok(a) => a,
         Err(e) => {
             let detail = format!("could not start {}: {e}", cfg.program.display());
-            record(&rec, Dir::Note, &detail);
-            link.send(BackendEvent::Exited {
-                code: None,
-                detail,
-                stderr_tail: Vec::new(),
-            })
-            .await;
-            return drain_until_shutdown(&mut commands).await;
+            return link.failed_to_start(detail, &rec, &mut commands).await;
         }
     };
     link.send(BackendEvent::Started {
@@ -186,7 +178,7 @@ async fn run(
     if let Some(p) = cfg.prompt.clone() {
         held.push_back(Command::Prompt(p));
     }
-    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut stderr_tail = StderrTail::default();
     let mut exited = false;
     let mut stdout_open = true;
     let mut stderr_open = true;
@@ -208,10 +200,7 @@ async fn run(
             },
             line = agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
-                    if stderr_tail.len() == 20 {
-                        stderr_tail.pop_front();
-                    }
-                    stderr_tail.push_back(line.clone());
+                    stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }
                 None => stderr_open = false,
@@ -226,12 +215,7 @@ async fn run(
             }
             status = agent.child.wait(), if !exited && !stdout_open => {
                 exited = true;
-                let (code, detail) = match &status {
-                    Ok(s) => describe_exit(s),
-                    Err(e) => (None, format!("wait failed: {e}")),
-                };
-                record(&rec, Dir::Note, &format!("agent exited: {detail}"));
-                link.send(BackendEvent::Exited { code, detail, stderr_tail: stderr_tail.iter().cloned().collect() }).await;
+                link.exited(&status, &rec, &stderr_tail).await;
             }
             cmd = commands.recv() => match cmd {
                 None | Some(Command::Shutdown) => break,
@@ -248,24 +232,6 @@ async fn run(
         let out = mapper.exit_answers();
         deliver(&agent, &link, &rec, out).await;
         let status = agent.stop(SHUTDOWN_GRACE, &rec).await;
-        let (code, detail) = match &status {
-            Ok(s) => describe_exit(s),
-            Err(e) => (None, format!("wait failed: {e}")),
-        };
-        record(&rec, Dir::Note, &format!("agent exited: {detail}"));
-        link.send(BackendEvent::Exited {
-            code,
-            detail,
-            stderr_tail: stderr_tail.into_iter().collect(),
-        })
-        .await;
-    }
-}
-
-async fn drain_until_shutdown(commands: &mut mpsc::UnboundedReceiver<Command>) {
-    while let Some(c) = commands.recv().await {
-        if c == Command::Shutdown {
-            break;
-        }
+        link.exited(&status, &rec, &stderr_tail).await;
     }
 }

@@ -276,6 +276,8 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
             let code = if up { KeyCode::Up } else { KeyCode::Down };
             tree_key(state, KeyEvent::new(code, KeyModifiers::NONE));
         }
+        // The wheel acts on the pane under the pointer only.
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if !transcript.contains(at) => {}
         MouseEventKind::ScrollUp => state.scroll_back = state.scroll_back.saturating_add(3),
         MouseEventKind::ScrollDown => {
             state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(3);

@@ -1568,17 +1568,28 @@ fn transcript_scroll_and_expand_keys() {
     assert!(s.scroll_back > 1_000_000);
     press(&mut s, KeyCode::End);
     assert_eq!(s.scroll_back, 0);
-    // The mouse wheel scrolls too.
-    update(
-        &mut s,
-        crate::core::Msg::Mouse(crossterm::event::MouseEvent {
-            kind: crossterm::event::MouseEventKind::ScrollUp,
-            column: 0,
-            row: 0,
-            modifiers: KeyModifiers::NONE,
-        }),
-    );
+    // The mouse wheel scrolls the transcript when the pointer is over it, and nothing else.
+    s.view
+        .transcript_area
+        .set(ratatui::layout::Rect::new(30, 0, 50, 20));
+    let wheel = |s: &mut State, column: u16, row: u16| {
+        update(
+            s,
+            crate::core::Msg::Mouse(crossterm::event::MouseEvent {
+                kind: crossterm::event::MouseEventKind::ScrollUp,
+                column,
+                row,
+                modifiers: KeyModifiers::NONE,
+            }),
+        );
+    };
+    wheel(&mut s, 40, 5);
     assert_eq!(s.scroll_back, 3);
+    wheel(&mut s, 40, 22);
+    assert_eq!(
+        s.scroll_back, 3,
+        "the wheel over the gate card or footer does nothing"
+    );
     ch(&mut s, 'i');
     assert_eq!(s.focus, Focus::Prompt);
 }
