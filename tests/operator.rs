@@ -947,7 +947,8 @@ fn key_override_makes_capital_y_allow_once() {
             .unwrap()
             .starts_with("allowed once: Bash")
     );
-    // Text typed into the prompt (focused once the gate closed) is never translated.
+    // Text typed into the prompt is never translated.
+    sc.keys("i");
     assert_eq!(sc.s.focus, Focus::Prompt);
     sc.keys("Y");
     assert_eq!(sc.s.prompt_text(), "Y");

@@ -469,8 +469,8 @@ fn claude_question_answered_with_keys_then_ctrl_d() {
         !screen.contains("multi-select: Space toggles"),
         "the question card is still open:\n{screen}"
     );
-    // The turn is over and the prompt has the focus again.
-    tui.wait_text(PROMPT_HINT);
+    // The turn is over; answering the gate left the focus on the transcript.
+    tui.wait_text(PANE_HINT);
 
     tui.send(CTRL_D);
     let status = tui.wait_exit(STEP);
@@ -527,9 +527,7 @@ fn claude_bash_allowed_with_y_then_q() {
         "created.txt is not in {}",
         run.cwd.display()
     );
-    // The gate closed, so the focus went back to the prompt: Esc leaves it, then q quits.
-    tui.wait_text(PROMPT_HINT);
-    tui.send(ESC);
+    // The gate closed and the focus stayed off the prompt, so `q` quits.
     tui.wait_text(PANE_HINT);
     tui.send(b"q");
     let status = tui.wait_exit(STEP);

@@ -264,8 +264,6 @@ pub struct State {
     pub rules: super::rules::Rules,
     /// Where new saved rules go (`A`); `None` disables saving.
     pub rules_file: Option<String>,
-    /// The node shown before a gate took focus, restored when the last gate closes.
-    pub return_node: Option<NodeId>,
     /// Key overrides: pressed key → the default key it stands for.
     pub keymap: HashMap<char, char>,
     pub search: Option<Search>,
@@ -273,6 +271,9 @@ pub struct State {
     pub focus_root: Option<NodeId>,
     /// `t`: diffs side by side when the pane is wide enough.
     pub side_by_side: bool,
+    /// A key was typed into the prompt since it last sent or gained focus: a new gate must
+    /// not take the keyboard (the next letter could answer it).
+    pub typed_since_send: bool,
 }
 
 /// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
@@ -320,11 +321,11 @@ impl State {
             replay: None,
             rules: super::rules::Rules::default(),
             rules_file: None,
-            return_node: None,
             keymap: HashMap::new(),
             search: None,
             focus_root: None,
             side_by_side: false,
+            typed_since_send: false,
         }
     }
 

@@ -411,7 +411,9 @@ pub fn render_card(
     // Keep the choices (last lines) visible when the body is taller than the card.
     let h = body_area.height as usize;
     let skip = lines.len().saturating_sub(h);
-    let shown: Vec<Line> = if skip > 0 && h == 1 {
+    let shown: Vec<Line> = if skip > 0 && h == 0 {
+        Vec::new()
+    } else if skip > 0 && h == 1 {
         lines[lines.len() - 1..].to_vec()
     } else if skip > 0 {
         // The marker takes a line too: keep up to 3 tail lines and fill the rest from the top.

@@ -104,8 +104,12 @@ impl E2e {
         self.h.state()
     }
 
-    /// Type `text` into the prompt and press Enter (focus must be on the prompt).
+    /// Type `text` into the prompt and press Enter (`i` first when the prompt lacks focus,
+    /// as after answering a gate).
     pub fn prompt(&mut self, text: &str) {
+        if self.h.state().focus != switchboard::core::state::Focus::Prompt {
+            self.h.key(crossterm::event::KeyCode::Char('i'));
+        }
         let focus = self.h.state().focus;
         if focus != switchboard::core::state::Focus::Prompt {
             panic!(

@@ -233,15 +233,13 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     if state.settings.bell {
         fx.push(Effect::Bell);
     }
-    let typing = (state.focus == Focus::Prompt && !state.prompt.is_empty())
+    let typing = (state.focus == Focus::Prompt
+        && (!state.prompt.is_empty() || state.typed_since_send))
         || state.active_ui().is_some_and(|ui| ui.editor.is_some());
     if state.active().is_none() {
         state.active_gate = Some(id);
         if !typing && state.overlay.is_none() {
             state.focus = Focus::Gate;
-            if state.return_node.is_none() {
-                state.return_node = Some(state.selected_node);
-            }
             state.selected_node = node;
             state.selected_item = None;
             state.scroll_back = 0;
@@ -273,15 +271,11 @@ pub(super) fn after_gate_closed(state: &mut State, id: &str) {
             }
         }
         None => {
+            // Stay on the node whose gate was just answered; letters typed next must not
+            // land in the prompt by surprise (`i` or Tab goes there).
             if state.focus == Focus::Gate {
-                state.focus = Focus::Prompt;
-                if let Some(n) = state.return_node.take() {
-                    state.selected_node = n.min(state.tree.nodes.len() - 1);
-                    state.selected_item = None;
-                    state.scroll_back = 0;
-                }
+                state.focus = Focus::Transcript;
             }
-            state.return_node = None;
         }
     }
 }

@@ -57,10 +57,10 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('q') => return request_quit(state, fx),
         KeyCode::Char('?') => return open_overlay(state, Overlay::Help),
         KeyCode::Char('L') => return open_overlay(state, Overlay::Log),
-        KeyCode::Char('s') if state.focus != Focus::Gate => {
+        KeyCode::Char('s') => {
             return open_overlay(state, Overlay::Status);
         }
-        KeyCode::Char('m') if state.focus != Focus::Gate => {
+        KeyCode::Char('m') => {
             let cur = state
                 .session
                 .permission_mode
@@ -78,7 +78,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('R') if state.focus != Focus::Gate => {
             return open_overlay(state, Overlay::Rules { cursor: 0 });
         }
-        KeyCode::Char('i') if state.focus != Focus::Gate => {
+        // `i` works on a gate card too: it uses no `i`, and typing must never fall into it.
+        KeyCode::Char('i') => {
             state.focus = Focus::Prompt;
             return;
         }
@@ -222,11 +223,26 @@ fn prompt_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         .modifiers
         .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
     match key.code {
-        KeyCode::Enter if !newline => send_prompt(state, fx),
-        KeyCode::Enter => state.prompt.insert_newline(),
-        KeyCode::Esc => state.focus = Focus::Transcript,
+        KeyCode::Enter if !newline => {
+            send_prompt(state, fx);
+            state.typed_since_send = false;
+        }
+        KeyCode::Enter => {
+            state.prompt.insert_newline();
+            state.typed_since_send = true;
+        }
+        KeyCode::Esc => {
+            state.focus = Focus::Transcript;
+            state.typed_since_send = false;
+        }
+        // Ctrl-U clears the line (as in a shell), not the text widget's undo.
+        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            state.prompt.delete_line_by_head();
+            state.typed_since_send = true;
+        }
         _ => {
             state.prompt.input(key);
+            state.typed_since_send = true;
         }
     }
 }

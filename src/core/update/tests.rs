@@ -354,7 +354,7 @@ fn withdrawn_gate_is_removed_and_never_answered() {
     assert_eq!(fx, vec![]);
     assert!(s.gates.is_empty());
     assert_eq!(s.active_gate, None);
-    assert_eq!(s.focus, Focus::Prompt);
+    assert_eq!(s.focus, Focus::Transcript);
     assert!(s.closed_gates.contains(&"g1".to_string()));
     assert!(!s.gate_ui.contains_key("g1"));
     assert_eq!(
@@ -420,10 +420,43 @@ fn permission_allow_once() {
     );
     assert_eq!(s.answered, 1);
     assert!(s.gates.is_empty());
-    assert_eq!(s.focus, Focus::Prompt);
-    // Once: a second `y` types into the prompt and sends nothing.
+    assert_eq!(s.focus, Focus::Transcript);
+    // Once: a second `y` answers nothing.
     assert_eq!(ch(&mut s, 'y'), vec![]);
     assert_eq!(s.answered, 1);
+}
+
+#[test]
+fn a_gate_never_takes_the_keyboard_from_someone_typing() {
+    let mut s = st();
+    // Enter sends; the next letter typed before the gate arrives marks the user as typing.
+    for c in "bash".chars() {
+        ch(&mut s, c);
+    }
+    let _ = update(
+        &mut s,
+        crate::core::Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+    );
+    ch(&mut s, 'y');
+    open(&mut s, bash("g1", "touch x"));
+    assert_eq!(s.focus, Focus::Prompt, "the gate waits for `g`");
+    assert_eq!(s.prompt_text(), "y", "the letter went to the prompt");
+    assert_eq!(s.answered, 0);
+    // Right after a send, with nothing typed since, the gate takes focus as usual.
+    let mut s = st();
+    for c in "go".chars() {
+        ch(&mut s, c);
+    }
+    let _ = update(
+        &mut s,
+        crate::core::Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+    );
+    open(&mut s, bash("g2", "touch y"));
+    assert_eq!(s.focus, Focus::Gate);
+    // `i` leaves the card for the prompt without answering.
+    ch(&mut s, 'i');
+    assert_eq!(s.focus, Focus::Prompt);
+    assert_eq!(s.gates.len(), 1);
 }
 
 #[test]
