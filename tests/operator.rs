@@ -900,6 +900,16 @@ fn rules_view_deletes_a_file_rule() {
     sc.key(KeyCode::Esc).keys("R");
     assert_eq!(sc.s.overlay, Some(Overlay::Rules { cursor: 0 }));
     sc.key(KeyCode::Down);
+    // A file rule takes a second `d`: the first only asks.
+    let fx = sc.press(KeyCode::Char('d'));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(sc.s.rules.list.len(), 2);
+    assert!(
+        sc.s.status_line
+            .as_deref()
+            .unwrap_or("")
+            .contains("press d again")
+    );
     let fx = sc.press(KeyCode::Char('d'));
     let (spec, _) = file_rule(Action::Deny, "Bash", Some("rm *"));
     assert_eq!(

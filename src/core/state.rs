@@ -274,6 +274,8 @@ pub struct State {
     /// A key was typed into the prompt since it last sent or gained focus: a new gate must
     /// not take the keyboard (the next letter could answer it).
     pub typed_since_send: bool,
+    /// The rules-view row whose deletion from its file awaits a second `d`.
+    pub pending_delete: Option<usize>,
 }
 
 /// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
@@ -326,6 +328,7 @@ impl State {
             focus_root: None,
             side_by_side: false,
             typed_since_send: false,
+            pending_delete: None,
         }
     }
 

@@ -27,6 +27,18 @@ pub const SPEEDS: [(&str, Option<f64>); 6] = [
     ("max", None),
 ];
 
+/// The replay's own keys, for `?`.
+const REPLAY_KEYS: &str = "Space      play / pause (from the start again at the end)
+.  ,       step one frame forward / back
+]  [       jump to the next / previous gate
++  -       speed: 0.5x, 1x, 2x, 10x, 100x recorded time, or max
+Home End   seek to the start / the end
+i          frame inspector: raw JSON, direction, source line, schema verdict
+q Ctrl-D   quit
+
+Tab, arrows, Enter, PgUp/PgDn, / search, v detail and f focus work as live;
+nothing is ever sent: gate cards show the recorded answer instead of keys.";
+
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
 
@@ -137,6 +149,19 @@ impl Player {
         p.feeder.state.focus = Focus::Transcript;
         p.seek(1);
         p
+    }
+
+    /// After a gate jump: show the gate that frame opened (the newest pending one).
+    fn show_newest_gate(&mut self) {
+        let state = &mut self.feeder.state;
+        if let Some(g) = state.gates.back() {
+            let (id, key) = (g.id.clone(), g.node_key.clone());
+            state.active_gate = Some(id);
+            state.focus = Focus::Gate;
+            state.selected_node = state.tree.resolve(Some(&key));
+            state.selected_item = None;
+            state.scroll_back = 0;
+        }
     }
 
     /// Frame `i` (0-based) of the recording.
@@ -345,7 +370,10 @@ impl Player {
                     (ix.gate_frames.iter().find(|&&i| i >= pos).copied(), ix.done)
                 };
                 match next {
-                    Some(i) => self.seek(i + 1),
+                    Some(i) => {
+                        self.seek(i + 1);
+                        self.show_newest_gate();
+                    }
                     None if done < self.total() => {
                         self.feeder.state.status_line = Some(format!(
                             "still indexing gates ({}%)",
@@ -363,7 +391,10 @@ impl Player {
                     ix.gate_frames.iter().rev().find(|&&i| i + 1 < pos).copied()
                 };
                 match prev {
-                    Some(i) => self.seek(i + 1),
+                    Some(i) => {
+                        self.seek(i + 1);
+                        self.show_newest_gate();
+                    }
                     None => self.feeder.state.status_line = Some("no earlier gate".into()),
                 }
             }
@@ -380,6 +411,13 @@ impl Player {
                 self.seek(0);
             }
             KeyCode::End => self.seek(self.total()),
+            KeyCode::Char('?') => {
+                self.feeder.state.overlay_scroll = 0;
+                self.feeder.state.overlay = Some(Overlay::Text {
+                    title: " replay keys (Esc closes) ".into(),
+                    body: REPLAY_KEYS.into(),
+                });
+            }
             KeyCode::Char('i') => {
                 let o = self.inspector();
                 self.feeder.state.overlay_scroll = 0;

@@ -23,6 +23,8 @@ pub fn card_lines(
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    // Key hint rows: flowed to the width, and left out in replay (nothing can be answered).
+    let mut key_lines: Vec<usize> = Vec::new();
     let w = width;
     let mut l: Vec<Line<'static>> = Vec::new();
     let kv = |l: &mut Vec<Line<'static>>, k: &str, v: &str| {
@@ -83,6 +85,7 @@ pub fn card_lines(
                 "A rule · r raw · ] next",
                 theme,
             ));
+            key_lines.push(l.len() - 1);
         }
         GateKind::Breakpoint(b) => {
             l.push(Line::from(vec![
@@ -100,6 +103,7 @@ pub fn card_lines(
                 "r raw · ] next",
                 theme,
             ));
+            key_lines.push(l.len() - 1);
         }
         GateKind::Dialog(d) => {
             if let Some(t) = &d.title {
@@ -123,6 +127,7 @@ pub fn card_lines(
                 )));
             }
             l.push(hints(&[("Enter", "complete"), ("Esc", "cancel")], theme));
+            key_lines.push(l.len() - 1);
         }
         GateKind::Elicitation(e) => {
             l.extend(wrap(&e.message, w, theme.title, pad(0), pad(0)));
@@ -178,6 +183,7 @@ pub fn card_lines(
             }
             h.extend([("Enter", "accept"), ("d", "decline"), ("Esc", "cancel")]);
             l.push(hints(&h, theme));
+            key_lines.push(l.len() - 1);
         }
         GateKind::Question(q) => {
             if let Some(why) = &q.malformed {
@@ -189,6 +195,7 @@ pub fn card_lines(
                     pad(0),
                 ));
                 l.push(hints(&[("n", "deny with a message")], theme));
+                key_lines.push(l.len() - 1);
             } else {
                 let page = ui.page.min(q.questions.len() - 1);
                 let spec = &q.questions[page];
@@ -273,6 +280,7 @@ pub fn card_lines(
                     );
                 }
                 l.push(line);
+                key_lines.push(l.len() - 1);
             }
         }
     }
@@ -294,8 +302,36 @@ pub fn card_lines(
             pad(2),
         ));
     }
-    let _ = state;
-    l
+    let live = state.replay.is_none();
+    let mut out = Vec::with_capacity(l.len());
+    for (i, line) in l.into_iter().enumerate() {
+        if !key_lines.contains(&i) {
+            out.push(line);
+        } else if live {
+            out.extend(flow(line, w as usize));
+        }
+    }
+    out
+}
+
+/// Break a row of spans across lines at span boundaries so no key hint is cut off.
+fn flow(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let w = span.width();
+        if used + w > width && !cur.is_empty() {
+            out.push(Line::from(std::mem::take(&mut cur)));
+            used = 0;
+        }
+        used += w;
+        cur.push(span);
+    }
+    if !cur.is_empty() {
+        out.push(Line::from(cur));
+    }
+    out
 }
 
 fn choices_line(

@@ -28,7 +28,9 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let tree_w = if area.width >= 120 {
+    let tree_w = if area.width >= 160 {
+        (area.width / 4).min(56)
+    } else if area.width >= 120 {
         38
     } else if area.width >= 90 {
         30
@@ -112,7 +114,11 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         .border_style(focus_border(state, Focus::Tree, theme))
         .title(Line::from(Span::styled(" Sessions ", theme.title)))
         .title_bottom(Line::from(Span::styled(
-            format!(" {running} run · {waiting} wait · {done} done · {failed} fail "),
+            if area.width >= 38 {
+                format!(" {running} run · {waiting} wait · {done} done · {failed} fail ")
+            } else {
+                format!(" {running}▶ {waiting}‖ {done}✔ {failed}✘ ")
+            },
             theme.dim,
         )));
     let block = match state.focus_root {
@@ -161,7 +167,8 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             stats.push(format!("{} tok", human_count(n.tokens)));
         }
         if n.tool_uses > 0 {
-            stats.push(format!("{} tools", n.tool_uses));
+            let s = if n.tool_uses == 1 { "" } else { "s" };
+            stats.push(format!("{} tool{s}", n.tool_uses));
         }
         if let Some(t) = &n.last_tool {
             stats.push(t.clone());
@@ -203,7 +210,9 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     state.view.item_rows.borrow_mut().clear();
     let items = &node.transcript.items;
     if items.is_empty() {
-        let hint = if state.selected_node == 0 {
+        let hint = if state.replay.is_some() {
+            "Nothing replayed here yet: Space plays, . steps, ] jumps to the next gate."
+        } else if state.selected_node == 0 {
             "No messages yet. Type a prompt below and press Enter."
         } else {
             "This sub-agent has produced nothing yet."
@@ -213,9 +222,11 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     // Heights are cached per item; only the visible items are turned into lines.
+    // One gutter column marks the selected item, so items wrap one column narrower.
+    let iw = w.saturating_sub(1).max(1);
     let heights: Vec<usize> = items
         .iter()
-        .map(|i| item_height(i, w, theme) as usize)
+        .map(|i| item_height(i, iw, theme) as usize)
         .collect();
     let total: usize = heights.iter().sum();
     let max_back = total.saturating_sub(h);
@@ -250,11 +261,13 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         if y >= top + h {
             break;
         }
-        let mut il = item_lines(item, w, theme);
-        if state.selected_item == Some(i) && state.focus == Focus::Transcript {
-            for l in il.iter_mut().take(ih.saturating_sub(1)) {
-                l.spans.insert(0, Span::styled("▍", theme.accent));
-            }
+        let mut il = item_lines(item, iw, theme);
+        let selected = state.selected_item == Some(i) && state.focus == Focus::Transcript;
+        for (n, l) in il.iter_mut().enumerate() {
+            // The blank line after each item stays unmarked.
+            let mark = selected && n + 1 < ih;
+            l.spans
+                .insert(0, Span::styled(if mark { "▍" } else { " " }, theme.accent));
         }
         if let Some(q) = &query {
             for l in il.iter_mut() {
@@ -341,10 +354,13 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     let mut prompt = state.prompt.clone();
-    if state.session.exited.is_some() {
+    if state.replay.is_some() {
+        prompt.set_placeholder_text("Replay: read-only, nothing is sent.");
+    } else if state.session.exited.is_some() {
         prompt.set_placeholder_text("The agent has exited; the session is read-only (q quits).");
     }
     let title = match (&state.session.exited, state.session.turn) {
+        _ if state.replay.is_some() => " replay ".to_string(),
         (Some(_), _) => " agent exited: read-only ".to_string(),
         (None, Some(TurnState::Running | TurnState::RequiresAction)) => {
             " prompt (the agent queues it while a turn runs) ".to_string()
@@ -386,7 +402,7 @@ fn render_replay_footer(
             theme.footer,
         ),
         Span::styled(
-            "· Spc ▶ · . , step · ][ gate · +- speed · i inspect · q quit",
+            "· Spc play/pause · . , step · ][ gate · +- speed · i inspect · ? keys",
             theme.dim,
         ),
     ];

@@ -127,7 +127,12 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     ]));
                 }
             }
-            (" keys (Esc closes) ", l, 76, area.height.saturating_sub(2))
+            (
+                " keys (↑↓ scroll, Esc closes) ",
+                l,
+                76,
+                area.height.saturating_sub(2),
+            )
         }
         Overlay::Log => {
             let l: Vec<Line> = if state.log.is_empty() {
@@ -318,7 +323,7 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
     let mut l = Vec::new();
     let kv = |l: &mut Vec<Line<'static>>, k: &str, v: String| {
         l.push(Line::from(vec![
-            Span::styled(format!("{k:<14}"), theme.dim),
+            Span::styled(format!("{k:<20} "), theme.dim),
             Span::raw(v),
         ]));
     };

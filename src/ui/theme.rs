@@ -134,7 +134,12 @@ impl Theme {
                     )
                 })
                 .unwrap_or_default();
-            format!("{line}{}", e.message())
+            // serde names our internal type; say what a role is instead.
+            let msg = e.message().replace(
+                "struct RoleSpec",
+                "a role table (fg, bg, bold, dim, italic, reversed, underlined)",
+            );
+            format!("{line}{msg}")
         })?;
         for (name, spec) in roles {
             let style = self.role_mut(&name).ok_or_else(|| {

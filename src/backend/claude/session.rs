@@ -14,7 +14,7 @@ use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
-use crate::core::transcript::Level;
+use crate::core::transcript::{ItemKind, ItemOp, Level};
 use crate::record::Dir;
 
 /// The flags every supervised session needs (see the protocol reference §2.1).
@@ -176,6 +176,12 @@ async fn run(
     let init_deadline = tokio::time::sleep(Duration::from_secs(60));
     tokio::pin!(init_deadline);
     if let Some(p) = cfg.prompt.clone() {
+        // `--prompt` never went through the prompt box: show it like a typed one.
+        link.send(BackendEvent::Item {
+            node: None,
+            op: ItemOp::Push(ItemKind::User { text: p.clone() }),
+        })
+        .await;
         held.push_back(Command::Prompt(p));
     }
     let mut stderr_tail = StderrTail::default();

@@ -541,6 +541,10 @@ fn elicitation_content(
                 .parse::<i64>()
                 .map(Value::from)
                 .map_err(|_| format!("{} must be a whole number", field.title))?,
+            // A whole number stays whole (`3`, not `3.0`).
+            FieldKind::Number if text.parse::<i64>().is_ok() => {
+                Value::from(text.parse::<i64>().expect("checked"))
+            }
             FieldKind::Number => text
                 .parse::<f64>()
                 .ok()

@@ -135,6 +135,9 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
         },
         Overlay::Rules { cursor } => {
             let n = state.rules.list.len();
+            if !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete) {
+                state.pending_delete = None;
+            }
             match key.code {
                 KeyCode::Up | KeyCode::Char('k') => {
                     state.overlay = Some(Overlay::Rules {
@@ -147,8 +150,25 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
                     })
                 }
                 KeyCode::Char('d') | KeyCode::Delete if cursor < n => {
+                    // A saved rule is removed from its file: that takes a second press.
+                    if let super::super::rules::Origin::File(path) =
+                        &state.rules.list[cursor].origin
+                        && state.pending_delete != Some(cursor)
+                    {
+                        state.status_line =
+                            Some(format!("press d again to delete this rule from {path}"));
+                        state.pending_delete = Some(cursor);
+                        return;
+                    }
+                    state.pending_delete = None;
                     let rule = state.rules.list.remove(cursor);
-                    state.status_line = Some(format!("rule deleted: {}", rule.describe()));
+                    state.status_line = Some(match rule.origin {
+                        super::super::rules::Origin::Session => format!(
+                            "rule deleted: {} (an always-allow already sent to the agent stays with it this session)",
+                            rule.describe()
+                        ),
+                        _ => format!("rule deleted: {}", rule.describe()),
+                    });
                     if let super::super::rules::Origin::File(path) = rule.origin {
                         fx.push(Effect::RemoveRule {
                             path,
