@@ -778,11 +778,11 @@ fn demo_pager_round_trip_suspends_and_restores_the_tui() {
     assert!(!viewed.exists(), "the temporary file {viewed:?} is removed");
     // Still answering keys: help opens and closes, then the gate is still there.
     tui.send(b"?");
-    tui.wait_text("keys (Esc closes)");
+    tui.wait_text("keys (↑↓ scroll, Esc closes)");
     tui.send(ESC);
     tui.wait_screen(
         "help closed",
-        |s| !s.contains("keys (Esc closes)") && s.contains("Permission · Bash"),
+        |s| !s.contains("keys (↑↓ scroll, Esc closes)") && s.contains("Permission · Bash"),
         STEP,
     );
 
