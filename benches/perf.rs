@@ -250,6 +250,14 @@ fn main() {
         );
     }
     println!("took {:?}", started.elapsed().max(Duration::from_millis(1)));
+    // A time or rate that is not a finite, positive number means the bench itself broke
+    // (memory may read 0 at smoke sizes: the allocator reuses pages).
+    let broken = checks
+        .iter()
+        .filter(|c| !c.value.is_finite() || (c.unit != "B" && c.value <= 0.0))
+        .count();
+    let failed = failed + broken;
+    println!("perf: {} passed, {failed} failed", checks.len() - failed);
     if failed > 0 {
         std::process::exit(1);
     }
