@@ -60,3 +60,27 @@ fn every_view_survives_every_small_size() {
         }
     }
 }
+
+/// With the prompt focused the card is hidden; the prompt's frame says gates still wait.
+#[test]
+fn a_hidden_gate_is_announced_on_the_prompt() {
+    let theme = Theme::dark();
+    let mut s = State::new("claude", "main", 0);
+    let mut m = Mapper::new(&[]);
+    feed(&mut s, &mut m, GATES[0]);
+    key(&mut s, KeyCode::Char('i'));
+    assert_eq!(s.focus, switchboard::core::state::Focus::Prompt);
+    let mut term = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    term.draw(|f| switchboard::ui::render(&s, &theme, f))
+        .unwrap();
+    let buf = term.backend().buffer();
+    let text: String = (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains("‖ 1 waiting · g shows it"), "{text}");
+}

@@ -367,12 +367,21 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         }
         _ => " prompt ".to_string(),
     };
-    prompt.set_block(
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(focus_border(state, Focus::Prompt, theme))
-            .title(Span::styled(title, theme.title)),
-    );
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(focus_border(state, Focus::Prompt, theme))
+        .title(Span::styled(title, theme.title));
+    // The card is hidden while the prompt has focus: say that gates still wait.
+    if !state.gates.is_empty() && state.replay.is_none() {
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" ‖ {} waiting · g shows it ", state.gates.len()),
+                theme.waiting,
+            ))
+            .right_aligned(),
+        );
+    }
+    prompt.set_block(block);
     if state.focus != Focus::Prompt {
         prompt.set_cursor_style(ratatui::style::Style::default());
     }
