@@ -84,3 +84,24 @@ fn a_hidden_gate_is_announced_on_the_prompt() {
         .join("\n");
     assert!(text.contains("‖ 1 waiting · g shows it"), "{text}");
 }
+
+/// A key override is what the card shows.
+#[test]
+fn cards_show_overridden_keys() {
+    let theme = Theme::dark();
+    let mut s = State::new("claude", "main", 0);
+    let mut o = std::collections::BTreeMap::new();
+    o.insert("allow_once".to_string(), "Y".to_string());
+    s.keymap = switchboard::core::keymap::build(&o).unwrap();
+    let mut m = Mapper::new(&[]);
+    feed(&mut s, &mut m, GATES[0]);
+    let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    term.draw(|f| switchboard::ui::render(&s, &theme, f))
+        .unwrap();
+    let buf = term.backend().buffer();
+    let text: String = (0..buf.area.height)
+        .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+        .map(|(x, y)| buf[(x, y)].symbol().to_string())
+        .collect();
+    assert!(text.contains("[Y] Allow once"), "{text}");
+}

@@ -79,7 +79,7 @@ pub fn card_lines(
             l.push(choices_line(
                 &p.choices()
                     .iter()
-                    .map(|c| (p.choice_key(*c).to_string(), p.choice_label(*c)))
+                    .map(|c| (shown_key(state, p.choice_key(*c)), p.choice_label(*c)))
                     .collect::<Vec<_>>(),
                 ui.choice,
                 "A rule · r raw · ] next",
@@ -96,8 +96,8 @@ pub fn card_lines(
             l.extend(wrap(&b.input, w, theme.dim, pad(2), pad(2)));
             l.push(choices_line(
                 &[
-                    ("y".into(), "Continue".into()),
-                    ("b".into(), "Block…".into()),
+                    (shown_key(state, 'y'), "Continue".into()),
+                    (shown_key(state, 'b'), "Block…".into()),
                 ],
                 ui.choice,
                 "r raw · ] next",
@@ -312,6 +312,18 @@ pub fn card_lines(
         }
     }
     out
+}
+
+/// The key to show for a default key: the user's override from `[keys]` when there is one.
+fn shown_key(state: &State, default: char) -> String {
+    state
+        .keymap
+        .iter()
+        .filter(|(_, d)| **d == default)
+        .map(|(k, _)| *k)
+        .min()
+        .unwrap_or(default)
+        .to_string()
 }
 
 /// Break a row of spans across lines at span boundaries so no key hint is cut off.
