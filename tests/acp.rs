@@ -274,17 +274,7 @@ impl Scene {
         let theme = Theme::dark();
         term.draw(|f| switchboard::ui::render(&self.s, &theme, f))
             .unwrap();
-        let buf = term.backend().buffer();
-        let mut out = String::new();
-        for y in 0..buf.area.height {
-            let mut line = String::new();
-            for x in 0..buf.area.width {
-                line.push_str(buf[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        switchboard::ui::buffer_text(term.backend().buffer())
     }
 
     fn snap(&mut self, name: &str) {

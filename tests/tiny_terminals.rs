@@ -73,15 +73,7 @@ fn a_hidden_gate_is_announced_on_the_prompt() {
     let mut term = Terminal::new(TestBackend::new(100, 24)).unwrap();
     term.draw(|f| switchboard::ui::render(&s, &theme, f))
         .unwrap();
-    let buf = term.backend().buffer();
-    let text: String = (0..buf.area.height)
-        .map(|y| {
-            (0..buf.area.width)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = switchboard::ui::buffer_text(term.backend().buffer());
     assert!(text.contains("‖ 1 waiting · g shows it"), "{text}");
 }
 
@@ -98,10 +90,6 @@ fn cards_show_overridden_keys() {
     let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
     term.draw(|f| switchboard::ui::render(&s, &theme, f))
         .unwrap();
-    let buf = term.backend().buffer();
-    let text: String = (0..buf.area.height)
-        .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
-        .map(|(x, y)| buf[(x, y)].symbol().to_string())
-        .collect();
+    let text = switchboard::ui::buffer_text(term.backend().buffer());
     assert!(text.contains("[Y] Allow once"), "{text}");
 }

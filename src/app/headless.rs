@@ -91,17 +91,7 @@ impl Headless {
 
     /// Draw the current state and return the screen as text lines.
     pub fn screen(&mut self) -> String {
-        let buf = self.draw();
-        let mut out = String::new();
-        for y in 0..buf.area.height {
-            let mut line = String::new();
-            for x in 0..buf.area.width {
-                line.push_str(buf[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        crate::ui::buffer_text(self.draw())
     }
 
     /// Quit like a user (Ctrl-D, confirming when gates are pending) and wait for the backend

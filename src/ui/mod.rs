@@ -46,6 +46,21 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     overlay::render(state, theme, f);
 }
 
+/// A drawn buffer as text: one line per row, trailing spaces trimmed, each ending in `\n`.
+/// Tests and the headless app read screens this way.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// The gate card when a gate is shown, else the prompt box.
 fn shows_gate(state: &State) -> bool {
     state.active().is_some() && state.focus != Focus::Prompt

@@ -1,0 +1,87 @@
+//! The prompt line: sending, pasting into an editor, the mode picker, usage.
+
+use super::*;
+
+// ---- prompt
+
+#[test]
+fn sending_a_prompt() {
+    let mut s = st();
+    assert_eq!(
+        press(&mut s, KeyCode::Enter),
+        vec![],
+        "an empty prompt sends nothing"
+    );
+    typ(&mut s, "first linex");
+    press(&mut s, KeyCode::Backspace);
+    update(
+        &mut s,
+        crate::core::Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+    );
+    typ(&mut s, "second");
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Command::Prompt("first line\nsecond".into()))]
+    );
+    assert_eq!(
+        last(&s, 0),
+        &ItemKind::User {
+            text: "first line\nsecond".into()
+        }
+    );
+    assert_eq!(s.prompt_text(), "");
+    assert_eq!(s.focus, Focus::Prompt);
+    // A paste lands in the prompt.
+    update(&mut s, crate::core::Msg::Paste("pasted\r\ntext".into()));
+    assert_eq!(s.prompt_text(), "pasted\ntext");
+}
+
+#[test]
+fn paste_goes_into_an_open_gate_editor() {
+    let mut s = st();
+    open(&mut s, bash("g1", "touch x"));
+    ch(&mut s, 'n');
+    update(&mut s, crate::core::Msg::Paste("two\nlines".into()));
+    assert_eq!(
+        editor_text(&s),
+        "two lines",
+        "one-line editors flatten pastes"
+    );
+    assert_eq!(s.prompt_text(), "");
+}
+
+#[test]
+fn mode_picker_sends_set_mode() {
+    let mut s = st();
+    press(&mut s, KeyCode::Esc);
+    ch(&mut s, 'm');
+    assert_eq!(s.overlay, Some(Overlay::ModePicker { cursor: 0 }));
+    ch(&mut s, 'j');
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Command::SetMode("acceptEdits".into()))]
+    );
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn usage_accumulates() {
+    let mut s = st();
+    for _ in 0..2 {
+        ev(
+            &mut s,
+            BackendEvent::Usage {
+                input_tokens: 100,
+                output_tokens: 20,
+                cost_usd: 0.5,
+            },
+        );
+    }
+    assert_eq!(s.session.input_tokens, 200);
+    assert_eq!(s.session.output_tokens, 40);
+    assert_eq!(s.session.turns, 2);
+    assert_eq!(s.tree.nodes[0].tokens, 240);
+    assert!((s.session.cost_usd - 1.0).abs() < 1e-9);
+}
