@@ -48,6 +48,19 @@ struct Open {
     body: Value,
 }
 
+/// What the rules track while reading a Claude recording in order.
+#[derive(Default)]
+struct Ledger {
+    /// The agent's requests still waiting for our answer.
+    open: HashMap<String, Open>,
+    answered: HashSet<String>,
+    withdrawn: HashSet<String>,
+    /// Our own requests still waiting for the agent's answer.
+    ours: HashSet<String>,
+    /// The fidelity replay: the same mapping as live, fed the recorded lines.
+    mapper: Mapper,
+}
+
 pub fn validate(loaded: &Loaded) -> Report {
     let mut r = Report {
         frames: loaded.frames.len(),
@@ -67,32 +80,11 @@ pub fn validate(loaded: &Loaded) -> Report {
         });
         return r;
     }
-    let mut open: HashMap<String, Open> = HashMap::new();
-    let mut answered: HashSet<String> = HashSet::new();
-    let mut withdrawn: HashSet<String> = HashSet::new();
-    let mut ours: HashSet<String> = HashSet::new();
-    // The fidelity replay: the same mapping as live, fed the recorded inbound lines.
-    let mut mapper = Mapper::new(&[]);
+    let mut l = Ledger::default();
     for f in &loaded.frames {
         match f.dir {
-            Dir::In => inbound(
-                f,
-                &mut r,
-                &mut open,
-                &mut answered,
-                &mut withdrawn,
-                &mut ours,
-                &mut mapper,
-            ),
-            Dir::Out => outbound(
-                f,
-                &mut r,
-                &mut open,
-                &mut answered,
-                &mut withdrawn,
-                &mut ours,
-                &mut mapper,
-            ),
+            Dir::In => l.inbound(f, &mut r),
+            Dir::Out => l.outbound(f, &mut r),
             Dir::Err => {}
             Dir::Note => {
                 if f.text.starts_with("unreadable recording entry") {
@@ -105,7 +97,7 @@ pub fn validate(loaded: &Loaded) -> Report {
             }
         }
     }
-    let mut left: Vec<(&String, &Open)> = open.iter().collect();
+    let mut left: Vec<(&String, &Open)> = l.open.iter().collect();
     left.sort_by_key(|(_, o)| o.line);
     for (id, o) in left {
         r.findings.push(Finding {
@@ -118,170 +110,168 @@ pub fn validate(loaded: &Loaded) -> Report {
     r
 }
 
-#[allow(clippy::too_many_arguments)]
-fn inbound(
-    f: &Frame,
-    r: &mut Report,
-    open: &mut HashMap<String, Open>,
-    answered: &mut HashSet<String>,
-    withdrawn: &mut HashSet<String>,
-    ours: &mut HashSet<String>,
-    mapper: &mut Mapper,
-) {
-    let _ = mapper.on_line(&f.text);
-    let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
-        r.findings.push(Finding {
-            line: f.src_line,
-            rule: "not-json",
-            message: "the agent wrote a line that is not JSON".into(),
-        });
-        return;
-    };
-    match v.get("type").and_then(Value::as_str) {
-        Some("control_request") => {
-            if let Err(e) = crate::schema::validate_claude("Message", &v) {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "schema",
-                    message: e.to_string(),
-                });
+impl Ledger {
+    fn inbound(&mut self, f: &Frame, r: &mut Report) {
+        let Ledger {
+            open,
+            answered,
+            withdrawn,
+            ours,
+            mapper,
+        } = self;
+        let _ = mapper.on_line(&f.text);
+        let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
+            r.findings.push(Finding {
+                line: f.src_line,
+                rule: "not-json",
+                message: "the agent wrote a line that is not JSON".into(),
+            });
+            return;
+        };
+        match v.get("type").and_then(Value::as_str) {
+            Some("control_request") => {
+                if let Err(e) = crate::schema::validate_claude("Message", &v) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "schema",
+                        message: e.to_string(),
+                    });
+                }
+                let Some(id) = v.get("request_id").and_then(Value::as_str) else {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "request-id",
+                        message: "control_request without a string request_id".into(),
+                    });
+                    return;
+                };
+                r.requests += 1;
+                if open.contains_key(id) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "duplicate-request",
+                        message: format!("request_id {id} arrived again while pending"),
+                    });
+                    return;
+                }
+                let req = v.get("request").cloned().unwrap_or(Value::Null);
+                open.insert(
+                    id.to_string(),
+                    Open {
+                        line: f.src_line,
+                        subtype: req
+                            .get("subtype")
+                            .and_then(Value::as_str)
+                            .unwrap_or("?")
+                            .to_string(),
+                        body: req,
+                    },
+                );
+                answered.remove(id);
             }
-            let Some(id) = v.get("request_id").and_then(Value::as_str) else {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "request-id",
-                    message: "control_request without a string request_id".into(),
-                });
-                return;
-            };
-            r.requests += 1;
-            if open.contains_key(id) {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "duplicate-request",
-                    message: format!("request_id {id} arrived again while pending"),
-                });
-                return;
+            Some("control_cancel_request") => {
+                if let Err(e) = crate::schema::validate_claude("Message", &v) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "schema",
+                        message: e.to_string(),
+                    });
+                }
+                if let Some(id) = v.get("request_id").and_then(Value::as_str)
+                    && open.remove(id).is_some()
+                {
+                    withdrawn.insert(id.to_string());
+                }
             }
-            let req = v.get("request").cloned().unwrap_or(Value::Null);
-            open.insert(
-                id.to_string(),
-                Open {
-                    line: f.src_line,
-                    subtype: req
-                        .get("subtype")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string(),
-                    body: req,
-                },
-            );
-            answered.remove(id);
+            Some("control_response") => {
+                let id = v
+                    .get("response")
+                    .and_then(|x| x.get("request_id"))
+                    .and_then(Value::as_str);
+                if let Some(id) = id
+                    && !ours.remove(id)
+                {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "unknown-request-id",
+                        message: format!("the agent answered {id}, which we never asked"),
+                    });
+                }
+            }
+            _ => {}
         }
-        Some("control_cancel_request") => {
-            if let Err(e) = crate::schema::validate_claude("Message", &v) {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "schema",
-                    message: e.to_string(),
-                });
-            }
-            if let Some(id) = v.get("request_id").and_then(Value::as_str)
-                && open.remove(id).is_some()
-            {
-                withdrawn.insert(id.to_string());
-            }
-        }
-        Some("control_response") => {
-            let id = v
-                .get("response")
-                .and_then(|x| x.get("request_id"))
-                .and_then(Value::as_str);
-            if let Some(id) = id
-                && !ours.remove(id)
-            {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "unknown-request-id",
-                    message: format!("the agent answered {id}, which we never asked"),
-                });
-            }
-        }
-        _ => {}
     }
-}
 
-#[allow(clippy::too_many_arguments)]
-fn outbound(
-    f: &Frame,
-    r: &mut Report,
-    open: &mut HashMap<String, Open>,
-    answered: &mut HashSet<String>,
-    withdrawn: &mut HashSet<String>,
-    ours: &mut HashSet<String>,
-    mapper: &mut Mapper,
-) {
-    if let Err(e) = crate::schema::validate_claude_outbound_line(&f.text) {
-        r.findings.push(Finding {
-            line: f.src_line,
-            rule: "schema",
-            message: e.to_string(),
-        });
-    }
-    let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
-        return;
-    };
-    match v.get("type").and_then(Value::as_str) {
-        Some("control_request") => {
-            if let Some(id) = v.get("request_id").and_then(Value::as_str) {
-                ours.insert(id.to_string());
-            }
-            let _ = mapper.on_outbound(&f.text);
+    fn outbound(&mut self, f: &Frame, r: &mut Report) {
+        let Ledger {
+            open,
+            answered,
+            withdrawn,
+            ours,
+            mapper,
+        } = self;
+        if let Err(e) = crate::schema::validate_claude_outbound_line(&f.text) {
+            r.findings.push(Finding {
+                line: f.src_line,
+                rule: "schema",
+                message: e.to_string(),
+            });
         }
-        Some("control_response") => {
-            let resp = v.get("response").cloned().unwrap_or(Value::Null);
-            let Some(id) = resp
-                .get("request_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-            else {
-                return;
-            };
-            if withdrawn.contains(&id) {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "reply-to-withdrawn",
-                    message: format!("answered {id} after the agent withdrew it"),
-                });
-                return;
+        let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
+            return;
+        };
+        match v.get("type").and_then(Value::as_str) {
+            Some("control_request") => {
+                if let Some(id) = v.get("request_id").and_then(Value::as_str) {
+                    ours.insert(id.to_string());
+                }
+                let _ = mapper.on_outbound(&f.text);
             }
-            if answered.contains(&id) {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "answered-twice",
-                    message: format!("{id} was already answered"),
-                });
-                return;
+            Some("control_response") => {
+                let resp = v.get("response").cloned().unwrap_or(Value::Null);
+                let Some(id) = resp
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                else {
+                    return;
+                };
+                if withdrawn.contains(&id) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "reply-to-withdrawn",
+                        message: format!("answered {id} after the agent withdrew it"),
+                    });
+                    return;
+                }
+                if answered.contains(&id) {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "answered-twice",
+                        message: format!("{id} was already answered"),
+                    });
+                    return;
+                }
+                let Some(req) = open.remove(&id) else {
+                    r.findings.push(Finding {
+                        line: f.src_line,
+                        rule: "unknown-request-id",
+                        message: format!("reply to {id}, which no request of the agent carries"),
+                    });
+                    return;
+                };
+                answered.insert(id.clone());
+                let body = resp.get("response").cloned().unwrap_or(Value::Null);
+                if req.subtype == "can_use_tool"
+                    && req.body.get("tool_name").and_then(Value::as_str) == Some("AskUserQuestion")
+                    && body.get("behavior").and_then(Value::as_str) == Some("allow")
+                {
+                    check_answers(f.src_line, &req.body, &body, r);
+                }
+                fidelity(f, &id, &resp, mapper, r);
             }
-            let Some(req) = open.remove(&id) else {
-                r.findings.push(Finding {
-                    line: f.src_line,
-                    rule: "unknown-request-id",
-                    message: format!("reply to {id}, which no request of the agent carries"),
-                });
-                return;
-            };
-            answered.insert(id.clone());
-            let body = resp.get("response").cloned().unwrap_or(Value::Null);
-            if req.subtype == "can_use_tool"
-                && req.body.get("tool_name").and_then(Value::as_str) == Some("AskUserQuestion")
-                && body.get("behavior").and_then(Value::as_str) == Some("allow")
-            {
-                check_answers(f.src_line, &req.body, &body, r);
-            }
-            fidelity(f, &id, &resp, mapper, r);
+            _ => {}
         }
-        _ => {}
     }
 }
 
