@@ -58,6 +58,12 @@ pub enum BackendEvent {
         id: String,
         decision: Decision,
     },
+    /// The backend answered this gate itself (an ACP `session/cancel` cancels its permissions):
+    /// close it with that decision; the human can no longer answer it.
+    GateClosed {
+        id: String,
+        decision: Decision,
+    },
     Turn(TurnState),
     /// Cumulative usage after a turn.
     Usage {

@@ -1,5 +1,6 @@
 //! Applying backend events to the state.
 
+use super::super::gate::Decision;
 use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
 use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
@@ -65,21 +66,10 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
         }
         BackendEvent::GateAnswered { id, decision } => {
-            if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
-                let gate = state.gates.remove(pos).expect("position is in range");
-                let (text, tone) = audit_text(&gate, &decision);
-                let node = state.tree.resolve(Some(&gate.node_key));
-                state.tree.nodes[node].transcript.push(
-                    ItemKind::Audit {
-                        text: format!("{text} (recorded)"),
-                        tone,
-                    },
-                    at,
-                );
-                remember_closed(state, id.clone());
-                after_gate_closed(state, &id);
-                state.answered += 1;
-            }
+            close_answered(state, &id, &decision, true, at)
+        }
+        BackendEvent::GateClosed { id, decision } => {
+            close_answered(state, &id, &decision, false, at)
         }
         BackendEvent::Turn(t) => {
             state.session.turn = Some(t);
@@ -184,6 +174,27 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
         }
     }
+}
+
+/// Close a gate answered elsewhere (in a recording, or by the backend itself) with an audit row.
+fn close_answered(state: &mut State, id: &str, decision: &Decision, recorded: bool, at: u64) {
+    let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
+        return;
+    };
+    let gate = state.gates.remove(pos).expect("position is in range");
+    let (text, tone) = audit_text(&gate, decision);
+    let node = state.tree.resolve(Some(&gate.node_key));
+    let text = if recorded {
+        format!("{text} (recorded)")
+    } else {
+        text
+    };
+    state.tree.nodes[node]
+        .transcript
+        .push(ItemKind::Audit { text, tone }, at);
+    remember_closed(state, id.to_string());
+    after_gate_closed(state, id);
+    state.answered += 1;
 }
 
 fn protocol(state: &mut State, level: Level, text: String, at: u64) {

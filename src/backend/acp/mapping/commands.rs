@@ -107,7 +107,10 @@ impl Mapper {
                     &inc.rpc_id,
                     json!({"outcome":{"outcome":"cancelled"}}),
                 ));
-                out.ev(BackendEvent::GateWithdrawn { id: gid.clone() });
+                out.ev(BackendEvent::GateClosed {
+                    id: gid.clone(),
+                    decision: crate::core::gate::Decision::Cancelled,
+                });
             }
         }
         out.system(

@@ -44,3 +44,41 @@ fn cancelled_spellings_normalise() {
     assert_eq!(normalise_disposition("cancelled"), "cancelled");
     assert_eq!(normalise_disposition("failed"), "failed");
 }
+
+#[test]
+fn our_cancel_closes_permissions_as_cancelled_not_withdrawn() {
+    let mut m = ready();
+    m.command(&Command::Prompt("go".into()));
+    let out = m.on_line(
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"rm x"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"},{"optionId":"r","name":"Reject","kind":"reject_once"}]}}"#,
+    );
+    assert!(
+        out.events
+            .iter()
+            .any(|e| matches!(e, BackendEvent::GateOpen(_)))
+    );
+    let out = m.command(&Command::Interrupt);
+    assert!(
+        out.lines
+            .iter()
+            .any(|l| l.contains("\"cancelled\"") && l.contains("\"id\":7")),
+        "{:?}",
+        out.lines
+    );
+    assert!(
+        out.events.iter().any(|e| matches!(
+            e,
+            BackendEvent::GateClosed {
+                decision: crate::core::gate::Decision::Cancelled,
+                ..
+            }
+        )),
+        "{:?}",
+        out.events
+    );
+    assert!(
+        !out.events
+            .iter()
+            .any(|e| matches!(e, BackendEvent::GateWithdrawn { .. }))
+    );
+}
