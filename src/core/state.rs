@@ -67,7 +67,7 @@ pub const PERMISSION_MODES: [&str; 6] = [
 ];
 
 /// An in-place text editor inside the gate panel and what its text is for.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Editor {
     pub purpose: EditorPurpose,
     pub area: TextArea<'static>,
@@ -99,7 +99,7 @@ impl EditorPurpose {
 }
 
 /// Interaction state of one gate card (highlight, toggles, typed text).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct GateUi {
     /// Highlighted choice in a permission/breakpoint/dialog card.
     pub choice: usize,
@@ -198,7 +198,7 @@ impl Default for Settings {
 }
 
 /// Numbers the renderer measured and the reducer uses for page-sized moves.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ViewMetrics {
     pub transcript_height: Cell<u16>,
     /// The scroll offset actually drawn, in lines from the bottom.
@@ -225,7 +225,7 @@ pub struct Search {
     pub current: Option<usize>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct State {
     pub tree: Tree,
     /// Pending gates in arrival order.

@@ -160,7 +160,7 @@ impl ItemKind {
 }
 
 /// One transcript row with its render cache.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Item {
     pub kind: ItemKind,
     pub at_ms: u64,
@@ -205,7 +205,7 @@ pub enum ItemOp {
     },
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub items: Vec<Item>,
     by_key: HashMap<String, usize>,

@@ -52,7 +52,7 @@ impl NodeStatus {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Node {
     pub key: String,
     pub parent: Option<NodeId>,
@@ -81,7 +81,7 @@ pub struct NodePatch {
     pub last_tool: Option<String>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Tree {
     pub nodes: Vec<Node>,
     by_key: HashMap<String, NodeId>,

@@ -9,12 +9,19 @@ use super::load::{Frame, Loaded};
 use super::mapper::{ReplayMapper, for_backend, root_name};
 
 /// A state built frame by frame from a recording.
+#[derive(Clone)]
 pub struct Feeder {
     pub state: State,
     mapper: Box<dyn ReplayMapper>,
     /// Frames applied so far.
     pub pos: usize,
     start_ms: u64,
+}
+
+impl Clone for Box<dyn ReplayMapper> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 impl Feeder {

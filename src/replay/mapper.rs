@@ -22,6 +22,8 @@ pub trait ReplayMapper: Send {
     fn set_now(&mut self, _ms: u64) {}
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent>;
     fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>);
+    /// A copy of the mapping state (replay checkpoints).
+    fn clone_box(&self) -> Box<dyn ReplayMapper>;
 }
 
 /// The mapping for recordings of `backend` (`acp`, else Claude).
@@ -78,6 +80,10 @@ pub fn decision_label(d: &Decision) -> String {
 }
 
 impl ReplayMapper for claude::mapping::Mapper {
+    fn clone_box(&self) -> Box<dyn ReplayMapper> {
+        Box::new(self.clone())
+    }
+
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
         self.on_line(line).events
     }
@@ -104,6 +110,10 @@ impl ReplayMapper for claude::mapping::Mapper {
 }
 
 impl ReplayMapper for acp::mapping::Mapper {
+    fn clone_box(&self) -> Box<dyn ReplayMapper> {
+        Box::new(self.clone())
+    }
+
     fn set_now(&mut self, ms: u64) {
         self.now = ms;
     }

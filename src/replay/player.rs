@@ -42,6 +42,11 @@ nothing is ever sent: gate cards show the recorded answer instead of keys.";
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
 
+/// How many state copies stepping back may start from; their spacing grows with the file.
+const CHECKPOINTS: usize = 4;
+/// Below this spacing a checkpoint costs more than replaying from the start.
+const MIN_CHECKPOINT_SPACING: usize = 20_000;
+
 /// Recordings up to this many frames are indexed before the first frame shows; longer ones
 /// are indexed in the background while the first frames are already on screen.
 const SYNC_INDEX: usize = 100_000;
@@ -59,6 +64,9 @@ struct GateIndex {
 pub struct Player {
     source: Arc<dyn FrameSource>,
     pub feeder: Feeder,
+    /// Copies of the state taken on the way forward, so stepping back replays from the
+    /// nearest one instead of from frame 0. At most about `CHECKPOINTS` are kept.
+    checkpoints: Vec<Feeder>,
     pub playing: bool,
     pub speed: usize,
     index: Arc<Mutex<GateIndex>>,
@@ -141,6 +149,7 @@ impl Player {
         let mut p = Player {
             source,
             feeder,
+            checkpoints: Vec::new(),
             playing: false,
             speed: 1,
             index,
@@ -186,36 +195,62 @@ impl Player {
     pub fn seek(&mut self, n: usize) {
         let n = n.min(self.total());
         if n < self.feeder.pos {
-            // Going back means building again from the start: state is never rewound.
+            // State is never rewound: start again from the nearest copy at or before `n`.
             let (node, focus, size) = (
                 self.feeder.state.selected_node,
                 self.feeder.state.focus,
                 self.feeder.state.size,
             );
-            self.feeder = Feeder::with(self.source.backend(), self.source.start_ms());
+            // What the viewer set up stays as it is; only the replayed content goes back.
+            let overlay = self.feeder.state.overlay.take();
+            let search = self.feeder.state.search.take();
+            let (focus_root, side_by_side) =
+                (self.feeder.state.focus_root, self.feeder.state.side_by_side);
+            self.feeder = match self.checkpoints.iter().rev().find(|c| c.pos <= n) {
+                Some(c) => c.clone(),
+                None => Feeder::with(self.source.backend(), self.source.start_ms()),
+            };
             self.feeder.state.size = size;
             self.feeder.state.focus = if focus == Focus::Prompt {
                 Focus::Transcript
             } else {
                 focus
             };
-            while self.feeder.pos < n {
-                let f = self.source.frame(self.feeder.pos);
-                self.feeder.apply(&f);
+            self.advance_to(n);
+            let st = &mut self.feeder.state;
+            if node < st.tree.nodes.len() {
+                st.selected_node = node;
             }
-            if node < self.feeder.state.tree.nodes.len() {
-                self.feeder.state.selected_node = node;
-            }
+            st.overlay = overlay;
+            st.search = search;
+            st.focus_root = focus_root.filter(|r| *r < st.tree.nodes.len());
+            st.side_by_side = side_by_side;
         } else {
-            while self.feeder.pos < n {
-                let f = self.source.frame(self.feeder.pos);
-                self.feeder.apply(&f);
-            }
+            self.advance_to(n);
         }
         if self.feeder.pos == self.total() {
             self.playing = false;
         }
         self.sync_view();
+    }
+
+    /// Apply frames up to `n`, keeping a copy at each checkpoint position passed.
+    fn advance_to(&mut self, n: usize) {
+        let spacing = (self.total() / CHECKPOINTS).max(MIN_CHECKPOINT_SPACING);
+        while self.feeder.pos < n {
+            let f = self.source.frame(self.feeder.pos);
+            self.feeder.apply(&f);
+            let pos = self.feeder.pos;
+            if pos % spacing == 0 && !self.checkpoints.iter().any(|c| c.pos == pos) {
+                self.checkpoints.push(self.feeder.clone());
+                self.checkpoints.sort_by_key(|c| c.pos);
+            }
+        }
+    }
+
+    /// Checkpoints currently kept (for tests and the bench).
+    pub fn checkpoint_positions(&self) -> Vec<usize> {
+        self.checkpoints.iter().map(|c| c.pos).collect()
     }
 
     fn sync_view(&mut self) {
@@ -499,4 +534,63 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::load::Frame;
+
+    /// A long Claude recording of plain assistant text, with a gate every 5,000 frames.
+    fn long_recording(frames: usize) -> Loaded {
+        let frames = (0..frames)
+            .map(|i| {
+                let text = if i % 5000 == 4999 {
+                    format!(
+                        r#"{{"type":"control_request","request_id":"g{i}","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{{"command":"echo {i}"}}}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"text","text":"line {i}"}}]}},"parent_tool_use_id":null}}"#
+                    )
+                };
+                Frame {
+                    src_line: i + 2,
+                    ts: Some(i as u64),
+                    dir: Dir::In,
+                    text,
+                }
+            })
+            .collect();
+        Loaded {
+            format: Format::Recording,
+            backend: "claude".into(),
+            header: None,
+            frames,
+        }
+    }
+
+    fn shape(p: &Player) -> (usize, usize, usize, Vec<String>) {
+        let s = p.state();
+        (
+            s.tree.nodes.len(),
+            s.tree.nodes[0].transcript.len(),
+            s.gates.len(),
+            s.gates.iter().map(|g| g.id.clone()).collect(),
+        )
+    }
+
+    #[test]
+    fn stepping_back_from_a_checkpoint_equals_replaying_from_the_start() {
+        let mut p = Player::open(long_recording(50_000));
+        p.seek(50_000);
+        assert_eq!(p.checkpoint_positions(), vec![20_000, 40_000]);
+        for target in [45_001, 40_000, 39_999, 20_123, 3] {
+            p.seek(target);
+            let mut fresh = Player::open(long_recording(50_000));
+            fresh.seek(target);
+            assert_eq!(shape(&p), shape(&fresh), "at frame {target}");
+            p.seek(50_000);
+        }
+    }
 }

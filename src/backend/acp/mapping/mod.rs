@@ -131,7 +131,7 @@ struct TermView {
     exit: Option<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Mapper {
     opts: AcpOptions,
     next_id: u64,

@@ -19,7 +19,7 @@ use crate::core::text::{sanitize, truncate};
 use crate::core::transcript::{ItemKind, Level};
 
 /// Replay-only state of the mapper.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Recorded {
     /// The mapper reads a recording: its own requests are not remembered.
     pub(super) on: bool,

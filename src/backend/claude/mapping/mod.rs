@@ -68,7 +68,7 @@ enum BlockKind {
     ToolUse,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Mapper {
     pending: HashMap<String, Pending>,
     ours: HashMap<String, Ours>,
