@@ -241,7 +241,7 @@ impl Player {
             let f = self.source.frame(self.feeder.pos);
             self.feeder.apply(&f);
             let pos = self.feeder.pos;
-            if pos % spacing == 0 && !self.checkpoints.iter().any(|c| c.pos == pos) {
+            if pos.is_multiple_of(spacing) && !self.checkpoints.iter().any(|c| c.pos == pos) {
                 self.checkpoints.push(self.feeder.clone());
                 self.checkpoints.sort_by_key(|c| c.pos);
             }
