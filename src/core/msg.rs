@@ -130,6 +130,8 @@ pub enum Command {
     Prompt(String),
     Interrupt,
     SetMode(String),
+    /// A remark for the recording only (e.g. which rule answered a gate); nothing is sent.
+    Note(String),
     /// Close stdin, give the agent a grace period, then kill it.
     Shutdown,
 }

@@ -54,6 +54,16 @@ impl Feeder {
             Dir::In => self.mapper.inbound(&frame.text),
             Dir::Out => self.mapper.outbound(&frame.text).0,
             Dir::Err => vec![BackendEvent::Stderr(frame.text.clone())],
+            // Which rule answered a gate is kept as a note: show it where it happened.
+            Dir::Note if frame.text.starts_with("rule: ") => vec![BackendEvent::Item {
+                node: None,
+                op: crate::core::transcript::ItemOp::Push(
+                    crate::core::transcript::ItemKind::System {
+                        label: "rule".into(),
+                        text: frame.text["rule: ".len()..].to_string(),
+                    },
+                ),
+            }],
             Dir::Note => {
                 self.state.push_log(format!("note: {}", frame.text));
                 Vec::new()

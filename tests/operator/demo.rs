@@ -180,5 +180,19 @@ async fn rules_answer_the_demo_gate_then_search_and_focus() {
         replies[0]["response"]["response"]["updatedInput"]["command"],
         "touch demo-output.txt"
     );
+    // Which rule decided is kept beside the reply, and replay and export show it.
+    let notes: Vec<&String> = entries
+        .iter()
+        .filter(|(d, l)| d == "note" && l.starts_with("rule: "))
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("by rule") && notes[0].contains("touch"),
+        "{notes:?}"
+    );
+    let loaded = switchboard::replay::load::load(&record, None).unwrap();
+    let md = switchboard::replay::export::markdown(&loaded, "t");
+    assert!(md.contains("*rule: allowed once by rule"), "{md}");
     let _ = std::fs::remove_dir_all(dir);
 }

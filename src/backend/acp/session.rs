@@ -389,6 +389,7 @@ async fn run(
             }
             cmd = commands.recv() => match cmd {
                 None | Some(Command::Shutdown) => break,
+                Some(Command::Note(text)) => record(&rec, Dir::Note, &text),
                 Some(c) => {
                     mapper.now = now_ms();
                     let out = mapper.command(&c);

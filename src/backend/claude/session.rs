@@ -225,6 +225,7 @@ async fn run(
             }
             cmd = commands.recv() => match cmd {
                 None | Some(Command::Shutdown) => break,
+                Some(Command::Note(text)) => record(&rec, Dir::Note, &text),
                 Some(c @ Command::Prompt(_)) if !initialized => held.push_back(c),
                 Some(c) => {
                     let out = mapper.command(&c);

@@ -32,6 +32,11 @@ fn answer_noted(
         let subject = rest.split(" — ").next().unwrap_or(rest);
         text = format!("{head} by rule {rule}: {subject}");
     }
+    let mut fx = Vec::new();
+    if rule.is_some() {
+        // The recording keeps which rule decided, beside the wire reply.
+        fx.push(Effect::Send(Command::Note(format!("rule: {text}"))));
+    }
     let node = state.tree.resolve(Some(&gate.node_key));
     let at = state.now_ms;
     state.tree.nodes[node]
@@ -40,10 +45,11 @@ fn answer_noted(
     remember_closed(state, gate.id.clone());
     after_gate_closed(state, &gate.id);
     state.answered += 1;
-    vec![Effect::Send(Command::Answer {
+    fx.push(Effect::Send(Command::Answer {
         gate_id: gate.id,
         decision,
-    })]
+    }));
+    fx
 }
 
 /// Answer `id` because a rule said so; the audit row names the rule and its origin.

@@ -64,7 +64,7 @@ impl Mapper {
                 }
                 None => out.system("mode", "no session yet"),
             },
-            Command::Shutdown => {}
+            Command::Shutdown | Command::Note(_) => {}
         }
         out
     }

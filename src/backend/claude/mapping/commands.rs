@@ -49,7 +49,7 @@ impl Mapper {
                     out.replies.push(encode::success(gate_id, body));
                 }
             },
-            Command::Shutdown => {}
+            Command::Shutdown | Command::Note(_) => {}
         }
         out
     }
