@@ -67,10 +67,7 @@ pub fn base64(data: &[u8]) -> String {
 fn page(text: &str) -> io::Result<()> {
     let path = private_temp_file(text)?;
     restore();
-    let pager = std::env::var("PAGER")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| "less -R".to_string());
+    let pager = viewer();
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{pager} \"$1\""))
@@ -82,6 +79,22 @@ fn page(text: &str) -> io::Result<()> {
         let _ = std::fs::remove_dir(dir);
     }
     status.map(|_| ())
+}
+
+/// `$PAGER`, else `less -R` when installed, else `$EDITOR` (the file is read-only), else `more`.
+fn viewer() -> String {
+    let set = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    if let Some(p) = set("PAGER") {
+        return p;
+    }
+    let on_path = |bin: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(bin).is_file()))
+    };
+    if on_path("less") {
+        return "less -R".into();
+    }
+    set("EDITOR").unwrap_or_else(|| "more".into())
 }
 
 /// Write `text` to a new file in a new directory only we can enter (no predictable name to
@@ -109,6 +122,12 @@ fn private_temp_file(text: &str) -> io::Result<std::path::PathBuf> {
                     .create_new(true)
                     .open(&path)?;
                 f.write_all(text.as_bytes())?;
+                // Read-only: an editor used as the viewer must not invite edits.
+                #[cfg(unix)]
+                std::fs::set_permissions(
+                    &path,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o400),
+                )?;
                 return Ok(path);
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
