@@ -55,8 +55,8 @@ struct Ledger {
     open: HashMap<String, Open>,
     answered: HashSet<String>,
     withdrawn: HashSet<String>,
-    /// Our own requests still waiting for the agent's answer.
-    ours: HashSet<String>,
+    /// Our own requests still waiting for the agent's answer, with their line.
+    ours: HashMap<String, usize>,
     /// The fidelity replay: the same mapping as live, fed the recorded lines.
     mapper: Mapper,
 }
@@ -105,6 +105,22 @@ pub fn validate(loaded: &Loaded) -> Report {
             rule: "unanswered",
             message: format!("{} request {id} was never answered", o.subtype),
         });
+    }
+    // Our own requests the agent never answered, unless it ended first (then it could not).
+    let ended = loaded
+        .frames
+        .iter()
+        .any(|f| f.dir == Dir::Note && f.text.starts_with("agent exited"));
+    if !ended {
+        let mut ours: Vec<(&String, &usize)> = l.ours.iter().collect();
+        ours.sort_by_key(|(_, line)| **line);
+        for (id, line) in ours {
+            r.findings.push(Finding {
+                line: *line,
+                rule: "unanswered-ours",
+                message: format!("our request {id} never got an answer from the agent"),
+            });
+        }
     }
     r.findings.sort_by_key(|f| f.line);
     r
@@ -189,7 +205,7 @@ impl Ledger {
                     .and_then(|x| x.get("request_id"))
                     .and_then(Value::as_str);
                 if let Some(id) = id
-                    && !ours.remove(id)
+                    && ours.remove(id).is_none()
                 {
                     r.findings.push(Finding {
                         line: f.src_line,
@@ -223,7 +239,7 @@ impl Ledger {
         match v.get("type").and_then(Value::as_str) {
             Some("control_request") => {
                 if let Some(id) = v.get("request_id").and_then(Value::as_str) {
-                    ours.insert(id.to_string());
+                    ours.insert(id.to_string(), f.src_line);
                 }
                 let _ = mapper.on_outbound(&f.text);
             }

@@ -37,6 +37,7 @@ const CORRUPT: &[(&str, &[(usize, &str)])] = &[
         &[(7, "unknown-request-id"), (8, "unknown-request-id")],
     ),
     ("unanswered.jsonl", &[(5, "unanswered")]),
+    ("unanswered_ours.jsonl", &[(4, "unanswered-ours")]),
     (
         "ask_keyed_by_header.jsonl",
         &[(6, "answers"), (6, "answers")],
