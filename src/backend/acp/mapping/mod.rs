@@ -114,12 +114,27 @@ struct ToolView {
     kind: String,
     status: String,
     tool_name: Option<String>,
-    raw_input: Option<Value>,
-    raw_output: Option<Value>,
+    raw_input: Option<RawJson>,
+    raw_output: Option<RawJson>,
     text: String,
     diff: Option<Diff>,
     terminals: Vec<String>,
     locations: Vec<String>,
+}
+
+/// A tool's raw input or output kept as compact JSON text for the whole session: parsed only
+/// when a row is drawn from it, never held as `serde_json::Value`.
+#[derive(Clone, Debug)]
+struct RawJson(Box<str>);
+
+impl RawJson {
+    fn of(v: &Value) -> RawJson {
+        RawJson(v.to_string().into_boxed_str())
+    }
+
+    fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
 }
 
 #[derive(Clone, Debug, Default)]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::RawJson;
 use super::actions::TerminalSpec;
 use super::wire::{command_of, wire_name};
 use super::{Incoming, Mapper, Out, Theirs};
@@ -60,8 +61,9 @@ impl Mapper {
                 view.kind.clone()
             }
         });
-        let command = command_of(view.raw_input.as_ref());
-        let input = match (&command, &view.raw_input) {
+        let raw_input = view.raw_input.as_ref().map(RawJson::value);
+        let command = command_of(raw_input.as_ref());
+        let input = match (&command, &raw_input) {
             (Some(c), _) => format!("$ {c}"),
             (None, Some(r)) => pretty_json(r),
             (None, None) => String::new(),
@@ -77,7 +79,7 @@ impl Mapper {
             summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
             rule_arg: match (&command, &view.raw_input) {
                 (Some(c), _) => c.clone(),
-                (None, Some(r)) => r.to_string(),
+                (None, Some(r)) => r.0.to_string(),
                 (None, None) => view.title.clone(),
             },
             input: sanitize(&input),

@@ -1,5 +1,6 @@
 //! Tool calls and their updates → tree nodes and transcript rows (content, diffs, terminals).
 
+use super::RawJson;
 use super::terminals::term_row;
 use super::wire::{command_of, content_text, locations, tool_name, wire_name};
 use super::{Mapper, Out, ToolView};
@@ -68,10 +69,10 @@ impl Mapper {
             view.locations = locations(l);
         }
         if let Some(r) = &f.raw_input {
-            view.raw_input = Some(r.clone());
+            view.raw_input = Some(RawJson::of(r));
         }
         if let Some(r) = &f.raw_output {
-            view.raw_output = Some(r.clone());
+            view.raw_output = Some(RawJson::of(r));
         }
         if let Some(n) = tool_name(u.meta.as_ref()) {
             view.tool_name = Some(n);
@@ -96,7 +97,7 @@ impl Mapper {
             &view.status
         };
         let mut summary = one_line(&sanitize(&view.title), 200);
-        if let Some(cmd) = command_of(view.raw_input.as_ref())
+        if let Some(cmd) = command_of(view.raw_input.as_ref().map(RawJson::value).as_ref())
             && !summary.contains(cmd.trim())
         {
             summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
@@ -109,11 +110,11 @@ impl Mapper {
         }
         let mut input = String::new();
         if let Some(r) = &view.raw_input {
-            input.push_str(&pretty_json(r));
+            input.push_str(&pretty_json(&r.value()));
         }
         if let Some(r) = &view.raw_output {
             input.push_str("\noutput: ");
-            input.push_str(&pretty_json(r));
+            input.push_str(&pretty_json(&r.value()));
         }
         out.item(
             None,

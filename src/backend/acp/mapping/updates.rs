@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::RawJson;
 use super::wire::{content_text, locations, s, tool_name, wire_name};
 use super::{Mapper, Out};
 use crate::backend::acp::codec;
@@ -76,8 +77,8 @@ impl Mapper {
                 view.title = tc.title.clone();
                 view.kind = wire_name(&tc.kind);
                 view.status = wire_name(&tc.status);
-                view.raw_input = tc.raw_input.clone();
-                view.raw_output = tc.raw_output.clone();
+                view.raw_input = tc.raw_input.as_ref().map(RawJson::of);
+                view.raw_output = tc.raw_output.as_ref().map(RawJson::of);
                 view.tool_name = tool_name(tc.meta.as_ref());
                 Self::set_content(view, &tc.content);
                 view.locations = locations(&tc.locations);
