@@ -102,11 +102,6 @@ impl Agent {
         })
     }
 
-    /// Queue one line for stdin. Returns false once stdin is closed.
-    pub fn send(&self, line: String) -> bool {
-        self.try_send(line).is_ok()
-    }
-
     /// Queue one line for stdin, or give it back when stdin is closed.
     pub fn try_send(&self, line: String) -> Result<(), String> {
         match &self.stdin {
