@@ -3,6 +3,8 @@
 //!
 //! Update snapshots with `INSTA_UPDATE=always cargo test --test acp`.
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 
@@ -26,19 +28,10 @@ use switchboard::core::{Msg, update};
 use switchboard::schema_acp;
 use switchboard::ui::theme::Theme;
 
+use common::{checkfu_config, ci, manifest, python_or_skip};
 use fake_model::{CLAUDE_ENV_REMOVE, FakeModel, Scenario, claude_bin, claude_env, temp_dir};
 
 const STEP: Duration = Duration::from_secs(30);
-
-fn ci() -> bool {
-    std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false)
-}
-
-fn manifest(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 // ---- Checkfu vectors -----------------------------------------------------------------------
 
@@ -589,13 +582,6 @@ fn fs_paths_outside_cwd_are_refused_and_writes_are_gated() {
 
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
 
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("python3"))
-        .find(|p| p.is_file())
-}
-
 struct Live {
     h: Headless,
     record: PathBuf,
@@ -658,29 +644,12 @@ fn turn_results(s: &State) -> usize {
 }
 
 async fn scripted(tag: &str, builtin_tools: Option<Vec<String>>) -> Option<Live> {
-    let Some(py) = python() else {
-        if ci() {
-            panic!("python3 is required for the scripted Checkfu agent");
-        }
-        eprintln!("skipping {tag}: python3 not found");
-        return None;
-    };
+    let py = python_or_skip(tag)?;
     let root = temp_dir(&format!("acp-{tag}"));
     let cwd = root.join("cwd");
     std::fs::create_dir_all(&cwd).unwrap();
     let record = root.join("recording.jsonl");
-    let config = AcpConfig {
-        program: py,
-        args: vec![
-            manifest("tests/support/checkfu_agent.py")
-                .display()
-                .to_string(),
-        ],
-        cwd: cwd.clone(),
-        builtin_tools,
-        record: Some(record.clone()),
-        ..AcpConfig::default()
-    };
+    let config = checkfu_config(py, &cwd, &record, builtin_tools);
     let mut live = Live {
         h: Headless::start(Box::new(AcpBackend { config }), 120, 40),
         record,

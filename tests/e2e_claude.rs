@@ -9,6 +9,8 @@
 //! `SWITCHBOARD_REGEN_RECORDINGS=1 cargo test --test e2e_claude` refreshes
 //! `fixtures/recordings/claude/*.jsonl` (see `fixtures/recordings/README.md`).
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 
@@ -22,7 +24,8 @@ use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
 use switchboard::core::tree::NodeStatus;
 
-use e2e::E2e;
+use common::audits;
+use e2e::{E2e, request_id};
 use fake_model::{Scenario, ToolResult};
 
 // ---------------------------------------------------------------------------------------------
@@ -67,19 +70,6 @@ fn turn_results(s: &State) -> Vec<(bool, String, String)> {
             ItemKind::TurnResult {
                 ok, subtype, text, ..
             } => Some((*ok, subtype.clone(), text.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Audit rows of node `node`.
-fn audits(s: &State, node: usize) -> Vec<String> {
-    s.tree.nodes[node]
-        .transcript
-        .items
-        .iter()
-        .filter_map(|i| match &i.kind {
-            ItemKind::Audit { text, .. } => Some(text.clone()),
             _ => None,
         })
         .collect()
@@ -134,7 +124,7 @@ async fn bash_write_deny_allow_once_allow_always() {
     })
     .await;
     let req = e.can_use_tool("toolu_bash_1");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     {
         let s = e.state();
         let g = gate(s, &id);
@@ -276,7 +266,7 @@ async fn ask_user_question_multiselect_and_other() {
     e.wait("the question gate", |s| has_gate_kind(s, "question"))
         .await;
     let req = e.can_use_tool("toolu_ask_1");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     {
         let g = gate(e.state(), &id);
         let GateKind::Question(q) = &g.kind else {
@@ -338,7 +328,7 @@ async fn ask_user_question_multiselect_and_other() {
     e.wait("the second question gate", |s| has_gate_kind(s, "question"))
         .await;
     let req = e.can_use_tool("toolu_ask_1r2");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     e.h.key(KeyCode::Char('1')); // Auth
     for _ in 0..4 {
         e.h.key(KeyCode::Down);
@@ -411,7 +401,7 @@ async fn subagents_gate_lands_on_the_right_child() {
     })
     .await;
     let req = e.can_use_tool("toolu_sub_touch");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     let task_a = e
         .in_lines()
         .into_iter()
@@ -516,7 +506,7 @@ async fn background_subagents_gate_lands_on_the_right_child() {
     })
     .await;
     let req = e.can_use_tool("toolu_sub_touch");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     {
         let s = e.state();
         let a = s.tree.get("toolu_agent_a").expect("child node a");
@@ -593,12 +583,7 @@ async fn parallel_gates_answered_out_of_order() {
     e.wait("three gates at once", |s| s.gates.len() == 3).await;
     let ids: Vec<String> = ["toolu_read_a", "toolu_read_b", "toolu_read_c"]
         .iter()
-        .map(|t| {
-            e.can_use_tool(t)["request_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|t| request_id(&e.can_use_tool(t)))
         .collect();
     let screen = e.h.screen();
     assert_screen_has(&screen, "‖3", "three waiting on the root");
@@ -741,7 +726,7 @@ async fn interrupt_during_streamed_answer() {
         .into_iter()
         .find(|l| l["type"] == "control_request" && l["request"]["subtype"] == "interrupt")
         .unwrap_or_else(|| panic!("no interrupt written:\n{}", e.recording_tail(40)));
-    let int_id = int["request_id"].as_str().unwrap().to_string();
+    let int_id = request_id(&int);
     let ack = e
         .in_lines()
         .into_iter()
@@ -778,10 +763,7 @@ async fn interrupt_with_pending_permission_withdraws_the_gate() {
     e.prompt("BASH_WRITE please");
     e.wait("the Bash gate", |s| has_gate_kind(s, "permission"))
         .await;
-    let id = e.can_use_tool("toolu_bash_1")["request_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = request_id(&e.can_use_tool("toolu_bash_1"));
     e.h.ctrl('c');
     e.wait_turns(1).await;
     e.wait("the gate closed", |s| s.gates.is_empty()).await;
@@ -834,10 +816,7 @@ async fn quit_with_pending_gate_denies_it_and_stops_the_cli() {
     e.prompt("BASH_WRITE please");
     e.wait("the Bash gate", |s| has_gate_kind(s, "permission"))
         .await;
-    let id = e.can_use_tool("toolu_bash_1")["request_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = request_id(&e.can_use_tool("toolu_bash_1"));
     let pid = e.state().session.pid.expect("the CLI's pid");
     e.h.ctrl('d');
     let screen = e.h.screen();
@@ -891,7 +870,7 @@ async fn breakpoint_blocks_a_read_only_command() {
         .into_iter()
         .find(|r| r["request"]["tool_use_id"] == "toolu_echo_1")
         .unwrap_or_else(|| panic!("no hook_callback:\n{}", e.recording_tail(40)));
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     {
         let g = gate(e.state(), &id);
         let GateKind::Breakpoint(b) = &g.kind else {
@@ -966,7 +945,7 @@ async fn edit_permission_shows_a_diff() {
     e.wait("the Edit gate", |s| has_gate_kind(s, "permission"))
         .await;
     let req = e.can_use_tool("toolu_edit_1");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     {
         let g = gate(e.state(), &id);
         let GateKind::Permission(p) = &g.kind else {
@@ -1000,7 +979,7 @@ async fn edit_permission_shows_a_diff() {
     e.wait("the Write gate", |s| has_gate_kind(s, "permission"))
         .await;
     let req = e.can_use_tool("toolu_write_1");
-    let id = req["request_id"].as_str().unwrap().to_string();
+    let id = request_id(&req);
     assert!(
         matches!(&gate(e.state(), &id).kind, GateKind::Permission(p) if p.tool == "Write" && p.diff.is_some()),
         "a Write gate carries a diff"

@@ -9,6 +9,8 @@
 //! The tests against the real `claude` CLI are skipped with a note when the pinned CLI is not
 //! installed in `tests/peers` and `CI` is not set (`claude_bin()` panics when CI requires it).
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 
@@ -18,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::ci;
 use fake_model::{CLAUDE_ENV_REMOVE, FakeModel, Scenario, claude_bin, claude_env, temp_dir};
 use portable_pty::{CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 use serde_json::Value;
@@ -365,10 +368,6 @@ fn assert_every_gate_answered_once(rec: &[Value]) -> usize {
         assert_eq!(*n, 1, "gate {id} was answered {n} times");
     }
     counts.len()
-}
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// The pinned CLI, or `None` after printing why the test is skipped.

@@ -31,7 +31,11 @@ use switchboard::replay::load::{Format, Loaded, load, load_str};
 use switchboard::replay::player::{Player, SPEEDS};
 use switchboard::ui::theme::Theme;
 
+use common::{all_audits, audits, manifest};
+
 // The tests, by topic (the snapshots stay here: insta names them after this module).
+#[path = "support/common.rs"]
+mod common;
 #[path = "replay/export.rs"]
 mod export;
 #[path = "replay/final_state.rs"]
@@ -47,10 +51,6 @@ mod validate;
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
-
-fn manifest(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 fn sorted_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -217,22 +217,6 @@ fn domain(s: &State, times: bool) -> Domain {
             x.cost_usd
         ),
     }
-}
-
-fn audits(s: &State, node: usize) -> Vec<String> {
-    s.tree.nodes[node]
-        .transcript
-        .items
-        .iter()
-        .filter_map(|i| match &i.kind {
-            ItemKind::Audit { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn all_audits(s: &State) -> usize {
-    (0..s.tree.nodes.len()).map(|n| audits(s, n).len()).sum()
 }
 
 /// The screen as text, one trimmed line per row (as tests/ui_snapshots.rs does).

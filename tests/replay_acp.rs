@@ -6,6 +6,8 @@
 //! and `CI` is unset), and a live session with the scripted Checkfu agent
 //! (`tests/support/checkfu_agent.py`, needs python3) recorded and then validated clean.
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 
@@ -17,7 +19,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::acp::session::{AcpBackend, AcpConfig};
+use switchboard::backend::acp::session::AcpBackend;
 use switchboard::core::gate::Decision;
 use switchboard::core::msg::TurnState;
 use switchboard::core::state::{Focus, State};
@@ -31,17 +33,8 @@ use switchboard::replay::player::Player;
 use switchboard::replay::sessions::summarize;
 use switchboard::replay::validate::validate;
 
+use common::{checkfu_config, ci, manifest, python_or_skip};
 use fake_model::temp_dir;
-
-fn ci() -> bool {
-    std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false)
-}
-
-fn manifest(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 fn fixture(name: &str) -> PathBuf {
     manifest(&format!("fixtures/recordings/acp/{name}"))
@@ -586,13 +579,6 @@ fn sessions_summarize_acp_recordings_and_logs() {
 
 // ---- a live session, recorded, then validated ----------------------------------------------
 
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("python3"))
-        .find(|p| p.is_file())
-}
-
 fn turn_results(s: &State) -> usize {
     items(s)
         .iter()
@@ -614,29 +600,15 @@ fn send(h: &mut Headless, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripted_checkfu_session_recording_validates_clean_and_replays() {
-    let Some(py) = python() else {
-        if ci() {
-            panic!("python3 is required for the scripted Checkfu agent");
-        }
-        eprintln!("skipping: python3 not found");
+    let Some(py) = python_or_skip("the scripted Checkfu recording") else {
         return;
     };
     let root = temp_dir("replay-acp-live");
     let cwd = root.join("cwd");
     std::fs::create_dir_all(&cwd).unwrap();
     let record = root.join("recording.jsonl");
-    let config = AcpConfig {
-        program: py,
-        args: vec![
-            manifest("tests/support/checkfu_agent.py")
-                .display()
-                .to_string(),
-        ],
-        cwd: cwd.clone(),
-        builtin_tools: Some(vec!["bash".into(), "read".into()]),
-        record: Some(record.clone()),
-        ..AcpConfig::default()
-    };
+    let builtin_tools = Some(vec!["bash".into(), "read".into()]);
+    let config = checkfu_config(py, &cwd, &record, builtin_tools);
     let mut h = Headless::start(Box::new(AcpBackend { config }), 120, 40);
     h.wait_until("the session", STEP, |s| s.session.session_id.is_some())
         .await;

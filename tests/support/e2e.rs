@@ -468,3 +468,11 @@ pub fn problems(s: &State) -> Vec<String> {
         })
         .collect()
 }
+
+/// The `request_id` of a control request line, owned.
+pub fn request_id(line: &Value) -> String {
+    line["request_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no request_id in {line}"))
+        .to_string()
+}
