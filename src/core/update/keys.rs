@@ -14,11 +14,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if key.kind == KeyEventKind::Release {
         return;
     }
-    let typing = state.focus == Focus::Prompt
-        || (state.focus == Focus::Gate && gate_keys::editor_open(state));
     let mut key = key;
     if let KeyCode::Char(c) = key.code
-        && !typing
+        && !typing(state)
         && !key.modifiers.contains(KeyModifiers::CONTROL)
         && let Some(&to) = state.keymap.get(&c)
     {
@@ -94,6 +92,19 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Focus::Gate => gate_keys::on_key(state, key, fx),
         Focus::Prompt => {}
     }
+}
+
+/// True when a character key is text for an input (prompt, search query, any gate editor:
+/// deny message, edited input, rule, raw reply, form field, Other answer) rather than a
+/// command. `[keys]` overrides apply to commands only: typed text keeps the key pressed.
+fn typing(state: &State) -> bool {
+    if state.overlay.is_some() {
+        // Overlays take keys before any input and have no text field of their own.
+        return false;
+    }
+    state.focus == Focus::Prompt
+        || state.search.as_ref().is_some_and(|s| s.editing)
+        || (state.focus == Focus::Gate && gate_keys::editor_open(state))
 }
 
 fn open_overlay(state: &mut State, o: Overlay) {

@@ -9,6 +9,7 @@ mod prompt;
 mod question;
 mod quit_interrupt;
 mod raw_reply;
+mod typed_text;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
