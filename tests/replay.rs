@@ -42,6 +42,8 @@ mod export;
 mod final_state;
 #[path = "replay/gates.rs"]
 mod gates;
+#[path = "replay/hostile.rs"]
+mod hostile;
 #[path = "replay/import.rs"]
 mod import;
 #[path = "replay/inspector.rs"]

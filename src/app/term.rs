@@ -65,12 +65,19 @@ pub fn base64(data: &[u8]) -> String {
 /// Show `text` in `$PAGER` (else `less -R`) with the TUI suspended; the terminal is given
 /// back in its normal state and taken again afterwards.
 fn page(text: &str) -> io::Result<()> {
-    let path = private_temp_file(text)?;
     restore();
-    let pager = viewer();
+    run_viewer(&viewer(), text)
+}
+
+/// Hand `text` to `viewer` (a shell command taking the file as `$1`) in a private file.
+/// The file holds the text neutralized: `less -R` would pass an agent's colours and OSC 8
+/// links, `cat` or an editor its title and OSC 52 clipboard writes. Copies (`c`) keep the
+/// exact bytes; this is only what is shown.
+fn run_viewer(viewer: &str, text: &str) -> io::Result<()> {
+    let path = private_temp_file(&crate::core::text::neutralize(text))?;
     let status = std::process::Command::new("sh")
         .arg("-c")
-        .arg(format!("{pager} \"$1\""))
+        .arg(format!("{viewer} \"$1\""))
         .arg("switchboard-pager")
         .arg(&path)
         .status();
@@ -318,6 +325,23 @@ fn quit_on_signal(app: &mut App) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a pager (`cat` here, as with `PAGER=cat`) receives: no control, C1 or bidi
+    /// character, and each one shown visibly.
+    #[test]
+    fn the_pager_gets_neutralized_text() {
+        let dir = std::env::temp_dir().join(format!("sb-pager-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("seen");
+        let hostile = "title\u{1b}]0;pwned\u{7} link\u{1b}]8;;http://x\u{1b}\\y\u{1b}]8;;\u{1b}\\ \
+                       clip\u{1b}]52;c;cm0gLXJmIH4=\u{7} red\u{1b}[31m c1\u{9b}2J bidi\u{202e}txt.exe";
+        run_viewer(&format!("cat >'{}'", out.display()), hostile).unwrap();
+        let seen = std::fs::read_to_string(&out).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!seen.chars().any(crate::core::text::is_hostile), "{seen:?}");
+        assert!(seen.contains("^[]52;c;cm0gLXJmIH4=^G"), "{seen}");
+        assert!(seen.contains("c1<U+009B>2J bidi<U+202E>txt.exe"), "{seen}");
+    }
 
     #[test]
     fn base64_matches_rfc4648() {

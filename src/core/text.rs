@@ -1,5 +1,8 @@
 //! Small text helpers shared by the reducer and the renderer.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 /// Remove ANSI escape sequences and other control characters (keeps `\n` and `\t`).
 /// Agents put raw escapes in reasons and tool output; they must never reach the terminal.
 pub fn sanitize(s: &str) -> String {
@@ -39,6 +42,73 @@ pub fn sanitize(s: &str) -> String {
             '\r' => {}
             c if c.is_control() => {}
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// True for a character that must never reach a terminal as it is: C0 controls (ESC starts
+/// every escape sequence) except `\n` and `\t`, DEL, C1 (U+0080–U+009F, 8-bit CSI/OSC on
+/// some terminals), bidi overrides, embeddings, isolates and marks (they reorder what is
+/// shown, so a command can read differently from what runs), zero-width and other invisible
+/// format characters, line/paragraph separators and tag characters (invisible text).
+pub fn is_hostile(c: char) -> bool {
+    match c {
+        '\n' | '\t' => false,
+        c if c.is_control() => true,
+        '\u{00AD}'
+        | '\u{061C}'
+        | '\u{180E}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}' => true,
+        _ => false,
+    }
+}
+
+/// `s` made safe for a terminal, visibly: C0 as caret notation (ESC is `^[`, DEL `^?`), every
+/// other hostile character as `<U+202E>`. `\n` and `\t` stay. Used where text leaves for a
+/// terminal (render, CLI printers, the pager file); the data itself keeps its exact bytes.
+pub fn neutralize(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_hostile) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if !is_hostile(c) {
+            out.push(c);
+            continue;
+        }
+        match c as u32 {
+            n @ 0..=0x1f => {
+                out.push('^');
+                out.push(char::from(n as u8 + 0x40));
+            }
+            0x7f => out.push_str("^?"),
+            n => {
+                let _ = write!(out, "<U+{n:04X}>");
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with every hostile character escaped as `\uXXXX` (serde_json escapes only C0).
+/// Lossless: a JSON reader gets the same strings back. Hostile characters can only occur
+/// inside strings, where `\u` escapes are valid.
+pub fn json_for_terminal(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if is_hostile(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{u:04x}");
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -133,6 +203,33 @@ mod tests {
         assert_eq!(sanitize("a\u{1b}[31mred\u{1b}[0m b\r\n"), "ared b\n");
         assert_eq!(sanitize("x\u{1b}]0;title\u{7}y"), "xy");
         assert_eq!(sanitize("bell\u{7}"), "bell");
+    }
+
+    #[test]
+    fn neutralize_shows_every_hostile_character() {
+        let hostile =
+            "a\u{1b}]0;t\u{7}b\u{9b}31m\u{202e}cba\u{2066}\u{200b}\u{feff}\u{7f}\r\u{e0041}\n\tz";
+        let n = neutralize(hostile);
+        assert_eq!(
+            n,
+            "a^[]0;t^Gb<U+009B>31m<U+202E>cba<U+2066><U+200B><U+FEFF>^?^M<U+E0041>\n\tz"
+        );
+        assert!(!n.chars().any(is_hostile));
+        assert!(matches!(neutralize("plain 日本 ✔"), Cow::Borrowed(_)));
+        for c in ('\u{0}'..='\u{9f}').filter(|c| !matches!(c, '\n' | '\t' | ' '..='~')) {
+            assert!(is_hostile(c), "{c:?}");
+        }
+        for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
+            assert!(is_hostile(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn json_for_terminal_is_lossless() {
+        let v = serde_json::json!({"m": "x\u{1b}[2J\u{9b}\u{202e}\u{7f}\u{e0041}y"});
+        let text = json_for_terminal(&serde_json::to_string_pretty(&v).unwrap());
+        assert!(!text.chars().any(is_hostile), "{text}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
 
     #[test]

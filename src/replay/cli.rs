@@ -5,6 +5,17 @@ use std::process::ExitCode;
 
 use super::load::{self, Format};
 use super::validate::validate as check;
+use crate::core::text::{json_for_terminal, neutralize};
+
+/// Print one line of text that may hold agent bytes (messages, prompts, paths), neutralized.
+macro_rules! say {
+    ($($arg:tt)*) => { println!("{}", neutralize(&format!($($arg)*))) };
+}
+
+/// The same on stderr.
+macro_rules! warn {
+    ($($arg:tt)*) => { eprintln!("{}", neutralize(&format!($($arg)*))) };
+}
 
 /// `FILE:LINE: rule: message` per problem, a summary line; exit 0 clean, 1 problems,
 /// 2 unreadable input.
@@ -20,7 +31,7 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
                 if json {
                     reports.push(serde_json::json!({"file": path, "error": e}));
                 } else {
-                    println!("{}:0: unreadable: {e}", path.display());
+                    say!("{}:0: unreadable: {e}", path.display());
                 }
             }
             Ok(loaded) => {
@@ -36,7 +47,7 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
                 } else {
                     for f in &report.findings {
                         let msg = f.message.replace('\n', "\n  ");
-                        println!("{}:{}: {}: {msg}", path.display(), f.line, f.rule);
+                        say!("{}:{}: {}: {msg}", path.display(), f.line, f.rule);
                     }
                 }
             }
@@ -50,7 +61,8 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
         let doc = serde_json::json!({
             "files": reports, "frames": frames, "problems": problems, "unreadable": unreadable,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        println!("{}", json_for_terminal(&text));
     } else {
         println!("{summary}");
     }
@@ -71,7 +83,7 @@ pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Them
     let player = match super::player::Player::open_path(file, format) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("switchboard: {}: {e}", file.display());
+            warn!("switchboard: {}: {e}", file.display());
             return ExitCode::from(2);
         }
     };
@@ -94,11 +106,11 @@ pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Them
 pub fn import(src: &Path, dst: &Path) -> ExitCode {
     match super::sessions::import(src, dst) {
         Ok(n) => {
-            println!("imported {n} frames into {}", dst.display());
+            say!("imported {n} frames into {}", dst.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("switchboard: {}: {e}", src.display());
+            warn!("switchboard: {}: {e}", src.display());
             ExitCode::from(2)
         }
     }
@@ -108,7 +120,7 @@ pub fn export(file: &Path, output: Option<&Path>) -> ExitCode {
     let loaded = match load::load(file, None) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("switchboard: {}: {e}", file.display());
+            warn!("switchboard: {}: {e}", file.display());
             return ExitCode::from(2);
         }
     };
@@ -121,7 +133,7 @@ pub fn export(file: &Path, output: Option<&Path>) -> ExitCode {
         Some(p) => match std::fs::write(p, md) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("switchboard: cannot write {}: {e}", p.display());
+                warn!("switchboard: cannot write {}: {e}", p.display());
                 ExitCode::from(1)
             }
         },
@@ -136,7 +148,7 @@ pub fn sessions() -> ExitCode {
     let dir = crate::paths::recordings_dir();
     let list = super::sessions::list(&dir);
     if list.is_empty() {
-        println!("no recordings in {}", dir.display());
+        say!("no recordings in {}", dir.display());
         return ExitCode::SUCCESS;
     }
     println!(
@@ -144,7 +156,7 @@ pub fn sessions() -> ExitCode {
         "started", "backend", "gates", "result", "cwd"
     );
     for s in list {
-        println!(
+        say!(
             "{:<21} {:<7} {:>5}  {:<24} {:<30} {}",
             s.started,
             s.backend,
@@ -153,7 +165,7 @@ pub fn sessions() -> ExitCode {
             crate::core::text::truncate(&s.cwd, 30),
             s.first_prompt
         );
-        println!("  {}", s.path.display());
+        say!("  {}", s.path.display());
     }
     ExitCode::SUCCESS
 }

@@ -5,12 +5,14 @@ use std::fmt::Write;
 use super::feed::Feeder;
 use super::load::Loaded;
 use crate::core::State;
-use crate::core::text::{human_count, human_duration};
+use crate::core::text::{human_count, human_duration, neutralize};
 use crate::core::transcript::{ItemKind, Level, Tone};
 
+/// The whole document neutralized (`^[`, `<U+202E>`): it goes to a terminal or into an issue,
+/// where an agent's escape sequences or bidi overrides must not act. The recording keeps them.
 pub fn markdown(loaded: &Loaded, title: &str) -> String {
     let feeder = Feeder::until(loaded, loaded.frames.len());
-    render(&feeder.state, title, loaded)
+    neutralize(&render(&feeder.state, title, loaded)).into_owned()
 }
 
 fn fence(out: &mut String, lang: &str, body: &str) {

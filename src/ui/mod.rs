@@ -44,6 +44,21 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     render_bottom(state, theme, f, bottom);
     render_footer(state, theme, f, footer);
     overlay::render(state, theme, f);
+    scrub(f.buffer_mut());
+}
+
+/// The last line of defence: whatever a widget drew (a span built without `wrap`/`clip`, the
+/// text editor showing exact input bytes), no cell may carry a control, bidi or invisible
+/// format character to the terminal. ratatui drops C0 itself but appends zero-width
+/// characters such as U+202E to the previous cell.
+pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
+    use crate::core::text::is_hostile;
+    for cell in buf.content.iter_mut() {
+        if cell.symbol().chars().any(is_hostile) {
+            let kept: String = cell.symbol().chars().filter(|c| !is_hostile(*c)).collect();
+            cell.set_symbol(if kept.is_empty() { " " } else { &kept });
+        }
+    }
 }
 
 /// A drawn buffer as text: one line per row, trailing spaces trimmed, each ending in `\n`.

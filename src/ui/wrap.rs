@@ -1,8 +1,11 @@
-//! Word wrapping into styled lines, measured in terminal cells.
+//! Word wrapping into styled lines, measured in terminal cells. Both helpers neutralize
+//! what they are given (`<U+202E>`, `^[`): nearly all agent text is drawn through them.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::core::text::neutralize;
 
 /// Wrap `text` to `width` cells. The first line starts with `first` (a styled prefix), the
 /// following ones with `rest` (usually spaces of the same width).
@@ -16,7 +19,7 @@ pub fn wrap(
     let mut out = Vec::new();
     let mut prefix = first;
     for raw in text.split('\n') {
-        let raw = raw.replace('\t', "    ");
+        let raw = neutralize(raw).replace('\t', "    ");
         let avail = (width as usize).saturating_sub(prefix.width()).max(1);
         for piece in wrap_line(&raw, avail) {
             out.push(Line::from(vec![prefix.clone(), Span::styled(piece, style)]));
@@ -73,8 +76,9 @@ pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-/// Cut a line to `width` cells with an ellipsis.
+/// Cut a line to `width` cells with an ellipsis (hostile characters shown visibly first).
 pub fn clip(s: &str, width: usize) -> String {
+    let s = &*neutralize(s);
     if s.width() <= width {
         return s.to_string();
     }
