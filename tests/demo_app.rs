@@ -440,3 +440,52 @@ async fn quit_with_a_gate_pending_denies_it() {
         "the deny is written before the agent stops"
     );
 }
+
+/// The live backend reads the file an Edit names (beneath the cwd): the card numbers the
+/// lines as in the file, with its context, not from 1 within the snippet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_card_numbers_lines_as_in_the_file() {
+    let scratch = Scratch::new("edit-lines");
+    let src = scratch.0.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut file: String = (1..=20).map(|i| format!("// filler {i}\n")).collect();
+    file.push_str("fn login() {\n    let session = Session::start(&user)?;\n    Ok(session)\n}\n");
+    std::fs::write(src.join("auth.rs"), &file).unwrap();
+    let mut h = start(&scratch);
+    h.wait_until("the Bash permission", WAIT, |s| {
+        active_tool(s).as_deref() == Some("Bash")
+    })
+    .await;
+    h.key(KeyCode::Char('y'));
+    h.wait_until("the Edit permission", WAIT, |s| {
+        s.gates
+            .iter()
+            .any(|g| matches!(&g.kind, GateKind::Permission(p) if p.tool == "Edit"))
+    })
+    .await;
+    let diff = h
+        .state()
+        .gates
+        .iter()
+        .find_map(|g| match &g.kind {
+            GateKind::Permission(p) if p.tool == "Edit" => p.diff.clone(),
+            _ => None,
+        })
+        .expect("the Edit card has a diff");
+    let lines: Vec<String> = diff
+        .lines
+        .iter()
+        .map(|l| format!("{:?} {:?} {}", l.old_no, l.new_no, l.text))
+        .collect();
+    // Four lines inserted after line 22 of 24, three lines of the file's context before.
+    assert_eq!(lines[2], "None None @@ -20,5 +20,9 @@", "{lines:#?}");
+    for want in [
+        "Some(21) Some(21) fn login() {",
+        "None Some(23)     audit::record(AuditEvent::Login {",
+        "Some(23) Some(27)     Ok(session)",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want:?} in {lines:#?}");
+    }
+    h.ctrl('d');
+    h.quit().await;
+}

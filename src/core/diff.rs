@@ -1,4 +1,17 @@
-//! Line diffs for Edit/Write/MultiEdit inputs, rendered as unified diffs.
+//! Line diffs for Edit/Write/MultiEdit inputs, rendered as unified diffs (`similar` does the
+//! alignment; headers and line numbers follow `diff -u`, so a copied diff applies with `patch`).
+
+use std::time::{Duration, Instant};
+
+use similar::udiff::UnifiedHunkHeader;
+use similar::{Algorithm, ChangeTag, TextDiff};
+
+/// Time a diff may take before `similar` settles for a coarser, still correct alignment: a
+/// huge Write never stalls the UI, and never degrades to "delete everything, add everything".
+const DIFF_TIME: Duration = Duration::from_millis(150);
+
+/// What `diff -u` prints after a last line that has no newline.
+pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 
 /// One line of a unified diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -7,6 +20,9 @@ pub struct DiffLine {
     pub old_no: Option<u32>,
     pub new_no: Option<u32>,
     pub text: String,
+    /// Changed words of a removed or added line, as char ranges of `text` (from `similar`'s
+    /// inline diff of the lines it pairs); empty when the whole line is new or gone.
+    pub emph: Vec<(u32, u32)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +32,8 @@ pub enum DiffKind {
     Context,
     Add,
     Remove,
+    /// `\ No newline at end of file` after the line it qualifies.
+    NoNewline,
 }
 
 /// A unified diff of one file.
@@ -27,6 +45,41 @@ pub struct Diff {
     pub removed: usize,
 }
 
+/// One Claude `Edit` (or one entry of `MultiEdit`): replace `old` by `new`, once or everywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub old: String,
+    pub new: String,
+    pub replace_all: bool,
+}
+
+/// The file after `edits`, applied in order as the CLI applies them; `None` when an edit
+/// cannot apply (its text is missing, or occurs more than once without `replace_all`): the
+/// CLI refuses those, and no line numbers can be given.
+pub fn apply_edits(file: &str, edits: &[Edit]) -> Option<String> {
+    let mut text = file.to_string();
+    for e in edits {
+        if e.old.is_empty() {
+            // Only creating a file uses an empty old text.
+            if !text.is_empty() {
+                return None;
+            }
+            text = e.new.clone();
+            continue;
+        }
+        let mut at = text.match_indices(&e.old).map(|(i, _)| i);
+        let first = at.next()?;
+        if e.replace_all {
+            text = text.replace(&e.old, &e.new);
+        } else if at.next().is_some() {
+            return None;
+        } else {
+            text.replace_range(first..first + e.old.len(), &e.new);
+        }
+    }
+    Some(text)
+}
+
 impl Diff {
     /// Diff `old` against `new` with `context` unchanged lines around each change.
     pub fn unified(path: &str, old: &str, new: &str, context: usize) -> Diff {
@@ -35,21 +88,38 @@ impl Diff {
             ..Diff::default()
         };
         diff.push_header();
-        diff.append_hunks(old, new, context, 0);
+        diff.append_hunks(old, new, context);
         diff
     }
 
-    /// Diff of several edits to one file (MultiEdit), one hunk group per edit.
+    /// Diff of edits to one file (Edit, MultiEdit) from their snippets alone, one hunk group
+    /// per edit, numbered within the snippet: used when the file is not read (a replay, a
+    /// file outside the cwd). A snippet is a fragment, so its missing final newline is not
+    /// news.
     pub fn from_edits(path: &str, edits: &[(String, String)]) -> Diff {
         let mut diff = Diff {
             path: path.to_string(),
             ..Diff::default()
         };
         diff.push_header();
+        let line = |s: &str| {
+            if s.is_empty() || s.ends_with('\n') {
+                s.to_string()
+            } else {
+                format!("{s}\n")
+            }
+        };
         for (old, new) in edits {
-            diff.append_hunks(old, new, 3, 0);
+            diff.append_hunks(&line(old), &line(new), 3);
         }
         diff
+    }
+
+    /// The diff `edits` make to `file` (its current text), with the file's own line numbers
+    /// and context; `None` when they do not apply to it.
+    pub fn of_edits(path: &str, file: &str, edits: &[Edit]) -> Option<Diff> {
+        let new = apply_edits(file, edits)?;
+        Some(Diff::unified(path, file, &new, 3))
     }
 
     fn push_header(&mut self) {
@@ -65,168 +135,106 @@ impl Diff {
                 old_no: None,
                 new_no: None,
                 text: format!("{prefix}{text}"),
+                emph: Vec::new(),
             });
         }
     }
 
-    fn append_hunks(&mut self, old: &str, new: &str, context: usize, base: u32) {
-        let a: Vec<&str> = old.lines().collect();
-        let b: Vec<&str> = new.lines().collect();
-        let ops = line_ops(&a, &b);
-        // Group ops into hunks: changes plus `context` lines on each side.
-        let n = ops.len();
-        let mut keep = vec![false; n];
-        for (i, op) in ops.iter().enumerate() {
-            if !matches!(op, Op::Same(..)) {
-                let lo = i.saturating_sub(context);
-                let hi = (i + context + 1).min(n);
-                keep[lo..hi].iter_mut().for_each(|k| *k = true);
-            }
-        }
-        let (mut ai, mut bi) = (0u32, 0u32);
-        let mut i = 0;
-        while i < n {
-            if !keep[i] {
-                if let Op::Same(..) = ops[i] {
-                    ai += 1;
-                    bi += 1;
-                }
-                i += 1;
+    fn append_hunks(&mut self, old: &str, new: &str, context: usize) {
+        let deadline = Instant::now() + DIFF_TIME;
+        let diff = TextDiff::configure()
+            .algorithm(Algorithm::Myers)
+            .deadline(deadline)
+            .diff_lines(old, new);
+        for group in diff.grouped_ops(context) {
+            if group.iter().all(|op| op.tag() == similar::DiffTag::Equal) {
                 continue;
             }
-            let start = i;
-            while i < n && keep[i] {
-                i += 1;
-            }
-            let (old_len, new_len) = ops[start..i].iter().fold((0, 0), |(o, n), op| match op {
-                Op::Same(..) => (o + 1, n + 1),
-                Op::Del(..) => (o + 1, n),
-                Op::Add(..) => (o, n + 1),
-            });
             self.lines.push(DiffLine {
                 kind: DiffKind::Hunk,
                 old_no: None,
                 new_no: None,
-                text: format!(
-                    "@@ -{},{} +{},{} @@",
-                    base + ai + 1,
-                    old_len,
-                    base + bi + 1,
-                    new_len
-                ),
+                // `@@ -0,0 +1,2 @@` for a new file, `-3` for a one-line range, as `diff -u`.
+                text: UnifiedHunkHeader::new(&group).to_string(),
+                emph: Vec::new(),
             });
-            for op in &ops[start..i] {
-                let line = match *op {
-                    Op::Same(x) => {
-                        ai += 1;
-                        bi += 1;
-                        DiffLine {
-                            kind: DiffKind::Context,
-                            old_no: Some(base + ai),
-                            new_no: Some(base + bi),
-                            text: a[x].to_string(),
+            for op in &group {
+                for change in diff.iter_inline_changes_deadline(op, Some(deadline)) {
+                    let kind = match change.tag() {
+                        ChangeTag::Equal => DiffKind::Context,
+                        ChangeTag::Delete => DiffKind::Remove,
+                        ChangeTag::Insert => DiffKind::Add,
+                    };
+                    let mut text = String::new();
+                    let mut emph: Vec<(u32, u32)> = Vec::new();
+                    let mut pos = 0u32;
+                    for (em, value) in change.iter_strings_lossy() {
+                        let value = value.strip_suffix('\n').unwrap_or(&value);
+                        let n = value.chars().count() as u32;
+                        if em && n > 0 && kind != DiffKind::Context {
+                            match emph.last_mut() {
+                                Some(last) if last.1 == pos => last.1 = pos + n,
+                                _ => emph.push((pos, pos + n)),
+                            }
                         }
+                        text.push_str(value);
+                        pos += n;
                     }
-                    Op::Del(x) => {
-                        ai += 1;
-                        self.removed += 1;
-                        DiffLine {
-                            kind: DiffKind::Remove,
-                            old_no: Some(base + ai),
-                            new_no: None,
-                            text: a[x].to_string(),
-                        }
+                    // Emphasis helps only when some word of the line stayed the same.
+                    let mut ranges = emph.iter().peekable();
+                    let kept_a_word = text.chars().enumerate().any(|(i, c)| {
+                        while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
+                        let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
+                        !c.is_whitespace() && !inside
+                    });
+                    if !kept_a_word {
+                        emph.clear();
                     }
-                    Op::Add(y) => {
-                        bi += 1;
-                        self.added += 1;
-                        DiffLine {
-                            kind: DiffKind::Add,
+                    match kind {
+                        DiffKind::Add => self.added += 1,
+                        DiffKind::Remove => self.removed += 1,
+                        _ => {}
+                    }
+                    let missing_newline = change.missing_newline();
+                    self.lines.push(DiffLine {
+                        kind,
+                        old_no: change.old_index().map(|i| i as u32 + 1),
+                        new_no: change.new_index().map(|i| i as u32 + 1),
+                        text,
+                        emph,
+                    });
+                    if missing_newline {
+                        self.lines.push(DiffLine {
+                            kind: DiffKind::NoNewline,
                             old_no: None,
-                            new_no: Some(base + bi),
-                            text: b[y].to_string(),
-                        }
+                            new_no: None,
+                            text: NO_NEWLINE.into(),
+                            emph: Vec::new(),
+                        });
                     }
-                };
-                self.lines.push(line);
+                }
             }
         }
     }
 }
 
 impl Diff {
-    /// The diff as plain `diff -u` text.
+    /// The diff as plain `diff -u` text, ending in a newline: `patch` applies it.
     pub fn to_text(&self) -> String {
-        self.lines
-            .iter()
-            .map(|l| {
-                let sign = match l.kind {
-                    DiffKind::Add => "+",
-                    DiffKind::Remove => "-",
-                    DiffKind::Context => " ",
-                    DiffKind::Header | DiffKind::Hunk => "",
-                };
-                format!("{sign}{}", l.text)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Same(usize),
-    Del(usize),
-    Add(usize),
-}
-
-/// Longest-common-subsequence line alignment. Inputs past a size cap are treated as a full
-/// replacement so a huge Write never stalls the UI.
-fn line_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
-    // Trim the common prefix and suffix first: edits are usually small.
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut ops: Vec<Op> = (0..prefix).map(Op::Same).collect();
-    if am.len().saturating_mul(bm.len()) > 4_000_000 {
-        ops.extend((0..am.len()).map(|i| Op::Del(prefix + i)));
-        ops.extend((0..bm.len()).map(|j| Op::Add(prefix + j)));
-    } else {
-        let (n, m) = (am.len(), bm.len());
-        let mut dp = vec![0u32; (n + 1) * (m + 1)];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                dp[i * (m + 1) + j] = if am[i] == bm[j] {
-                    dp[(i + 1) * (m + 1) + j + 1] + 1
-                } else {
-                    dp[(i + 1) * (m + 1) + j].max(dp[i * (m + 1) + j + 1])
-                };
-            }
+        let mut out = String::new();
+        for l in &self.lines {
+            let sign = match l.kind {
+                DiffKind::Add => "+",
+                DiffKind::Remove => "-",
+                DiffKind::Context => " ",
+                DiffKind::Header | DiffKind::Hunk | DiffKind::NoNewline => "",
+            };
+            out.push_str(sign);
+            out.push_str(&l.text);
+            out.push('\n');
         }
-        let (mut i, mut j) = (0, 0);
-        while i < n || j < m {
-            if i < n && j < m && am[i] == bm[j] {
-                ops.push(Op::Same(prefix + i));
-                i += 1;
-                j += 1;
-            } else if i < n && (j == m || dp[(i + 1) * (m + 1) + j] >= dp[i * (m + 1) + j + 1]) {
-                // Deletions first, as `diff -u` prints them.
-                ops.push(Op::Del(prefix + i));
-                i += 1;
-            } else {
-                ops.push(Op::Add(prefix + j));
-                j += 1;
-            }
-        }
+        out
     }
-    let a0 = a.len() - suffix;
-    ops.extend((0..suffix).map(|k| Op::Same(a0 + k)));
-    ops
 }
 
 #[cfg(test)]
@@ -234,18 +242,7 @@ mod tests {
     use super::*;
 
     fn render(d: &Diff) -> Vec<String> {
-        d.lines
-            .iter()
-            .map(|l| {
-                let p = match l.kind {
-                    DiffKind::Add => "+",
-                    DiffKind::Remove => "-",
-                    DiffKind::Context => " ",
-                    _ => "",
-                };
-                format!("{p}{}", l.text)
-            })
-            .collect()
+        d.to_text().lines().map(str::to_string).collect()
     }
 
     #[test]
@@ -267,9 +264,20 @@ mod tests {
     }
 
     #[test]
-    fn new_file() {
+    fn new_file_header_is_diff_u() {
         let d = Diff::unified("n.txt", "", "x\ny\n", 3);
-        assert_eq!(render(&d)[2..], ["@@ -1,0 +1,2 @@", "+x", "+y"]);
+        assert_eq!(render(&d)[2..], ["@@ -0,0 +1,2 @@", "+x", "+y"]);
+        let d = Diff::unified("n.txt", "a\n", "b\n", 3);
+        assert_eq!(render(&d)[2..], ["@@ -1 +1 @@", "-a", "+b"]);
+    }
+
+    #[test]
+    fn missing_newline_is_marked() {
+        let d = Diff::unified("f", "a\nb", "a\nc", 3);
+        assert_eq!(
+            render(&d)[2..],
+            ["@@ -1,2 +1,2 @@", " a", "-b", NO_NEWLINE, "+c", NO_NEWLINE]
+        );
     }
 
     #[test]
@@ -283,7 +291,149 @@ mod tests {
             })
             .collect();
         let d = Diff::unified("f", &old, &new, 1);
-        let hunks = d.lines.iter().filter(|l| l.kind == DiffKind::Hunk).count();
-        assert_eq!(hunks, 2);
+        let hunks: Vec<&str> = d
+            .lines
+            .iter()
+            .filter(|l| l.kind == DiffKind::Hunk)
+            .map(|l| l.text.as_str())
+            .collect();
+        assert_eq!(hunks, ["@@ -2,3 +2,3 @@", "@@ -17,3 +17,3 @@"]);
+    }
+
+    #[test]
+    fn changed_words_are_emphasized() {
+        let d = Diff::unified(
+            "f",
+            "const TIMEOUT: u64 = 30;\n",
+            "const TIMEOUT: u64 = 900;\n",
+            3,
+        );
+        let rem = d.lines.iter().find(|l| l.kind == DiffKind::Remove).unwrap();
+        let add = d.lines.iter().find(|l| l.kind == DiffKind::Add).unwrap();
+        let part = |l: &DiffLine| {
+            let (a, b) = l.emph[0];
+            l.text
+                .chars()
+                .skip(a as usize)
+                .take((b - a) as usize)
+                .collect::<String>()
+        };
+        assert_eq!((part(rem), part(add)), ("30;".into(), "900;".into()));
+        // A line replaced outright has no emphasis: the colour says it all.
+        let d = Diff::unified("f", "alpha beta\n", "gamma delta\n", 3);
+        assert!(d.lines.iter().all(|l| l.emph.is_empty()));
+    }
+
+    /// A large file with one changed line: one small hunk, not a full replacement, quickly.
+    #[test]
+    fn large_files_have_no_full_replace_cliff() {
+        let old: String = (0..60_000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 30000\n", "line thirty thousand\n");
+        let t = Instant::now();
+        let d = Diff::unified("big", &old, &new, 3);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!((d.added, d.removed), (1, 1));
+        assert_eq!(d.lines[2].text, "@@ -29998,7 +29998,7 @@");
+        // Two unrelated texts of 3000 lines each (9 million cell LCS before): still a diff,
+        // still bounded in time.
+        let a: String = (0..3000).map(|i| format!("a{i}\n")).collect();
+        let b: String = (0..3000).map(|i| format!("b{}\n", i * 7)).collect();
+        let t = Instant::now();
+        let d = Diff::unified("x", &a, &b, 3);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!((d.added, d.removed), (3000, 3000));
+    }
+
+    /// `patch` applied to the old text and the copied diff gives the new text.
+    fn patched(old: &str, diff: &Diff) -> String {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sb-diff-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (orig, out, p) = (dir.join("orig"), dir.join("out"), dir.join("d.patch"));
+        std::fs::write(&orig, old).unwrap();
+        std::fs::write(&p, diff.to_text()).unwrap();
+        let o = std::process::Command::new("patch")
+            .arg("-s")
+            .arg("-o")
+            .arg(&out)
+            .arg(&orig)
+            .arg(&p)
+            .output()
+            .expect("`patch` is installed");
+        assert!(
+            o.status.success(),
+            "patch failed: {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            diff.to_text()
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        text
+    }
+
+    #[test]
+    fn copied_diffs_apply_with_patch() {
+        let mid: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let cases: Vec<(&str, String, String)> = vec![
+            ("new file", String::new(), "x\ny\n".into()),
+            ("one word", "a b c\n".into(), "a B c\n".into()),
+            ("no final newline", "a\nb".into(), "a\nc".into()),
+            ("gains a final newline", "a\nb".into(), "a\nb\n".into()),
+            (
+                "two hunks",
+                mid.clone(),
+                mid.replace("line 3\n", "three\n")
+                    .replace("line 30\n", "thirty\nmore\n"),
+            ),
+            ("crlf", "a\r\nb\r\n".into(), "a\r\nB\r\n".into()),
+            ("emptied", "gone\n".into(), String::new()),
+        ];
+        for (name, old, new) in &cases {
+            let d = Diff::unified("f.txt", old, new, 3);
+            assert_eq!(&patched(old, &d), new, "{name}:\n{}", d.to_text());
+        }
+        // An Edit shown against its file applies to that file.
+        let edit = Edit {
+            old: "line 20\nline 21\n".into(),
+            new: "twenty\n".into(),
+            replace_all: false,
+        };
+        let d = Diff::of_edits("src/f.txt", &mid, std::slice::from_ref(&edit)).unwrap();
+        assert_eq!(d.lines[2].text, "@@ -18,8 +18,7 @@");
+        assert_eq!(patched(&mid, &d), apply_edits(&mid, &[edit]).unwrap());
+    }
+
+    #[test]
+    fn edits_apply_like_the_cli() {
+        let file = "a\nb\nc\nb\n";
+        let one = |old: &str, new: &str, all: bool| Edit {
+            old: old.into(),
+            new: new.into(),
+            replace_all: all,
+        };
+        assert_eq!(
+            apply_edits(file, &[one("c", "C", false)]).unwrap(),
+            "a\nb\nC\nb\n"
+        );
+        assert_eq!(
+            apply_edits(file, &[one("b", "B", false)]),
+            None,
+            "ambiguous"
+        );
+        assert_eq!(
+            apply_edits(file, &[one("b", "B", true)]).unwrap(),
+            "a\nB\nc\nB\n"
+        );
+        assert_eq!(apply_edits(file, &[one("zz", "B", false)]), None);
+        assert_eq!(
+            apply_edits("", &[one("", "new\n", false)]).unwrap(),
+            "new\n"
+        );
+        let d = Diff::of_edits("f", file, &[one("c\n", "C\n", false)]).unwrap();
+        assert_eq!(
+            render(&d)[2..],
+            ["@@ -1,4 +1,4 @@", " a", " b", "-c", "+C", " b"]
+        );
     }
 }

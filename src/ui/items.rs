@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
 use crate::core::diff::{Diff, DiffKind};
-use crate::core::text::{human_count, human_duration};
+use crate::core::text::{human_count, human_duration, neutralize};
 use crate::core::transcript::{Item, ItemKind, Level, Tone};
 
 /// Lines shown for a collapsed tool result or diff.
@@ -220,13 +220,12 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
     lines
 }
 
-/// A unified diff with old/new line numbers.
+/// A unified diff with old/new line numbers; changed words (from the diff) stand out.
 pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<Line<'static>> {
     let num = |n: Option<u32>| {
         n.map(|n| format!("{n:>4}"))
             .unwrap_or_else(|| "    ".into())
     };
-    let words = changed_spans(d);
     let mut out = Vec::new();
     let total = d.lines.len();
     for (i, l) in d.lines.iter().enumerate() {
@@ -238,20 +237,20 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
             break;
         }
         let (sign, style, word): (&str, Style, Style) = match l.kind {
-            DiffKind::Header => ("", theme.dim, theme.dim),
+            DiffKind::Header | DiffKind::NoNewline => ("", theme.dim, theme.dim),
             DiffKind::Hunk => ("", theme.diff_hunk, theme.diff_hunk),
             DiffKind::Context => (" ", theme.text, theme.text),
             DiffKind::Add => ("+", theme.diff_add, theme.diff_add_word),
             DiffKind::Remove => ("-", theme.diff_remove, theme.diff_remove_word),
         };
         let line = match l.kind {
-            DiffKind::Header | DiffKind::Hunk => Line::from(Span::styled(
+            DiffKind::Header | DiffKind::Hunk | DiffKind::NoNewline => Line::from(Span::styled(
                 clip(&format!("  {}", l.text), width as usize),
                 style,
             )),
             _ => {
                 let head = format!("  {} {} {sign}", num(l.old_no), num(l.new_no));
-                styled_change(&head, &l.text, words[i], width as usize, style, word)
+                styled_change(&head, &l.text, &l.emph, width as usize, style, word)
             }
         };
         out.push(line);
@@ -259,87 +258,65 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
     out
 }
 
-/// For each removed/added line paired with its counterpart (in runs of removals followed by
-/// additions), the changed middle as a (start, end) char range; context and unpaired lines
-/// have none. Word-level highlight makes a one-word edit visible at a glance.
-fn changed_spans(d: &Diff) -> Vec<Option<(usize, usize)>> {
-    let mut out = vec![None; d.lines.len()];
-    let mut i = 0;
-    while i < d.lines.len() {
-        if d.lines[i].kind != DiffKind::Remove {
-            i += 1;
-            continue;
-        }
-        let rs = i;
-        while i < d.lines.len() && d.lines[i].kind == DiffKind::Remove {
-            i += 1;
-        }
-        let a_s = i;
-        while i < d.lines.len() && d.lines[i].kind == DiffKind::Add {
-            i += 1;
-        }
-        for k in 0..(a_s - rs).min(i - a_s) {
-            let (r, a) = (rs + k, a_s + k);
-            let old: Vec<char> = d.lines[r].text.chars().collect();
-            let new: Vec<char> = d.lines[a].text.chars().collect();
-            let pre = old.iter().zip(&new).take_while(|(x, y)| x == y).count();
-            let max_suf = old.len().min(new.len()) - pre;
-            let suf = old
-                .iter()
-                .rev()
-                .zip(new.iter().rev())
-                .take(max_suf)
-                .take_while(|(x, y)| x == y)
-                .count();
-            // Only worth it when something stays the same.
-            if pre + suf > 0 {
-                // Widen to whole words: `30` → `900` marks both numbers, not `3` and `90`.
-                let word = |c: &char| c.is_alphanumeric() || *c == '_';
-                let back = |v: &[char], mut i: usize| {
-                    while i > 0 && word(&v[i - 1]) {
-                        i -= 1;
-                    }
-                    i
-                };
-                let fwd = |v: &[char], mut i: usize| {
-                    while i < v.len() && word(&v[i]) {
-                        i += 1;
-                    }
-                    i
-                };
-                let start = back(&old, pre).min(back(&new, pre));
-                out[r] = Some((start, fwd(&old, old.len() - suf)));
-                out[a] = Some((start, fwd(&new, new.len() - suf)));
-            }
-        }
-    }
-    out
-}
-
-/// `head` + `text` clipped to `width`, the `range` of `text` in `word` style.
+/// `head` + `text` clipped to `width`, the `ranges` (chars of `text`) in `word` style.
 fn styled_change(
     head: &str,
     text: &str,
-    range: Option<(usize, usize)>,
+    ranges: &[(u32, u32)],
     width: usize,
     style: Style,
     word: Style,
 ) -> Line<'static> {
-    let full = format!("{head}{text}");
-    let clipped = clip(&full, width);
-    let Some((a, b)) = range else {
-        return Line::from(Span::styled(clipped, style));
-    };
     let offset = head.chars().count();
-    let chars: Vec<char> = clipped.chars().collect();
-    let (a, b) = ((offset + a).min(chars.len()), (offset + b).min(chars.len()));
-    let part = |x: usize, y: usize| chars[x..y].iter().collect::<String>();
-    let mut spans = vec![Span::styled(part(0, a), style)];
-    if b > a {
-        spans.push(Span::styled(part(a, b), word));
+    // Neutralize piece by piece so the ranges still point at the right characters.
+    let mut pieces: Vec<(String, bool)> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut at = 0usize;
+    for &(a, b) in ranges {
+        let (a, b) = ((a as usize).min(chars.len()), (b as usize).min(chars.len()));
+        if a > at {
+            pieces.push((chars[at..a].iter().collect(), false));
+        }
+        if b > a.max(at) {
+            pieces.push((chars[a.max(at)..b].iter().collect(), true));
+        }
+        at = at.max(b);
     }
-    if chars.len() > b {
-        spans.push(Span::styled(part(b, chars.len()), style));
+    if at < chars.len() {
+        pieces.push((chars[at..].iter().collect(), false));
+    }
+    let shown: Vec<(String, bool)> = pieces
+        .into_iter()
+        .map(|(p, em)| (neutralize(&p).into_owned(), em))
+        .collect();
+    let full: String = std::iter::once(head.to_string())
+        .chain(shown.iter().map(|(p, _)| p.clone()))
+        .collect();
+    let clipped: Vec<char> = clip(&full, width).chars().collect();
+    let mut spans = vec![Span::styled(
+        clipped[..offset.min(clipped.len())]
+            .iter()
+            .collect::<String>(),
+        style,
+    )];
+    let mut pos = offset;
+    for (p, em) in shown {
+        let end = (pos + p.chars().count()).min(clipped.len());
+        if end > pos {
+            let st = if em { word } else { style };
+            spans.push(Span::styled(
+                clipped[pos..end].iter().collect::<String>(),
+                st,
+            ));
+        }
+        pos = end;
+    }
+    if clipped.len() > pos {
+        // The ellipsis of a clipped line.
+        spans.push(Span::styled(
+            clipped[pos..].iter().collect::<String>(),
+            style,
+        ));
     }
     Line::from(spans)
 }
@@ -361,7 +338,7 @@ pub fn side_by_side_lines(d: &Diff, width: u16, theme: &Theme) -> Vec<Line<'stat
     while i < lines.len() {
         let l = &lines[i];
         match l.kind {
-            DiffKind::Header | DiffKind::Hunk => {
+            DiffKind::Header | DiffKind::Hunk | DiffKind::NoNewline => {
                 let st = if l.kind == DiffKind::Hunk {
                     theme.diff_hunk
                 } else {

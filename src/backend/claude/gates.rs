@@ -25,11 +25,12 @@ pub fn edit_diff(tool: &str, input: &Value) -> Option<Diff> {
         .and_then(Value::as_str)
         .unwrap_or("file");
     match tool {
-        "Edit" => Some(Diff::unified(
+        "Edit" => Some(Diff::from_edits(
             path,
-            input.get("old_string")?.as_str()?,
-            input.get("new_string")?.as_str()?,
-            3,
+            &[(
+                input.get("old_string")?.as_str()?.to_string(),
+                input.get("new_string")?.as_str()?.to_string(),
+            )],
         )),
         "Write" => Some(Diff::unified(path, "", input.get("content")?.as_str()?, 3)),
         "MultiEdit" => {

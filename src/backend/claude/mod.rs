@@ -3,6 +3,7 @@
 pub mod codec;
 pub mod decode;
 pub mod encode;
+pub mod file_diff;
 pub mod gates;
 pub mod mapping;
 pub mod session;

@@ -192,7 +192,9 @@ async fn run(
         tokio::select! {
             line = agent.stdout.recv(), if stdout_open => match line {
                 Some(line) => {
-                    let out = mapper.on_line(&line);
+                    let mut out = mapper.on_line(&line);
+                    // Edit/Write cards against the file on disk (real line numbers).
+                    super::file_diff::attach(&mut out.events, &cfg.cwd).await;
                     deliver(&agent, &link, &rec, out).await;
                     if !initialized && mapper.initialized() {
                         initialized = true;

@@ -1,0 +1,276 @@
+//! Edit and Write cards shown against the file on disk: the live backend reads the file an
+//! `Edit`/`MultiEdit`/`Write` permission names (beneath the session's cwd, bounded) so the card
+//! shows real line numbers and context, and a `Write` over an existing file shows what changes
+//! rather than the whole content as new. The mapper and the reducer stay free of IO; a replay
+//! (no file to read) keeps the diff of the input alone.
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::core::diff::{Diff, Edit};
+use crate::core::gate::GateKind;
+use crate::core::msg::BackendEvent;
+
+/// Larger files keep the diff of the input alone: a card is not a file viewer.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// The path an agent named, as a relative path beneath `cwd`: absolute paths must lie inside
+/// it, and no `..` may climb out. `None` for anything else.
+fn beneath(cwd: &Path, path: &str) -> Option<PathBuf> {
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        p.strip_prefix(cwd).ok()?
+    } else {
+        p
+    };
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+/// The text of the regular file `path` names beneath `cwd`, opened beneath a handle on `cwd`
+/// (a symlink cannot lead outside), without blocking on a FIFO, at most `MAX_FILE_BYTES`.
+/// `Ok(None)`: there is no such file (a Write creates it). `Err`: not shown against the file.
+pub fn read_beneath(cwd: &Path, path: &str) -> Result<Option<String>, String> {
+    use cap_std::fs::OpenOptionsExt;
+    // The agent may name the cwd as given or as resolved (`/tmp` behind a symlink).
+    let rel = beneath(cwd, path)
+        .or_else(|| beneath(&cwd.canonicalize().ok()?, path))
+        .ok_or("outside the working directory")?;
+    let dir = cap_std::fs::Dir::open_ambient_dir(cwd, cap_std::ambient_authority())
+        .map_err(|e| e.to_string())?;
+    let mut opts = cap_std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = match dir.open_with(&rel, &opts) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err("too large".into());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8".into())
+}
+
+/// The file a permission's input names, for the tools whose card shows a diff.
+pub fn wanted(tool: &str, input: &Value) -> Option<String> {
+    matches!(tool, "Edit" | "MultiEdit" | "Write")
+        .then(|| input.get("file_path")?.as_str().map(str::to_string))
+        .flatten()
+}
+
+fn edit(v: &Value) -> Option<Edit> {
+    Some(Edit {
+        old: v.get("old_string")?.as_str()?.to_string(),
+        new: v.get("new_string")?.as_str()?.to_string(),
+        replace_all: v
+            .get("replace_all")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// The diff a tool's input makes to `file` (its text on disk, `None` when it does not exist),
+/// or `None` when the input does not apply to it (the card keeps the input's own diff).
+pub fn file_diff(tool: &str, input: &Value, file: Option<&str>) -> Option<Diff> {
+    let path = input.get("file_path")?.as_str()?;
+    match tool {
+        "Write" => Some(Diff::unified(
+            path,
+            file.unwrap_or(""),
+            input.get("content")?.as_str()?,
+            3,
+        )),
+        "Edit" => Diff::of_edits(path, file?, &[edit(input)?]),
+        "MultiEdit" => {
+            let edits = input
+                .get("edits")?
+                .as_array()?
+                .iter()
+                .map(edit)
+                .collect::<Option<Vec<_>>>()?;
+            Diff::of_edits(path, file?, &edits)
+        }
+        _ => None,
+    }
+}
+
+/// Give every Edit/MultiEdit/Write gate in `events` the diff against its file beneath `cwd`.
+/// The reads run off the runtime's workers.
+pub async fn attach(events: &mut [BackendEvent], cwd: &Path) {
+    for e in events.iter_mut() {
+        let BackendEvent::GateOpen(g) = e else {
+            continue;
+        };
+        let GateKind::Permission(p) = &mut g.kind else {
+            continue;
+        };
+        let Ok(input) = serde_json::from_str::<Value>(&p.input) else {
+            continue;
+        };
+        let Some(path) = wanted(&p.tool, &input) else {
+            continue;
+        };
+        let dir = cwd.to_path_buf();
+        let read = tokio::task::spawn_blocking(move || read_beneath(&dir, &path)).await;
+        if let Ok(Ok(file)) = read
+            && let Some(d) = file_diff(&p.tool, &input, file.as_deref())
+        {
+            p.diff = Some(d);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::diff::DiffKind;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sb-fdiff-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.canonicalize().unwrap()
+    }
+
+    fn gate(tool: &str, input: Value) -> BackendEvent {
+        let req = serde_json::json!({"subtype":"can_use_tool","tool_name":tool,"input":input});
+        BackendEvent::GateOpen(crate::core::gate::Gate {
+            id: "g".into(),
+            node_key: "root".into(),
+            asked_by: None,
+            kind: super::super::gates::permission(&req),
+            opened_ms: 0,
+            default_reply: String::new(),
+            reply_definition: "",
+        })
+    }
+
+    fn diff_of(e: &BackendEvent) -> Diff {
+        match e {
+            BackendEvent::GateOpen(g) => match &g.kind {
+                GateKind::Permission(p) => p.diff.clone().expect("a diff"),
+                _ => panic!("not a permission"),
+            },
+            _ => panic!("not a gate"),
+        }
+    }
+
+    fn numbered(d: &Diff) -> Vec<String> {
+        d.lines
+            .iter()
+            .map(|l| format!("{:?} {:?} {:?} {}", l.kind, l.old_no, l.new_no, l.text))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn edit_card_has_the_file_line_numbers() {
+        let cwd = scratch("edit");
+        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(cwd.join("f.txt"), &text).unwrap();
+        let path = cwd.join("f.txt").display().to_string();
+        let input = serde_json::json!({"file_path": path,
+            "old_string":"line 20\n","new_string":"twenty\n"});
+        let mut events = vec![gate("Edit", input.clone())];
+        // From the input alone the snippet is line 1.
+        assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -1 +1 @@");
+        attach(&mut events, &cwd).await;
+        let d = diff_of(&events[0]);
+        assert_eq!(d.lines[2].text, "@@ -17,7 +17,7 @@");
+        assert!(
+            numbered(&d).contains(&"Remove Some(20) None line 20".to_string()),
+            "{:#?}",
+            numbered(&d)
+        );
+        assert!(numbered(&d).contains(&"Context Some(17) Some(17) line 17".to_string()));
+        // A relative path names the same file.
+        let mut events = vec![gate(
+            "Edit",
+            serde_json::json!({"file_path":"f.txt","old_string":"line 20\n","new_string":"x\n"}),
+        )];
+        attach(&mut events, &cwd).await;
+        assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -17,7 +17,7 @@");
+        let _ = std::fs::remove_dir_all(&cwd);
+    }
+
+    #[tokio::test]
+    async fn write_card_diffs_against_the_file_on_disk() {
+        let cwd = scratch("write");
+        std::fs::write(cwd.join("w.txt"), "keep\nold\nkeep too\n").unwrap();
+        let input = serde_json::json!({"file_path": cwd.join("w.txt").display().to_string(),
+            "content":"keep\nnew\nkeep too\n"});
+        let mut events = vec![gate("Write", input)];
+        assert_eq!(diff_of(&events[0]).removed, 0, "before: everything new");
+        attach(&mut events, &cwd).await;
+        let d = diff_of(&events[0]);
+        assert_eq!((d.added, d.removed), (1, 1));
+        assert_eq!(d.lines[2].text, "@@ -1,3 +1,3 @@");
+        // A new file stays a new file.
+        let input = serde_json::json!({"file_path": cwd.join("n.txt").display().to_string(),
+            "content":"a\n"});
+        let mut events = vec![gate("Write", input)];
+        attach(&mut events, &cwd).await;
+        assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -0,0 +1 @@");
+        let _ = std::fs::remove_dir_all(&cwd);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn nothing_outside_the_cwd_or_unusual_is_read() {
+        let cwd = scratch("contain");
+        let outside = scratch("contain-outside");
+        std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), cwd.join("link.txt")).unwrap();
+        for (path, why) in [
+            (
+                outside.join("secret.txt").display().to_string(),
+                "absolute outside",
+            ),
+            ("../contain-outside/secret.txt".to_string(), "dot-dot"),
+            ("link.txt".to_string(), "symlink out"),
+        ] {
+            assert!(read_beneath(&cwd, &path).is_err(), "{why}: {path}");
+            let input = serde_json::json!({"file_path": path, "content":"x\n"});
+            let mut events = vec![gate("Write", input)];
+            attach(&mut events, &cwd).await;
+            let d = diff_of(&events[0]);
+            assert!(
+                d.lines.iter().all(|l| l.kind != DiffKind::Remove),
+                "{why}: the outside file leaked into the card"
+            );
+        }
+        // A FIFO is never opened for a blocking read.
+        let fifo = cwd.join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t = std::time::Instant::now();
+        assert!(read_beneath(&cwd, "pipe").is_err());
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        // Too large.
+        let big = vec![b'a'; MAX_FILE_BYTES as usize + 1];
+        std::fs::write(cwd.join("big"), big).unwrap();
+        assert_eq!(read_beneath(&cwd, "big"), Err("too large".to_string()));
+        let _ = std::fs::remove_dir_all(&cwd);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+}
