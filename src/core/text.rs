@@ -134,7 +134,8 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
-/// Compact summary of a tool input for one-line display.
+/// Compact summary of a tool input for one-line display, with the input's exact characters
+/// (neutralized where it is drawn).
 pub fn tool_input_summary(tool: &str, input: &serde_json::Value) -> String {
     let field = |k: &str| input.get(k).and_then(|v| v.as_str());
     let s = match tool {
@@ -164,7 +165,9 @@ pub fn tool_input_summary(tool: &str, input: &serde_json::Value) -> String {
             compact
         }
     });
-    one_line(&sanitize(&s), 160)
+    // Not stripped: a command with an escape sequence in it must read that way on the card
+    // (`^[]0;…`), not as the harmless-looking rest. Whatever draws or prints it neutralizes.
+    one_line(&s, 160)
 }
 
 /// Pretty JSON for display, falling back to the compact text.
@@ -245,5 +248,11 @@ mod tests {
         let v = serde_json::json!({"pattern": "fn a", "path": "src"});
         assert_eq!(tool_input_summary("Grep", &v), "fn a in src");
         assert_eq!(tool_input_summary("X", &serde_json::json!({})), "");
+        // Escapes stay, to be shown (`^[`), never silently dropped from a command.
+        let v = serde_json::json!({"command": "echo ok \u{1b}]0;t\u{7} \u{202e}x"});
+        assert_eq!(
+            neutralize(&tool_input_summary("Bash", &v)),
+            "echo ok ^[]0;t^G <U+202E>x"
+        );
     }
 }

@@ -126,6 +126,10 @@ fn tui_render_neutralizes_agent_text() {
         assert_clean("a rendered cell", cell.symbol());
     }
     let screen = switchboard::ui::buffer_text(buf);
-    // The card's command shows the override visibly.
+    // The card's command shows every escape and the override visibly: it reads as what runs.
+    assert!(
+        screen.contains("│$ echo ok ^[]0;pwned-title^G^[]8;;http://evil.example/^[\\link"),
+        "{screen}"
+    );
     assert!(screen.contains("<U+202E>exe.txt"), "{screen}");
 }
