@@ -486,6 +486,34 @@ async fn edit_card_numbers_lines_as_in_the_file() {
     ] {
         assert!(lines.iter().any(|l| l == want), "{want:?} in {lines:#?}");
     }
+    // `c` on the card copies a diff that `patch` applies to the file: the edit's result.
+    for _ in 0..4 {
+        if matches!(&h.state().active().unwrap().kind, GateKind::Permission(p) if p.tool == "Edit")
+        {
+            break;
+        }
+        h.key(KeyCode::Char(']'));
+    }
+    assert_eq!(h.state().focus, switchboard::core::state::Focus::Gate);
+    h.key(KeyCode::Char('c'));
+    let copied = h.app.copies.last().cloned().expect("the diff was copied");
+    let patch_file = scratch.0.join("card.patch");
+    std::fs::write(&patch_file, &copied).unwrap();
+    let out = scratch.0.join("patched.rs");
+    let o = std::process::Command::new("patch")
+        .arg("-s")
+        .arg("-o")
+        .arg(&out)
+        .arg(src.join("auth.rs"))
+        .arg(&patch_file)
+        .output()
+        .expect("`patch` is installed");
+    assert!(o.status.success(), "{o:?}\n{copied}");
+    let want = file.replace(
+        "    Ok(session)\n}",
+        "    audit::record(AuditEvent::Login {\n        user: user.id,\n        session: session.id(),\n    });\n    Ok(session)\n}",
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), want, "{copied}");
     h.ctrl('d');
     h.quit().await;
 }
