@@ -101,7 +101,9 @@ pub fn file_diff(tool: &str, input: &Value, file: Option<&str>) -> Option<Diff> 
             input.get("content")?.as_str()?,
             3,
         )),
-        "Edit" => Diff::of_edits(path, file?, &[edit(input)?]),
+        // A missing file is empty: an edit with an empty old text creates it, any other
+        // edit does not apply (the CLI refuses it) and the card keeps the input's diff.
+        "Edit" => Diff::of_edits(path, file.unwrap_or(""), &[edit(input)?]),
         "MultiEdit" => {
             let edits = input
                 .get("edits")?
@@ -109,7 +111,7 @@ pub fn file_diff(tool: &str, input: &Value, file: Option<&str>) -> Option<Diff> 
                 .iter()
                 .map(edit)
                 .collect::<Option<Vec<_>>>()?;
-            Diff::of_edits(path, file?, &edits)
+            Diff::of_edits(path, file.unwrap_or(""), &edits)
         }
         _ => None,
     }
@@ -210,6 +212,31 @@ mod tests {
         )];
         attach(&mut events, &cwd).await;
         assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -17,7 +17,7 @@");
+        // MultiEdit: both edits, in order, in one diff of the file.
+        let mut events = vec![gate(
+            "MultiEdit",
+            serde_json::json!({"file_path":"f.txt","edits":[
+                {"old_string":"line 2\n","new_string":"two\n"},
+                {"old_string":"line","new_string":"LINE","replace_all":true}]}),
+        )];
+        attach(&mut events, &cwd).await;
+        let d = diff_of(&events[0]);
+        assert_eq!((d.added, d.removed), (30, 30));
+        assert!(numbered(&d).contains(&"Add None Some(2) two".to_string()));
+        // A snippet that is not in the file keeps the input's own diff.
+        let mut events = vec![gate(
+            "Edit",
+            serde_json::json!({"file_path":"f.txt","old_string":"absent","new_string":"x"}),
+        )];
+        attach(&mut events, &cwd).await;
+        assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -1 +1 @@");
+        // An Edit creating a missing file (empty old text) shows it as new.
+        let mut events = vec![gate(
+            "Edit",
+            serde_json::json!({"file_path":"new.txt","old_string":"","new_string":"a\nb\n"}),
+        )];
+        attach(&mut events, &cwd).await;
+        assert_eq!(diff_of(&events[0]).lines[2].text, "@@ -0,0 +1,2 @@");
         let _ = std::fs::remove_dir_all(&cwd);
     }
 
