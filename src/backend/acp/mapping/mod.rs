@@ -8,6 +8,7 @@
 mod actions;
 mod checkfu;
 mod commands;
+mod edits;
 mod permissions;
 mod recorded;
 mod requests;
@@ -118,6 +119,8 @@ struct ToolView {
     raw_output: Option<RawJson>,
     text: String,
     diff: Option<Diff>,
+    /// The diffs as sent (path, old text, new text): what an approval of this call approves.
+    edits: Vec<edits::EditDiff>,
     terminals: Vec<String>,
     locations: Vec<String>,
 }
@@ -175,6 +178,8 @@ pub struct Mapper {
     pub now: u64,
     /// Reading a recording back (replay, validate, export): see `recorded.rs`.
     rec: recorded::Recorded,
+    /// Edits approved in permission gates, waiting for the agent's matching write: `edits.rs`.
+    approvals: edits::Approvals,
 }
 
 impl Mapper {
