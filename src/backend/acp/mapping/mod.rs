@@ -290,13 +290,24 @@ impl Mapper {
                     truncate(&sanitize(line), 400)
                 ),
             ),
-            Frame::NoEnvelope { reason } => out.protocol(
-                Level::Error,
-                format!(
-                    "line without a JSON-RPC envelope ({reason}): {}",
-                    truncate(&sanitize(line), 400)
-                ),
-            ),
+            Frame::NoEnvelope { reason } => {
+                out.protocol(
+                    Level::Error,
+                    format!(
+                        "line without a JSON-RPC envelope ({reason}): {}",
+                        truncate(&sanitize(line), 400)
+                    ),
+                );
+                // A request all the same: it gets its one answer, keyed `null`.
+                if let Some(bad) = codec::invalid_request_id(line)
+                    && !self.rec.on
+                {
+                    out.lines.push(codec::invalid_request_answer(&bad));
+                    out.actions.push(Action::Note(format!(
+                        "request with id {bad} (neither an integer nor a string) answered -32600 with id null"
+                    )));
+                }
+            }
             Frame::Response { id, outcome } => self.response(&id, outcome, &mut out),
             Frame::Notification { method, params } => match method.as_str() {
                 "session/update" => self.session_update(&params, line, &mut out),
