@@ -176,7 +176,10 @@ fn read_for_edit(path: &Path, missing_ok: bool) -> Result<String, ConfigError> {
 }
 
 fn edit_error(path: &Path, e: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("{}: {e}; the file is left as it is", path.display()))
+    ConfigError(format!(
+        "{}: {e}; the file is left as it is",
+        path.display()
+    ))
 }
 
 /// One `[[rule]]` table for `spec`, in the order the README documents.
@@ -220,9 +223,7 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
         match o.open(&tmp) {
             Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => {
-                attempt += 1
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
             Err(e) => return Err(e),
         }
     };
@@ -422,12 +423,20 @@ mod tests {
         assert_eq!(rules.list[0].spec, git);
         // An inline list is edited in place too.
         let inline = dir.join("inline.toml");
-        std::fs::write(&inline, "# x\nrule = [{ action = \"deny\", tool = \"Write\" }]\n").unwrap();
+        std::fs::write(
+            &inline,
+            "# x\nrule = [{ action = \"deny\", tool = \"Write\" }]\n",
+        )
+        .unwrap();
         append_rule(&inline, &git).unwrap();
         let mut rules = Rules::default();
         load_rules(&inline, &mut rules).unwrap();
         assert_eq!(rules.list.len(), 2);
-        assert!(std::fs::read_to_string(&inline).unwrap().starts_with("# x\n"));
+        assert!(
+            std::fs::read_to_string(&inline)
+                .unwrap()
+                .starts_with("# x\n")
+        );
         std::fs::remove_dir_all(dir).ok();
     }
 
@@ -479,7 +488,12 @@ mod tests {
         let link = dir.join("link.toml");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         append_rule(&link, &spec(Action::Deny, "Bash", "rm *")).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         let real_text = std::fs::read_to_string(&real).unwrap();
         assert!(real_text.starts_with("# dotfiles\n"), "{real_text}");
         assert!(real_text.contains("[[rule]]"), "{real_text}");

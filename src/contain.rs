@@ -23,7 +23,9 @@ pub enum FsError {
     /// The path is not beneath the root (absolute elsewhere, `..` above it, a link out).
     Outside(String),
     /// The file is larger than the read cap allows.
-    TooLarge { cap: u64 },
+    TooLarge {
+        cap: u64,
+    },
     /// The file is not UTF-8 text.
     NotText,
     NotFound,
@@ -176,7 +178,12 @@ impl Root {
         cap: u64,
     ) -> Result<String, FsError> {
         let rel = Self::checked(rel)?;
-        let file = self.dir.open(&rel)?.into_std();
+        let mut o = OpenOptions::new();
+        o.read(true);
+        // A FIFO or device must not block the open: only regular files are read.
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
+        let file = self.dir.open_with(&rel, &o)?.into_std();
         if !file.metadata()?.is_file() {
             return Err(FsError::Io(io::Error::other("not a regular file")));
         }
@@ -212,23 +219,28 @@ impl Root {
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), FsError> {
         let mut rel = Self::checked(rel)?;
         if rel.as_os_str().is_empty() {
-            return Err(FsError::Io(io::Error::other("cannot write the directory itself")));
+            return Err(FsError::Io(io::Error::other(
+                "cannot write the directory itself",
+            )));
         }
         if let Ok(m) = self.dir.symlink_metadata(&rel)
             && m.file_type().is_symlink()
         {
             // Resolved by cap-std beneath the root: a link out or to nothing fails here.
-            rel = self.dir.canonicalize(&rel).map_err(|e| match FsError::from(e) {
-                FsError::NotFound => FsError::Outside(format!(
-                    "{} is a symlink to a file that does not exist",
-                    rel.display()
-                )),
-                FsError::Io(e) => FsError::Outside(format!(
-                    "{} is a symlink that leads outside the session directory ({e})",
-                    rel.display()
-                )),
-                other => other,
-            })?;
+            rel = self
+                .dir
+                .canonicalize(&rel)
+                .map_err(|e| match FsError::from(e) {
+                    FsError::NotFound => FsError::Outside(format!(
+                        "{} is a symlink to a file that does not exist",
+                        rel.display()
+                    )),
+                    FsError::Io(e) => FsError::Outside(format!(
+                        "{} is a symlink that leads outside the session directory ({e})",
+                        rel.display()
+                    )),
+                    other => other,
+                })?;
         }
         let name = rel
             .file_name()
@@ -249,8 +261,12 @@ impl Root {
         };
         // From here on every step is relative to the parent's handle: swapping a component
         // of the path for a link now changes nothing about where the bytes go.
-        let mode = match parent.open(&name) {
-            Ok(f) => Some(f.into_std().metadata()?.permissions()),
+        // Only a regular file is replaced (never a directory, FIFO or device); it keeps its mode.
+        let mode = match parent.symlink_metadata(&name) {
+            Ok(m) if m.is_file() => Some(m.permissions()),
+            Ok(_) => {
+                return Err(FsError::Io(io::Error::other("not a regular file")));
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(e.into()),
         };
@@ -265,16 +281,17 @@ impl Root {
             o.write(true).create_new(true);
             match parent.open_with(&tmp, &o) {
                 Ok(f) => break (tmp, f.into_std()),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 64 => {
-                    attempt += 1
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
                 Err(e) => return Err(e.into()),
             }
         };
         let written = (|| {
             let mut file = file;
-            if let Some(p) = mode {
-                file.set_permissions(p)?;
+            #[cfg(unix)]
+            if let Some(p) = &mode {
+                use cap_std::fs::PermissionsExt as _;
+                use std::os::unix::fs::PermissionsExt as _;
+                file.set_permissions(std::fs::Permissions::from_mode(p.mode() & 0o7777))?;
             }
             file.write_all(bytes)?;
             file.sync_all()?;
@@ -291,7 +308,7 @@ impl Root {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{FileTypeExt, symlink};
 
     struct Scratch {
         base: PathBuf,
@@ -301,7 +318,8 @@ mod tests {
 
     impl Scratch {
         fn new(tag: &str) -> Scratch {
-            let base = std::env::temp_dir().join(format!("sb-contain-{tag}-{}", std::process::id()));
+            let base =
+                std::env::temp_dir().join(format!("sb-contain-{tag}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&base);
             let cwd = base.join("cwd");
             let outside = base.join("outside");
@@ -338,7 +356,10 @@ mod tests {
         symlink(s.outside.join("new.txt"), s.cwd.join("dangling")).unwrap();
         let r = s.root();
         outside(r.write_atomic(Path::new("dangling"), b"pwned"));
-        assert!(!s.outside.join("new.txt").exists(), "nothing written outside");
+        assert!(
+            !s.outside.join("new.txt").exists(),
+            "nothing written outside"
+        );
         // The absolute form is mapped to the same relative path and refused the same way.
         let rel = r.relative(&s.cwd.join("dangling")).unwrap();
         outside(r.write_atomic(&rel, b"pwned"));
@@ -451,7 +472,10 @@ mod tests {
         let s = Scratch::new("read");
         let r = s.root();
         std::fs::write(s.cwd.join("f.txt"), "a\nb\nc\nd\n").unwrap();
-        assert_eq!(r.read_text(Path::new("f.txt"), READ_CAP).unwrap(), "a\nb\nc\nd\n");
+        assert_eq!(
+            r.read_text(Path::new("f.txt"), READ_CAP).unwrap(),
+            "a\nb\nc\nd\n"
+        );
         let win = r.read_lines(Path::new("f.txt"), Some(2), Some(2), READ_CAP);
         assert_eq!(win.unwrap(), "b\nc\n");
         let head = r.read_lines(Path::new("f.txt"), None, Some(1), READ_CAP);
@@ -473,6 +497,22 @@ mod tests {
             r.read_text_opt(Path::new("missing"), 10),
             Ok(None)
         ));
+        // A FIFO neither blocks the read nor is replaced by a write.
+        let fifo = s.cwd.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            r.read_text(Path::new("fifo"), 10),
+            Err(FsError::Io(_))
+        ));
+        assert!(r.write_atomic(Path::new("fifo"), b"x").is_err());
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
         std::fs::write(s.cwd.join("bin"), [0xff, 0xfe]).unwrap();
         assert!(matches!(
             r.read_text(Path::new("bin"), 10),

@@ -103,7 +103,11 @@ pub fn prepare_parent(path: &Path) -> io::Result<()> {
     if dir.starts_with(&data) {
         ensure_private_dir(&data)?;
         let mut d = data.clone();
-        for c in dir.strip_prefix(&data).unwrap_or(Path::new("")).components() {
+        for c in dir
+            .strip_prefix(&data)
+            .unwrap_or(Path::new(""))
+            .components()
+        {
             d.push(c);
             ensure_private_dir(&d)?;
         }
@@ -221,7 +225,10 @@ mod tests {
             (PathBuf::from("/"), 0)
         };
         let e = ensure_private_dir(&dir).unwrap_err();
-        assert!(e.to_string().contains(&format!("belongs to uid {owner}")), "{e}");
+        assert!(
+            e.to_string().contains(&format!("belongs to uid {owner}")),
+            "{e}"
+        );
         if uid() == 0 {
             fs::remove_dir_all(dir.parent().unwrap()).ok();
         }

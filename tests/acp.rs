@@ -587,9 +587,11 @@ const BASE: &str = "alpha\nbeta\ngamma\n";
 /// returns the deferred answer's gate once the file (as `base`) is handed back.
 fn ask_edit(sc: &mut Scene, id: u64, key: char, base: Option<&str>) {
     let call = format!("call_{id}");
-    sc.line(upd(json!({"sessionUpdate":"tool_call","toolCallId":call,"title":"Edit notes.txt",
+    sc.line(upd(
+        json!({"sessionUpdate":"tool_call","toolCallId":call,"title":"Edit notes.txt",
         "kind":"edit","status":"pending","locations":[{"path":NOTES}],
-        "content":[{"type":"diff","path":NOTES,"oldText":"beta\n","newText":"BETA\n"}]})));
+        "content":[{"type":"diff","path":NOTES,"oldText":"beta\n","newText":"BETA\n"}]}),
+    ));
     sc.line(json!({"jsonrpc":"2.0","id":id,"method":"session/request_permission","params":{"sessionId":"sess_1",
         "toolCall":{"toolCallId":call},
         "options":[{"optionId":"ok","name":"Allow","kind":"allow_once"},
@@ -608,18 +610,30 @@ fn ask_edit(sc: &mut Scene, id: u64, key: char, base: Option<&str>) {
         panic!("{:?}", sc.actions)
     };
     assert_eq!(paths, vec![PathBuf::from(NOTES)]);
-    sc.m.approved_files(&gate, vec![(PathBuf::from(NOTES), base.map(str::to_string))]);
+    sc.m.approved_files(
+        &gate,
+        vec![(PathBuf::from(NOTES), base.map(str::to_string))],
+    );
     sc.sent.push(line_value(&line));
-    assert_eq!(sc.sent.last().unwrap()["result"]["outcome"]["optionId"], "ok");
+    assert_eq!(
+        sc.sent.last().unwrap()["result"]["outcome"]["optionId"],
+        "ok"
+    );
 }
 
 /// The agent writes notes.txt (found on disk as `on_disk`): true when it was gated.
 fn write_notes(sc: &mut Scene, id: u64, content: &str, on_disk: Option<&str>) -> bool {
     sc.line(json!({"jsonrpc":"2.0","id":id,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":content}}));
-    let Some(Action::PrepareWrite { id: rid, path, content }) = sc.actions.pop() else {
+    let Some(Action::PrepareWrite {
+        id: rid,
+        path,
+        content,
+    }) = sc.actions.pop()
+    else {
         panic!("{:?}", sc.actions)
     };
-    let out = sc.m.write_gate(rid, path, content, on_disk.map(str::to_string));
+    let out =
+        sc.m.write_gate(rid, path, content, on_disk.map(str::to_string));
     sc.absorb(out);
     if sc.s.active().is_some() {
         sc.key(KeyCode::Char('n'));
@@ -659,7 +673,9 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
         "{:?}",
         sc.actions
     );
-    assert!(matches!(&sc.actions[n - 2], Action::Note(t) if t.contains("covered by the approval of acp:0")));
+    assert!(
+        matches!(&sc.actions[n - 2], Action::Note(t) if t.contains("covered by the approval of acp:0"))
+    );
     assert!(root_items(&sc.s).iter().any(|k| matches!(k,
         ItemKind::Audit { text, .. } if text.contains("covered by the approval of acp:0") && text.contains("notes.txt"))));
     // The approval is used up: the same write again is gated.
@@ -669,16 +685,31 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
     // (Each case in a turn of its own: an approval lives until its turn ends.)
     next_turn(&mut sc);
     ask_edit(&mut sc, 1, 'y', Some(BASE));
-    assert!(write_notes(&mut sc, 12, "alpha\nBETA\ngamma\nrm -rf\n", Some(BASE)));
+    assert!(write_notes(
+        &mut sc,
+        12,
+        "alpha\nBETA\ngamma\nrm -rf\n",
+        Some(BASE)
+    ));
     // A write that did not match used nothing up: the approved change itself still goes.
     assert!(!write_notes(&mut sc, 13, want, Some(BASE)));
     next_turn(&mut sc);
     ask_edit(&mut sc, 2, 'y', Some(BASE));
-    assert!(write_notes(&mut sc, 14, want, Some("alpha\nbeta\ngamma\nnew\n")));
+    assert!(write_notes(
+        &mut sc,
+        14,
+        want,
+        Some("alpha\nbeta\ngamma\nnew\n")
+    ));
     // A snippet that occurs twice cannot say where it applies.
     next_turn(&mut sc);
     ask_edit(&mut sc, 3, 'y', Some("beta\nbeta\n"));
-    assert!(write_notes(&mut sc, 15, "BETA\nbeta\n", Some("beta\nbeta\n")));
+    assert!(write_notes(
+        &mut sc,
+        15,
+        "BETA\nbeta\n",
+        Some("beta\nbeta\n")
+    ));
     // A rejected edit covers nothing.
     next_turn(&mut sc);
     ask_edit(&mut sc, 4, 'n', Some(BASE));
@@ -958,7 +989,8 @@ async fn scripted_approved_edit_writes_without_a_second_gate() {
     };
     std::fs::write(l.cwd.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
     l.send("EDIT");
-    l.wait("the edit permission", |s| s.active().is_some()).await;
+    l.wait("the edit permission", |s| s.active().is_some())
+        .await;
     l.h.key(KeyCode::Char('y'));
     // The approved write goes through; the second, different one is a gate of its own.
     l.wait("the second write's gate", |s| {
@@ -992,7 +1024,9 @@ async fn scripted_approved_edit_writes_without_a_second_gate() {
         .filter_map(|e| e["line"].as_str().map(str::to_string))
         .collect();
     assert!(
-        notes.iter().any(|n| n.contains("covered by the approval of acp:0")),
+        notes
+            .iter()
+            .any(|n| n.contains("covered by the approval of acp:0")),
         "{notes:?}"
     );
 }
@@ -1009,9 +1043,14 @@ async fn scripted_symlinks_cannot_lead_fs_requests_outside() {
     std::os::unix::fs::symlink(outside.join("new.txt"), l.cwd.join("dangling")).unwrap();
     std::os::unix::fs::symlink(&outside, l.cwd.join("link")).unwrap();
     l.send("LINKS");
-    l.wait("the links turn", |s| turns_done(s, 1) || s.active().is_some())
-        .await;
-    assert!(l.h.state().active().is_none(), "no gate for a write through a link");
+    l.wait("the links turn", |s| {
+        turns_done(s, 1) || s.active().is_some()
+    })
+    .await;
+    assert!(
+        l.h.state().active().is_none(),
+        "no gate for a write through a link"
+    );
     assert!(
         has_text(l.h.state(), "links: write=error -32000 read=error -32000"),
         "{}",

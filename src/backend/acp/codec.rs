@@ -227,22 +227,31 @@ mod tests {
     #[test]
     fn request_ids_must_be_integers_or_strings() {
         for bad in [r#"{"a":1}"#, "[1]", "true", "1.5"] {
-            let line = format!(r#"{{"jsonrpc":"2.0","id":{bad},"method":"fs/read_text_file","params":{{}}}}"#);
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{bad},"method":"fs/read_text_file","params":{{}}}}"#
+            );
             assert!(matches!(parse(&line), Frame::NoEnvelope { .. }), "{line}");
-            assert_eq!(invalid_request_id(&line), Some(serde_json::from_str(bad).unwrap()));
+            assert_eq!(
+                invalid_request_id(&line),
+                Some(serde_json::from_str(bad).unwrap())
+            );
         }
         for good in ["7", r#""a""#, "-1"] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{good},"method":"m","params":{{}}}}"#);
             assert!(matches!(parse(&line), Frame::Request { .. }), "{line}");
             assert_eq!(invalid_request_id(&line), None);
         }
-        let answer: Value = serde_json::from_str(&invalid_request_answer(&serde_json::json!({"a":1}))).unwrap();
+        let answer: Value =
+            serde_json::from_str(&invalid_request_answer(&serde_json::json!({"a":1}))).unwrap();
         assert_eq!(answer["id"], Value::Null);
         assert_eq!(answer["error"]["code"], INVALID_REQUEST);
         // Such an answer reads back as a response to no id.
         assert!(matches!(
             parse(&answer.to_string()),
-            Frame::Response { id: Value::Null, outcome: Err(_) }
+            Frame::Response {
+                id: Value::Null,
+                outcome: Err(_)
+            }
         ));
     }
 }

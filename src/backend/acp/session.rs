@@ -197,9 +197,9 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
                     .await;
                     let e = match e {
                         // No diff can be shown for it, so no one can approve it.
-                        FsError::TooLarge { .. } | FsError::NotText => {
-                            FsError::Outside(format!("{e}: the change cannot be shown for approval"))
-                        }
+                        FsError::TooLarge { .. } | FsError::NotText => FsError::Outside(format!(
+                            "{e}: the change cannot be shown for approval"
+                        )),
                         e => e,
                     };
                     io.write(link, vec![fs_error(&id, &path, &e)]).await;
@@ -353,9 +353,12 @@ async fn run(
         agent,
         rec: rec.clone(),
         terms: Terminals::new(term_tx),
-        root: Root::open(&cwd)
-            .map(Arc::new)
-            .map_err(|e| format!("the session directory {} cannot be opened: {e}", cwd.display())),
+        root: Root::open(&cwd).map(Arc::new).map_err(|e| {
+            format!(
+                "the session directory {} cannot be opened: {e}",
+                cwd.display()
+            )
+        }),
     };
     let mut mapper = Mapper::new(AcpOptions {
         cwd,

@@ -93,6 +93,9 @@ impl Mapper {
                 Some(EditDiff { path, ..e.clone() })
             })
             .collect();
+        // Kept only while their gate is open: a cancelled or withdrawn gate leaves nothing.
+        let theirs = &self.theirs;
+        self.approvals.asked.retain(|g, _| theirs.contains_key(g));
         self.approvals
             .asked
             .insert(gid.to_string(), (sanitize(title), edits));
@@ -108,6 +111,10 @@ impl Mapper {
         out: &mut Out,
     ) {
         let asked = self.approvals.asked.remove(gid);
+        let (turn_no, running) = (self.turn_no, self.turn);
+        self.approvals
+            .ready
+            .retain(|a| running && a.turn == turn_no);
         match asked {
             Some((title, edits)) if allowed && !edits.is_empty() && self.turn => {
                 let mut paths: Vec<PathBuf> = edits.iter().map(|e| e.path.clone()).collect();

@@ -429,7 +429,13 @@ fn duplicate_pending_id_is_ignored_and_cancel_withdraws() {
         r#"{"type":"control_request","request_id":7,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#,
     );
     assert!(out.replies.is_empty());
-    assert!(matches!(out.events.as_slice(), [BackendEvent::Protocol { level: Level::Error, .. }]));
+    assert!(matches!(
+        out.events.as_slice(),
+        [BackendEvent::Protocol {
+            level: Level::Error,
+            ..
+        }]
+    ));
     assert!(matches!(out.notes.as_slice(), [n] if n.starts_with("request-id:")));
     let out = m.on_line(r#"{"type":"control_cancel_request","request_id":"r1"}"#);
     assert_eq!(
