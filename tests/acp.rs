@@ -1029,6 +1029,8 @@ async fn scripted_approved_edit_writes_without_a_second_gate() {
             .any(|n| n.contains("covered by the approval of acp:0")),
         "{notes:?}"
     );
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "{out}");
 }
 
 #[cfg(unix)]
@@ -1057,6 +1059,33 @@ async fn scripted_symlinks_cannot_lead_fs_requests_outside() {
         transcript_text(l.h.state())
     );
     assert!(!outside.join("new.txt").exists(), "nothing written outside");
+    l.h.quit().await;
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_link_swapped_in_while_the_write_gate_waits_is_not_followed() {
+    let Some(mut l) = scripted("swap", None).await else {
+        return;
+    };
+    let outside = l.cwd.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir(l.cwd.join("sub")).unwrap();
+    l.send("SWAP");
+    l.wait("the write gate", |s| s.active().is_some()).await;
+    // The gate was raised for a real directory; now it leads outside.
+    std::fs::remove_dir(l.cwd.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, l.cwd.join("sub")).unwrap();
+    l.h.key(KeyCode::Char('y'));
+    l.wait("the swap turn", |s| turns_done(s, 1)).await;
+    assert!(
+        has_text(l.h.state(), "swap: write=error -32000"),
+        "{}",
+        transcript_text(l.h.state())
+    );
+    assert!(!outside.join("f.txt").exists(), "nothing written outside");
     l.h.quit().await;
 }
 

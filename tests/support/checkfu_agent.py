@@ -14,6 +14,7 @@ word of the prompt picks a script:
   EDIT       an edit of notes.txt with a snippet diff, request_permission, then (allowed) the write
              of exactly that change, then a second write of something else
   LINKS      a write to `dangling` and a read of `link/secret.txt` (links the test plants)
+  SWAP       a write to `sub/f.txt` (the test swaps `sub` for a link while the gate waits)
 Every turn ends with `checkfu.turn` telemetry in the prompt result. Its own request ids start at 0
 so they collide with the client's.
 """
@@ -214,6 +215,11 @@ def turn(rid, text):
         code = lambda m: "ok" if "result" in m else "error %s" % m.get("error", {}).get("code")
         say("links: write=%s read=%s" % (code(w), code(r)))
         end(rid, fs=2)
+    elif word == "SWAP":
+        w = call("fs/write_text_file", {"sessionId": SESSION, "path": os.path.join(cwd[0], "sub", "f.txt"),
+                                        "content": "pwned\n"})
+        say("swap: write=%s" % ("ok" if "result" in w else "error %s" % w.get("error", {}).get("code")))
+        end(rid, fs=1)
     elif word == "UNKNOWN":
         r = call("_x/unknown", {"sessionId": SESSION})
         say("unknown answered %s" % r.get("error", {}).get("code"))
