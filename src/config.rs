@@ -125,7 +125,11 @@ pub fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
 pub fn load_config() -> Result<Config, ConfigError> {
     let path = config_file();
     match std::fs::read_to_string(&path) {
-        Ok(text) => parse_config(&path, &text),
+        Ok(text) => {
+            crate::paths::check_owner(&path)
+                .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+            parse_config(&path, &text)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(ConfigError(format!("{}: {e}", path.display()))),
     }
@@ -151,6 +155,7 @@ pub fn load_rules(path: &Path, rules: &mut Rules) -> Result<(), ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(ConfigError(format!("{}: {e}", path.display()))),
     };
+    crate::paths::check_owner(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
     for spec in parse_rules(path, &text)? {
         rules.add(spec, Origin::File(path.display().to_string()));
     }
@@ -437,6 +442,27 @@ mod tests {
                 .unwrap()
                 .starts_with("# x\n")
         );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_rules_file_of_another_user_is_not_trusted() {
+        let dir = scratch("owner");
+        let path = dir.join("rules.toml");
+        std::fs::write(&path, "[[rule]]\naction = \"allow\"\ntool = \"*\"\n").unwrap();
+        let mut rules = Rules::default();
+        load_rules(&path, &mut rules).unwrap();
+        assert_eq!(rules.list.len(), 1, "our own file is read");
+        // Only root can hand a file to someone else; as anyone else, root's files are trusted.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
+            let mut rules = Rules::default();
+            let e = load_rules(&path, &mut rules).unwrap_err();
+            assert!(e.0.contains("belongs to uid 65534"), "{e}");
+            assert!(rules.list.is_empty());
+        }
         std::fs::remove_dir_all(dir).ok();
     }
 

@@ -81,6 +81,25 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A settings file we are about to trust (config, rules: they run commands and allow tools)
+/// must belong to us or to root: one planted by another user (a shared temp dir) is refused.
+pub fn check_owner(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = fs::metadata(path)?.uid();
+        if owner != uid() && owner != 0 {
+            return Err(io::Error::other(format!(
+                "belongs to uid {owner}, not to you ({}): not read",
+                uid()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// `create_dir_all`, but every directory it creates is 0700 (existing ones are left alone).
 pub fn create_dirs_0700(dir: &Path) -> io::Result<()> {
     if dir.as_os_str().is_empty() {
