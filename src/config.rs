@@ -14,7 +14,7 @@ pub fn config_dir() -> PathBuf {
     }
     directories::ProjectDirs::from("dev", "switchboard", "switchboard")
         .map(|p| p.config_dir().to_path_buf())
-        .unwrap_or_else(|| std::env::temp_dir().join("switchboard-config"))
+        .unwrap_or_else(|| crate::paths::fallback_dir(&std::env::temp_dir(), "switchboard-config"))
 }
 
 pub fn config_file() -> PathBuf {
@@ -125,7 +125,11 @@ pub fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
 pub fn load_config() -> Result<Config, ConfigError> {
     let path = config_file();
     match std::fs::read_to_string(&path) {
-        Ok(text) => parse_config(&path, &text),
+        Ok(text) => {
+            crate::paths::check_owner(&path)
+                .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+            parse_config(&path, &text)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(ConfigError(format!("{}: {e}", path.display()))),
     }
@@ -151,43 +155,188 @@ pub fn load_rules(path: &Path, rules: &mut Rules) -> Result<(), ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(ConfigError(format!("{}: {e}", path.display()))),
     };
+    crate::paths::check_owner(path).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
     for spec in parse_rules(path, &text)? {
         rules.add(spec, Origin::File(path.display().to_string()));
     }
     Ok(())
 }
 
-fn write_rules(path: &Path, specs: Vec<RuleSpec>) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+const RULES_HEADER: &str = "# switchboard approval rules: action = allow | ask | deny, tool = a glob on the tool name,\n\
+# pattern = a glob on the argument (Bash command, file path). Deny wins over ask over allow.\n";
+
+/// The rules file as text, for an edit. A file that cannot be read refuses the edit: saving
+/// over it as if it were empty would lose every rule in it (a lost `deny` fails open).
+fn read_for_edit(path: &Path, missing_ok: bool) -> Result<String, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(RULES_HEADER.to_string())
+        }
+        Err(e) => Err(ConfigError(format!(
+            "{}: cannot read it ({e}); the file is left as it is",
+            path.display()
+        ))),
     }
-    let body = toml::to_string(&RulesFile { rule: specs }).map_err(std::io::Error::other)?;
-    let text = format!(
-        "# switchboard approval rules: action = allow | ask | deny, tool = a glob on the tool name,\n\
-         # pattern = a glob on the argument (Bash command, file path). Deny wins over ask over allow.\n\n{body}"
-    );
-    std::fs::write(path, text)
 }
 
-pub fn append_rule(path: &Path, spec: &RuleSpec) -> Result<(), ConfigError> {
-    let mut specs = match std::fs::read_to_string(path) {
-        Ok(t) => parse_rules(path, &t)?,
-        Err(_) => Vec::new(),
+fn edit_error(path: &Path, e: impl std::fmt::Display) -> ConfigError {
+    ConfigError(format!(
+        "{}: {e}; the file is left as it is",
+        path.display()
+    ))
+}
+
+/// One `[[rule]]` table for `spec`, in the order the README documents.
+fn rule_table(spec: &RuleSpec) -> toml_edit::Table {
+    let mut t = toml_edit::Table::new();
+    t.insert("action", toml_edit::value(spec.action.label()));
+    t.insert("tool", toml_edit::value(spec.tool.as_str()));
+    if let Some(p) = &spec.pattern {
+        t.insert("pattern", toml_edit::value(p.as_str()));
+    }
+    if spec.exact {
+        t.insert("exact", toml_edit::value(true));
+    }
+    t
+}
+
+/// Replace `path` with `text` atomically: a private temporary file in the same directory,
+/// synced, then renamed over it. A crash leaves the old file or the new one, never half.
+/// A symlinked rules file (dotfiles) is written where the link points, the link kept.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
     };
-    if !specs.contains(spec) {
-        specs.push(spec.clone());
+    crate::paths::prepare_parent(&target)?;
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "rules.toml".into());
+    let mut attempt = 0u32;
+    let (tmp, mut file) = loop {
+        let tmp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        match o.open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    write_rules(path, specs).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+    written?;
+    // The rename itself is durable once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
+/// Add `spec` as a `[[rule]]` table at the end of the rules file (created when missing),
+/// keeping everything else in it (comments, order, layout). Already there: nothing to do.
+pub fn append_rule(path: &Path, spec: &RuleSpec) -> Result<(), ConfigError> {
+    let text = read_for_edit(path, true)?;
+    if parse_rules(path, &text)?.contains(spec) {
+        return Ok(());
+    }
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| edit_error(path, e))?;
+    // In a file of comments only, the comments are the document's trailing text: they go
+    // above the first table so they stay at the top.
+    let trailing = doc.trailing().as_str().unwrap_or("").to_string();
+    let first = !doc.contains_key("rule");
+    if first && !trailing.trim().is_empty() {
+        doc.set_trailing("");
+    }
+    match doc.entry("rule") {
+        toml_edit::Entry::Vacant(v) => {
+            let mut t = rule_table(spec);
+            if !trailing.trim().is_empty() {
+                t.decor_mut().set_prefix(format!("{trailing}\n"));
+            }
+            let mut a = toml_edit::ArrayOfTables::new();
+            a.push(t);
+            v.insert(toml_edit::Item::ArrayOfTables(a));
+        }
+        toml_edit::Entry::Occupied(mut o) => match o.get_mut() {
+            toml_edit::Item::ArrayOfTables(a) => a.push(rule_table(spec)),
+            toml_edit::Item::Value(toml_edit::Value::Array(a)) => {
+                a.push(rule_table(spec).into_inline_table())
+            }
+            _ => return Err(edit_error(path, "`rule` is not a list of tables")),
+        },
+    }
+    write_atomic(path, &doc.to_string()).map_err(|e| edit_error(path, e))
+}
+
+/// Remove every rule equal to `spec` from the rules file, keeping everything else.
 pub fn remove_rule(path: &Path, spec: &RuleSpec) -> Result<(), ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
-    let specs: Vec<RuleSpec> = parse_rules(path, &text)?
-        .into_iter()
-        .filter(|s| s != spec)
+    let text = read_for_edit(path, false)?;
+    // The parsed list is in file order, whichever way the list is written.
+    let drop: Vec<usize> = parse_rules(path, &text)?
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| *s == spec)
+        .map(|(i, _)| i)
         .collect();
-    write_rules(path, specs).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+    if drop.is_empty() {
+        return Ok(());
+    }
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| edit_error(path, e))?;
+    match doc.get_mut("rule") {
+        Some(toml_edit::Item::ArrayOfTables(a)) => {
+            // Comments above a removed table (the file's own header, notes) stay: they move to
+            // the table that follows it, or to the end of the file.
+            let mut carry = String::new();
+            for i in drop.iter().rev() {
+                let prefix = a
+                    .get(*i)
+                    .and_then(|t| t.decor().prefix())
+                    .and_then(|p| p.as_str())
+                    .filter(|p| p.contains('#'))
+                    .map(str::to_string);
+                a.remove(*i);
+                let Some(prefix) = prefix else { continue };
+                match a.get_mut(*i) {
+                    Some(next) => {
+                        let old = next
+                            .decor()
+                            .prefix()
+                            .and_then(|p| p.as_str())
+                            .unwrap_or("")
+                            .to_string();
+                        next.decor_mut().set_prefix(format!("{prefix}{old}"));
+                    }
+                    None => carry = format!("{prefix}{carry}"),
+                }
+            }
+            if !carry.is_empty() {
+                let old = doc.trailing().as_str().unwrap_or("").to_string();
+                doc.set_trailing(format!("{carry}{old}"));
+            }
+        }
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => {
+            for i in drop.iter().rev() {
+                a.remove(*i);
+            }
+        }
+        _ => return Err(edit_error(path, "`rule` is not a list of tables")),
+    }
+    write_atomic(path, &doc.to_string()).map_err(|e| edit_error(path, e))
 }
 
 #[cfg(test)]
@@ -235,6 +384,145 @@ mod tests {
         let mut rules = Rules::default();
         load_rules(&path, &mut rules).unwrap();
         assert!(rules.list.is_empty());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    fn spec(action: Action, tool: &str, pattern: &str) -> RuleSpec {
+        RuleSpec {
+            action,
+            tool: tool.into(),
+            pattern: Some(pattern.into()),
+            exact: false,
+        }
+    }
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sb-rules-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn rule_edits_keep_comments_and_other_rules() {
+        let dir = scratch("comments");
+        let path = dir.join("rules.toml");
+        let text = "# my rules, hand-written\n\n# never let it delete\n[[rule]]\naction = \"deny\"  # keep!\ntool = \"Bash\"\npattern = \"rm *\"\n";
+        std::fs::write(&path, text).unwrap();
+        let git = spec(Action::Allow, "Bash", "git status");
+        append_rule(&path, &git).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(after.starts_with(text), "{after}");
+        assert!(after.contains("pattern = \"git status\""), "{after}");
+        remove_rule(&path, &git).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        // Removing the first keeps the comments around it and the rest of the file.
+        append_rule(&path, &git).unwrap();
+        remove_rule(&path, &spec(Action::Deny, "Bash", "rm *")).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(after.starts_with("# my rules, hand-written"), "{after}");
+        assert!(after.contains("# never let it delete"), "{after}");
+        let mut rules = Rules::default();
+        load_rules(&path, &mut rules).unwrap();
+        assert_eq!(rules.list.len(), 1);
+        assert_eq!(rules.list[0].spec, git);
+        // An inline list is edited in place too.
+        let inline = dir.join("inline.toml");
+        std::fs::write(
+            &inline,
+            "# x\nrule = [{ action = \"deny\", tool = \"Write\" }]\n",
+        )
+        .unwrap();
+        append_rule(&inline, &git).unwrap();
+        let mut rules = Rules::default();
+        load_rules(&inline, &mut rules).unwrap();
+        assert_eq!(rules.list.len(), 2);
+        assert!(
+            std::fs::read_to_string(&inline)
+                .unwrap()
+                .starts_with("# x\n")
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_rules_file_of_another_user_is_not_trusted() {
+        let dir = scratch("owner");
+        let path = dir.join("rules.toml");
+        std::fs::write(&path, "[[rule]]\naction = \"allow\"\ntool = \"*\"\n").unwrap();
+        let mut rules = Rules::default();
+        load_rules(&path, &mut rules).unwrap();
+        assert_eq!(rules.list.len(), 1, "our own file is read");
+        // Only root can hand a file to someone else; as anyone else, root's files are trusted.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
+            let mut rules = Rules::default();
+            let e = load_rules(&path, &mut rules).unwrap_err();
+            assert!(e.0.contains("belongs to uid 65534"), "{e}");
+            assert!(rules.list.is_empty());
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_unreadable_rules_file_is_never_overwritten() {
+        let dir = scratch("unreadable");
+        let path = dir.join("rules.toml");
+        // Not UTF-8: unreadable as text. It must not be treated as an empty file.
+        let bytes = b"[[rule]]\naction = \"deny\"\ntool = \"Bash\"\npattern = \"rm \xff*\"\n";
+        std::fs::write(&path, bytes).unwrap();
+        let e = append_rule(&path, &spec(Action::Allow, "Bash", "ls")).unwrap_err();
+        assert!(e.0.contains("cannot read it"), "{e}");
+        assert!(e.0.contains("left as it is"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let e = remove_rule(&path, &spec(Action::Deny, "Bash", "rm *")).unwrap_err();
+        assert!(e.0.contains("cannot read it"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        // A file that does not parse is refused too.
+        std::fs::write(&path, "[[rule]\n").unwrap();
+        assert!(append_rule(&path, &spec(Action::Allow, "Bash", "ls")).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[[rule]\n");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rule_saves_replace_the_file_atomically_and_privately() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = scratch("atomic");
+        let path = dir.join("sub/rules.toml");
+        append_rule(&path, &spec(Action::Deny, "Bash", "rm *")).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        let sub = std::fs::metadata(dir.join("sub")).unwrap();
+        assert_eq!(sub.permissions().mode() & 0o777, 0o700);
+        // A save writes a new file and renames it over the old one (a new inode), never
+        // rewrites the old one in place, and leaves no temporary file behind.
+        let before = meta.ino();
+        append_rule(&path, &spec(Action::Allow, "Bash", "ls")).unwrap();
+        assert_ne!(std::fs::metadata(&path).unwrap().ino(), before);
+        let names: Vec<_> = std::fs::read_dir(dir.join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["rules.toml"]);
+        // A rules file reached through a link stays a link; the target is updated.
+        let real = dir.join("real.toml");
+        std::fs::write(&real, "# dotfiles\n").unwrap();
+        let link = dir.join("link.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        append_rule(&link, &spec(Action::Deny, "Bash", "rm *")).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let real_text = std::fs::read_to_string(&real).unwrap();
+        assert!(real_text.starts_with("# dotfiles\n"), "{real_text}");
+        assert!(real_text.contains("[[rule]]"), "{real_text}");
         std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -4,6 +4,7 @@ pub mod app;
 pub mod backend;
 pub mod cli;
 pub mod config;
+pub mod contain;
 pub mod core;
 pub mod demo;
 pub mod logging;

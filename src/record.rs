@@ -7,7 +7,7 @@
 //!   where `in` is a line the agent wrote (stdout), `out` a line we wrote to its stdin,
 //!   `err` a stderr line and `note` our own remark. `line` is the raw text, untouched.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -51,10 +51,9 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn create(path: &Path, backend: &str, argv: &[String], cwd: &str) -> io::Result<Recorder> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir)?;
-        }
-        let file = File::create(path)?;
+        // Private: 0600 in 0700 directories, never through a link (see `paths`).
+        crate::paths::prepare_parent(path)?;
+        let file = crate::paths::create_private_file(path, false)?;
         let mut r = Recorder {
             out: BufWriter::new(file),
             path: path.to_path_buf(),
@@ -146,7 +145,14 @@ mod tests {
         let mut r = Recorder::create(&path, "claude", &["claude".into()], "/w").unwrap();
         r.record(Dir::Out, "{\"a\":1}").unwrap();
         r.record(Dir::In, "not json").unwrap();
-        let text = fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600, "a recording is private");
+            assert_eq!(mode(&dir), 0o700, "in a private directory");
+        }
         let lines: Vec<serde_json::Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -154,6 +160,6 @@ mod tests {
         assert_eq!(lines[0]["switchboard_recording"], 1);
         assert_eq!(lines[1]["dir"], "out");
         assert_eq!(lines[2]["line"], "not json");
-        fs::remove_dir_all(dir).ok();
+        std::fs::remove_dir_all(dir).ok();
     }
 }

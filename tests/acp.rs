@@ -580,6 +580,146 @@ fn fs_paths_outside_cwd_are_refused_and_writes_are_gated() {
     assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
 }
 
+const NOTES: &str = "/home/dev/shop/notes.txt";
+const BASE: &str = "alpha\nbeta\ngamma\n";
+
+/// A permission for an edit of notes.txt (`beta` → `BETA`, a snippet diff) answered with `key`;
+/// returns the deferred answer's gate once the file (as `base`) is handed back.
+fn ask_edit(sc: &mut Scene, id: u64, key: char, base: Option<&str>) {
+    let call = format!("call_{id}");
+    sc.line(upd(
+        json!({"sessionUpdate":"tool_call","toolCallId":call,"title":"Edit notes.txt",
+        "kind":"edit","status":"pending","locations":[{"path":NOTES}],
+        "content":[{"type":"diff","path":NOTES,"oldText":"beta\n","newText":"BETA\n"}]}),
+    ));
+    sc.line(json!({"jsonrpc":"2.0","id":id,"method":"session/request_permission","params":{"sessionId":"sess_1",
+        "toolCall":{"toolCallId":call},
+        "options":[{"optionId":"ok","name":"Allow","kind":"allow_once"},
+                   {"optionId":"no","name":"Reject","kind":"reject_once"}]}}));
+    assert!(sc.s.active().is_some(), "the edit is gated");
+    let sent = sc.sent.len();
+    sc.key(KeyCode::Char(key));
+    if key != 'y' {
+        assert_eq!(sc.sent.last().unwrap()["id"], id);
+        return;
+    }
+    // An allowed edit is answered only after its file was read (the agent's write may follow
+    // at once): the answer travels in the action.
+    assert_eq!(sc.sent.len(), sent, "no answer before the file is read");
+    let Some(Action::AnswerAfterSnapshot { line, gate, paths }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    assert_eq!(paths, vec![PathBuf::from(NOTES)]);
+    sc.m.approved_files(
+        &gate,
+        vec![(PathBuf::from(NOTES), base.map(str::to_string))],
+    );
+    sc.sent.push(line_value(&line));
+    assert_eq!(
+        sc.sent.last().unwrap()["result"]["outcome"]["optionId"],
+        "ok"
+    );
+}
+
+/// The agent writes notes.txt (found on disk as `on_disk`): true when it was gated.
+fn write_notes(sc: &mut Scene, id: u64, content: &str, on_disk: Option<&str>) -> bool {
+    sc.line(json!({"jsonrpc":"2.0","id":id,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":content}}));
+    let Some(Action::PrepareWrite {
+        id: rid,
+        path,
+        content,
+    }) = sc.actions.pop()
+    else {
+        panic!("{:?}", sc.actions)
+    };
+    let out =
+        sc.m.write_gate(rid, path, content, on_disk.map(str::to_string));
+    sc.absorb(out);
+    if sc.s.active().is_some() {
+        sc.key(KeyCode::Char('n'));
+        assert_eq!(sc.sent.last().unwrap()["id"], id);
+        assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
+        return true;
+    }
+    false
+}
+
+/// End the running turn and start the next one.
+fn next_turn(sc: &mut Scene) {
+    let id = sc
+        .sent
+        .iter()
+        .rev()
+        .find(|v| v["method"] == "session/prompt")
+        .unwrap()["id"]
+        .clone();
+    sc.line(json!({"jsonrpc":"2.0","id":id,"result":{"stopReason":"end_turn"}}));
+    let out = sc.m.command(&Command::Prompt("next".into()));
+    sc.absorb(out);
+    assert!(sc.m.turn_running());
+}
+
+#[test]
+fn an_approved_edit_is_written_once_without_a_second_gate() {
+    let mut sc = ready_scene();
+    sc.type_prompt("Uppercase beta");
+    ask_edit(&mut sc, 0, 'y', Some(BASE));
+    // Exactly the approved change, applied to the file as it was: written, no gate, audited.
+    let want = "alpha\nBETA\ngamma\n";
+    assert!(!write_notes(&mut sc, 10, want, Some(BASE)));
+    let n = sc.actions.len();
+    assert!(
+        matches!(&sc.actions[n - 1], Action::WriteFile { id, content, .. } if *id == json!(10) && content == want),
+        "{:?}",
+        sc.actions
+    );
+    assert!(
+        matches!(&sc.actions[n - 2], Action::Note(t) if t.contains("covered by the approval of acp:0"))
+    );
+    assert!(root_items(&sc.s).iter().any(|k| matches!(k,
+        ItemKind::Audit { text, .. } if text.contains("covered by the approval of acp:0") && text.contains("notes.txt"))));
+    // The approval is used up: the same write again is gated.
+    assert!(write_notes(&mut sc, 11, want, Some(BASE)));
+
+    // Anything but the approved change is gated: other content, a file that changed since.
+    // (Each case in a turn of its own: an approval lives until its turn ends.)
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 1, 'y', Some(BASE));
+    assert!(write_notes(
+        &mut sc,
+        12,
+        "alpha\nBETA\ngamma\nrm -rf\n",
+        Some(BASE)
+    ));
+    // A write that did not match used nothing up: the approved change itself still goes.
+    assert!(!write_notes(&mut sc, 13, want, Some(BASE)));
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 2, 'y', Some(BASE));
+    assert!(write_notes(
+        &mut sc,
+        14,
+        want,
+        Some("alpha\nbeta\ngamma\nnew\n")
+    ));
+    // A snippet that occurs twice cannot say where it applies.
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 3, 'y', Some("beta\nbeta\n"));
+    assert!(write_notes(
+        &mut sc,
+        15,
+        "BETA\nbeta\n",
+        Some("beta\nbeta\n")
+    ));
+    // A rejected edit covers nothing.
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 4, 'n', Some(BASE));
+    assert!(write_notes(&mut sc, 16, want, Some(BASE)));
+    // Once the turn ends, an approval of that turn covers nothing.
+    ask_edit(&mut sc, 5, 'y', Some(BASE));
+    next_turn(&mut sc);
+    assert!(write_notes(&mut sc, 17, want, Some(BASE)));
+}
+
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
 
 struct Live {
@@ -840,6 +980,113 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
             .count();
         assert_eq!(n, 1, "request {req} answered {n} times");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_approved_edit_writes_without_a_second_gate() {
+    let Some(mut l) = scripted("edit", None).await else {
+        return;
+    };
+    std::fs::write(l.cwd.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    l.send("EDIT");
+    l.wait("the edit permission", |s| s.active().is_some())
+        .await;
+    l.h.key(KeyCode::Char('y'));
+    // The approved write goes through; the second, different one is a gate of its own.
+    l.wait("the second write's gate", |s| {
+        s.active()
+            .is_some_and(|g| g.reply_definition == "WriteTextFileResponse")
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(l.cwd.join("notes.txt")).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+    assert!(l.h.screen().contains("sneaky"), "{}", l.h.screen());
+    l.h.key(KeyCode::Char('n'));
+    l.wait("the edit turn", |s| turns_done(s, 1)).await;
+    assert!(
+        has_text(l.h.state(), "edit: first=ok second=error -32000"),
+        "{}",
+        transcript_text(l.h.state())
+    );
+    assert!(has_text(l.h.state(), "covered by the approval of acp:0"));
+    assert_eq!(
+        std::fs::read_to_string(l.cwd.join("notes.txt")).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+    l.h.quit().await;
+    let notes: Vec<String> = std::fs::read_to_string(&l.record)
+        .unwrap()
+        .lines()
+        .filter_map(|x| serde_json::from_str::<Value>(x).ok())
+        .filter(|e| e["dir"] == "note")
+        .filter_map(|e| e["line"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("covered by the approval of acp:0")),
+        "{notes:?}"
+    );
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_symlinks_cannot_lead_fs_requests_outside() {
+    let Some(mut l) = scripted("links", None).await else {
+        return;
+    };
+    let outside = l.cwd.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.join("new.txt"), l.cwd.join("dangling")).unwrap();
+    std::os::unix::fs::symlink(&outside, l.cwd.join("link")).unwrap();
+    l.send("LINKS");
+    l.wait("the links turn", |s| {
+        turns_done(s, 1) || s.active().is_some()
+    })
+    .await;
+    assert!(
+        l.h.state().active().is_none(),
+        "no gate for a write through a link"
+    );
+    assert!(
+        has_text(l.h.state(), "links: write=error -32000 read=error -32000"),
+        "{}",
+        transcript_text(l.h.state())
+    );
+    assert!(!outside.join("new.txt").exists(), "nothing written outside");
+    l.h.quit().await;
+    let (code, out) = validate_recording(&l.record);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_link_swapped_in_while_the_write_gate_waits_is_not_followed() {
+    let Some(mut l) = scripted("swap", None).await else {
+        return;
+    };
+    let outside = l.cwd.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir(l.cwd.join("sub")).unwrap();
+    l.send("SWAP");
+    l.wait("the write gate", |s| s.active().is_some()).await;
+    // The gate was raised for a real directory; now it leads outside.
+    std::fs::remove_dir(l.cwd.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, l.cwd.join("sub")).unwrap();
+    l.h.key(KeyCode::Char('y'));
+    l.wait("the swap turn", |s| turns_done(s, 1)).await;
+    assert!(
+        has_text(l.h.state(), "swap: write=error -32000"),
+        "{}",
+        transcript_text(l.h.state())
+    );
+    assert!(!outside.join("f.txt").exists(), "nothing written outside");
+    l.h.quit().await;
 }
 
 // ---- The real claude-agent-acp -----------------------------------------------------------------

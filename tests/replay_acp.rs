@@ -421,6 +421,36 @@ fn validate_binary_output_format_and_exit_codes_on_a_corrupt_recording() {
 // ---- JSONL wire logs -----------------------------------------------------------------------
 
 #[test]
+fn validate_reports_duplicate_ids_and_accepts_the_null_keyed_answer_to_a_bad_id() {
+    let good = good_entries();
+    let perm = line_of(&good, is_permission_request);
+    // The permission arrives again while pending: reported on the second, answered once.
+    let mut e = good.clone();
+    e.insert(perm - 1, good[perm - 2].clone());
+    assert_eq!(findings(&rec_of(&e)), vec![(perm + 1, "duplicate-id")]);
+    // A request with an object id: the line is no envelope; our error keyed `null` answers it.
+    let mut e = good.clone();
+    let bad = json!({"jsonrpc":"2.0","id":{"x":1},"method":"fs/read_text_file","params":{"sessionId":"sess_1","path":"/w/a"}});
+    e.insert(perm - 2, ("in".into(), bad));
+    e.insert(
+        perm - 1,
+        (
+            "out".into(),
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}),
+        ),
+    );
+    assert_eq!(findings(&rec_of(&e)), vec![(perm, "envelope")]);
+    // Without such a request, a `null`-keyed reply answers nothing.
+    let mut e = good.clone();
+    e.push((
+        "out".into(),
+        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}),
+    ));
+    let n = e.len() + 1;
+    assert_eq!(findings(&rec_of(&e)), vec![(n, "unknown-request-id")]);
+}
+
+#[test]
 fn acp_jsonl_log_is_detected_directed_and_validates_clean() {
     let path = fixture("wire.jsonl");
     let loaded = load(&path, None).unwrap();

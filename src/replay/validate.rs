@@ -165,7 +165,7 @@ impl Ledger {
                 if open.contains_key(id) {
                     r.findings.push(Finding {
                         line: f.src_line,
-                        rule: "duplicate-request",
+                        rule: "duplicate-id",
                         message: format!("request_id {id} arrived again while pending"),
                     });
                     return;

@@ -170,6 +170,8 @@ struct Check {
     ours_seen: HashSet<String>,
     /// A log of the agent's side only: replies cannot be paired.
     one_sided: bool,
+    /// The agent's requests whose id was unusable, each owed one error reply keyed `null`.
+    invalid_ids: usize,
 }
 
 impl Check {
@@ -189,11 +191,16 @@ impl Check {
                 "envelope",
                 format!("the agent wrote a line without a JSON-RPC envelope (not JSON: {error})"),
             ),
-            Frame::NoEnvelope { reason } => self.find(
-                line,
-                "envelope",
-                format!("the agent wrote a line without a JSON-RPC envelope ({reason})"),
-            ),
+            Frame::NoEnvelope { reason } => {
+                if codec::invalid_request_id(text).is_some() {
+                    self.invalid_ids += 1;
+                }
+                self.find(
+                    line,
+                    "envelope",
+                    format!("the agent wrote a line without a JSON-RPC envelope ({reason})"),
+                )
+            }
             Frame::Request { id, method, params } => {
                 let key = codec::id_key(&id);
                 self.r.requests += 1;
@@ -202,7 +209,7 @@ impl Check {
                         "the agent reused request id {key} ({method}) while {} from line {} is pending",
                         open.method, open.line
                     );
-                    return self.find(line, "duplicate-request", m);
+                    return self.find(line, "duplicate-id", m);
                 }
                 self.theirs_done.remove(&key);
                 self.theirs.insert(
@@ -367,6 +374,14 @@ impl Check {
     }
 
     fn our_reply(&mut self, line: usize, id: &Value, outcome: &Result<Value, RpcError>) {
+        // The error owed to a request whose id was unusable (itself reported as `envelope`).
+        if id.is_null()
+            && self.invalid_ids > 0
+            && matches!(outcome, Err(e) if e.code == codec::INVALID_REQUEST)
+        {
+            self.invalid_ids -= 1;
+            return;
+        }
         let key = codec::id_key(id);
         let Some(req) = self.theirs.remove(&key) else {
             let m = match self.theirs_done.get(&key) {

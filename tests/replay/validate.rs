@@ -32,6 +32,7 @@ fn validate_is_clean_on_the_cassettes_and_their_imports() {
 const CORRUPT: &[(&str, &[(usize, &str)])] = &[
     ("reply_to_withdrawn.jsonl", &[(7, "reply-to-withdrawn")]),
     ("answered_twice.jsonl", &[(7, "answered-twice")]),
+    ("duplicate_id.jsonl", &[(6, "duplicate-id")]),
     (
         "unknown_request_id.jsonl",
         &[(7, "unknown-request-id"), (8, "unknown-request-id")],

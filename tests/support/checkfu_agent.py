@@ -11,6 +11,10 @@ word of the prompt picks a script:
   FS         fs/write_text_file, fs/read_text_file in the cwd, then a read outside it
   TERM       terminal/create, terminal content on the tool call, wait_for_exit, output, release
   UNKNOWN    calls a method the client does not serve
+  EDIT       an edit of notes.txt with a snippet diff, request_permission, then (allowed) the write
+             of exactly that change, then a second write of something else
+  LINKS      a write to `dangling` and a read of `link/secret.txt` (links the test plants)
+  SWAP       a write to `sub/f.txt` (the test swaps `sub` for a link while the gate waits)
 Every turn ends with `checkfu.turn` telemetry in the prompt result. Its own request ids start at 0
 so they collide with the client's.
 """
@@ -180,6 +184,42 @@ def turn(rid, text):
         say("exit=%s output=%s" % (x.get("result", {}).get("exitCode"),
                                    json.dumps(o.get("result", {}).get("output"))))
         end(rid, shell=1)
+    elif word == "EDIT":
+        path = os.path.join(cwd[0], "notes.txt")
+        update({"sessionUpdate": "tool_call", "toolCallId": "call_e", "title": "Edit notes.txt",
+                "kind": "edit", "status": "pending", "locations": [{"path": path}],
+                "content": [{"type": "diff", "path": path, "oldText": "beta\n", "newText": "BETA\n"}]})
+        r = call("session/request_permission", {"sessionId": SESSION,
+                 "toolCall": {"toolCallId": "call_e"},
+                 "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"},
+                             {"optionId": "no", "name": "Reject", "kind": "reject_once"}]})
+        if r.get("result", {}).get("outcome", {}).get("optionId") != "ok":
+            say("edit rejected")
+            end(rid)
+            return
+        with open(path) as f:
+            text = f.read()
+        w1 = call("fs/write_text_file", {"sessionId": SESSION, "path": path,
+                                        "content": text.replace("beta\n", "BETA\n", 1)})
+        w2 = call("fs/write_text_file", {"sessionId": SESSION, "path": path,
+                                        "content": "sneaky\n"})
+        code = lambda m: "ok" if "result" in m else "error %s" % m.get("error", {}).get("code")
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "call_e", "status": "completed"})
+        say("edit: first=%s second=%s" % (code(w1), code(w2)))
+        end(rid, fs=2)
+    elif word == "LINKS":
+        w = call("fs/write_text_file", {"sessionId": SESSION, "path": os.path.join(cwd[0], "dangling"),
+                                        "content": "pwned\n"})
+        r = call("fs/read_text_file", {"sessionId": SESSION,
+                                       "path": os.path.join(cwd[0], "link", "secret.txt")})
+        code = lambda m: "ok" if "result" in m else "error %s" % m.get("error", {}).get("code")
+        say("links: write=%s read=%s" % (code(w), code(r)))
+        end(rid, fs=2)
+    elif word == "SWAP":
+        w = call("fs/write_text_file", {"sessionId": SESSION, "path": os.path.join(cwd[0], "sub", "f.txt"),
+                                        "content": "pwned\n"})
+        say("swap: write=%s" % ("ok" if "result" in w else "error %s" % w.get("error", {}).get("code")))
+        end(rid, fs=1)
     elif word == "UNKNOWN":
         r = call("_x/unknown", {"sessionId": SESSION})
         say("unknown answered %s" % r.get("error", {}).get("code"))

@@ -7,6 +7,8 @@ use serde_json::Value;
 /// The official ACP v1 types (pinned exactly in Cargo.toml); used only inside `backend::acp`.
 pub(crate) use agent_client_protocol_schema::v1 as schema;
 
+/// Invalid request (here: a request whose id is neither an integer nor a string).
+pub const INVALID_REQUEST: i64 = -32600;
 /// Method not found.
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid params.
@@ -51,8 +53,33 @@ pub enum Frame {
     },
 }
 
+/// JSON-RPC ids are strings or integers (a fraction, an object, an array or a bool is not one).
 fn valid_id(id: &Value) -> bool {
-    matches!(id, Value::Number(_) | Value::String(_))
+    match id {
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        Value::String(_) => true,
+        _ => false,
+    }
+}
+
+/// The id of a line that is a request but whose id is neither an integer nor a string: such a
+/// request is answered with an error whose id is `null` (JSON-RPC 2.0, section 5).
+pub fn invalid_request_id(line: &str) -> Option<Value> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    let obj = v.as_object()?;
+    obj.get("method").and_then(Value::as_str)?;
+    let id = obj.get("id").filter(|i| !i.is_null())?;
+    (!valid_id(id)).then(|| id.clone())
+}
+
+/// The answer to a request with an unusable id.
+pub fn invalid_request_answer(id: &Value) -> String {
+    error(
+        &Value::Null,
+        INVALID_REQUEST,
+        &format!("Invalid Request: id {id} is neither an integer nor a string"),
+        None,
+    )
 }
 
 pub fn parse(line: &str) -> Frame {
@@ -112,6 +139,22 @@ pub fn parse(line: &str) -> Frame {
                 Frame::NoEnvelope {
                     reason: "response without result or error".into(),
                 }
+            }
+        }
+        // An error for a request whose id could not be read carries `"id": null`.
+        (None, None) if obj.get("id").is_some_and(Value::is_null) && obj.get("error").is_some() => {
+            let e = &obj["error"];
+            Frame::Response {
+                id: Value::Null,
+                outcome: Err(RpcError {
+                    code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: e
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    data: e.get("data").cloned(),
+                }),
             }
         }
         (None, None) => Frame::NoEnvelope {
@@ -179,5 +222,36 @@ mod tests {
             Frame::NoEnvelope { .. }
         ));
         assert!(matches!(parse("hello"), Frame::NotJson { .. }));
+    }
+
+    #[test]
+    fn request_ids_must_be_integers_or_strings() {
+        for bad in [r#"{"a":1}"#, "[1]", "true", "1.5"] {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{bad},"method":"fs/read_text_file","params":{{}}}}"#
+            );
+            assert!(matches!(parse(&line), Frame::NoEnvelope { .. }), "{line}");
+            assert_eq!(
+                invalid_request_id(&line),
+                Some(serde_json::from_str(bad).unwrap())
+            );
+        }
+        for good in ["7", r#""a""#, "-1"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{good},"method":"m","params":{{}}}}"#);
+            assert!(matches!(parse(&line), Frame::Request { .. }), "{line}");
+            assert_eq!(invalid_request_id(&line), None);
+        }
+        let answer: Value =
+            serde_json::from_str(&invalid_request_answer(&serde_json::json!({"a":1}))).unwrap();
+        assert_eq!(answer["id"], Value::Null);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        // Such an answer reads back as a response to no id.
+        assert!(matches!(
+            parse(&answer.to_string()),
+            Frame::Response {
+                id: Value::Null,
+                outcome: Err(_)
+            }
+        ));
     }
 }

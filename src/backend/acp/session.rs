@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -15,6 +16,7 @@ use super::terminal::{TermUpdate, Terminals};
 use crate::backend::Backend;
 use crate::backend::link::{Link, StderrTail};
 use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
+use crate::contain::{FsError, READ_CAP, Root};
 use crate::core::Msg;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
@@ -77,34 +79,34 @@ struct Io {
     agent: Agent,
     rec: SharedRecorder,
     terms: Terminals,
-    /// The session directory, symlinks resolved.
-    cwd: PathBuf,
+    /// The session directory's handle: every path the agent names is opened beneath it.
+    root: Result<Arc<Root>, String>,
 }
 
-/// The mapping checks paths lexically; this also follows symlinks, so a link inside the
-/// session directory cannot lead a read or write outside it. A path that does not exist yet
-/// is judged by its nearest existing ancestor.
-fn real_path_within(path: &Path, cwd: &Path) -> Result<(), String> {
-    let mut probe = path.to_path_buf();
-    let resolved = loop {
-        match std::fs::canonicalize(&probe) {
-            Ok(p) => break p,
-            Err(_) => match probe.parent() {
-                Some(parent) => probe = parent.to_path_buf(),
-                None => return Err(format!("{} cannot be resolved", path.display())),
-            },
-        }
+/// Run file work beneath the session directory's handle, off the runtime's workers.
+async fn beneath<T: Send + 'static>(
+    root: &Result<Arc<Root>, String>,
+    path: &Path,
+    work: impl FnOnce(&Root, &Path) -> Result<T, FsError> + Send + 'static,
+) -> Result<T, FsError> {
+    let root = match root {
+        Ok(r) => r.clone(),
+        Err(e) => return Err(FsError::Outside(e.clone())),
     };
-    if resolved.starts_with(cwd) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} resolves to {}, outside the session directory {}",
-            path.display(),
-            resolved.display(),
-            cwd.display()
-        ))
-    }
+    let rel = root.relative(path)?;
+    tokio::task::spawn_blocking(move || work(&root, &rel))
+        .await
+        .unwrap_or_else(|e| Err(FsError::Io(std::io::Error::other(e.to_string()))))
+}
+
+/// The JSON-RPC error for a file request that failed.
+fn fs_error(id: &Value, path: &Path, e: &FsError) -> String {
+    let code = match e {
+        FsError::Outside(_) => codec::REFUSED,
+        FsError::NotFound => -32002,
+        _ => codec::INTERNAL_ERROR,
+    };
+    codec::error(id, code, &format!("{}: {e}", path.display()), None)
 }
 
 impl Io {
@@ -148,15 +150,6 @@ async fn deliver(io: &mut Io, mapper: &mut Mapper, link: &Link, out: Out) {
     }
 }
 
-fn read_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
-    if line.is_none() && limit.is_none() {
-        return text.to_string();
-    }
-    let start = line.unwrap_or(1).max(1) as usize - 1;
-    let take = limit.map(|l| l as usize).unwrap_or(usize::MAX);
-    text.split_inclusive('\n').skip(start).take(take).collect()
-}
-
 async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option<Out> {
     let reply = |id: &Value, v: Value| codec::result(id, v);
     let fail = |id: &Value, code: i64, m: String| codec::error(id, code, &m, None);
@@ -167,65 +160,96 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             line,
             limit,
         } => {
-            if let Err(why) = real_path_within(&path, &io.cwd) {
-                link.protocol(Level::Warn, format!("fs/read_text_file refused: {why}"))
-                    .await;
-                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
-                return None;
-            }
-            let line_out = match std::fs::read_to_string(&path) {
-                Ok(t) => {
+            let read = beneath(&io.root, &path, move |root, rel| {
+                root.read_lines(rel, line, limit, READ_CAP)
+            })
+            .await;
+            let line_out = match read {
+                Ok(text) => {
                     link.system("fs", format!("read {} for the agent", path.display()))
                         .await;
-                    reply(&id, json!({"content": read_lines(&t, line, limit)}))
+                    reply(&id, json!({ "content": text }))
                 }
                 Err(e) => {
-                    let code = if e.kind() == std::io::ErrorKind::NotFound {
-                        -32002
-                    } else {
-                        codec::INTERNAL_ERROR
-                    };
-                    fail(&id, code, format!("cannot read {}: {e}", path.display()))
+                    if let FsError::Outside(why) = &e {
+                        link.protocol(Level::Warn, format!("fs/read_text_file refused: {why}"))
+                            .await;
+                    }
+                    fs_error(&id, &path, &e)
                 }
             };
             io.write(link, vec![line_out]).await;
             None
         }
         Action::PrepareWrite { id, path, content } => {
-            if let Err(why) = real_path_within(&path, &io.cwd) {
-                link.protocol(Level::Warn, format!("fs/write_text_file refused: {why}"))
-                    .await;
-                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
-                return None;
-            }
-            let old = std::fs::read_to_string(&path).ok();
-            Some(mapper.write_gate(id, path, content, old))
-        }
-        Action::WriteFile { id, path, content } => {
-            // Checked again: the tree may have changed while the gate waited.
-            if let Err(why) = real_path_within(&path, &io.cwd) {
-                io.write(link, vec![fail(&id, codec::REFUSED, why)]).await;
-                return None;
-            }
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let line_out = match std::fs::write(&path, content.as_bytes()) {
-                Ok(()) => {
-                    link.system(
-                        "fs",
-                        format!("wrote {} ({} bytes)", path.display(), content.len()),
+            // The file as it is now, for the diff on the card (and the approval it may match).
+            let old = beneath(&io.root, &path, |root, rel| {
+                root.read_text_opt(rel, READ_CAP)
+            })
+            .await;
+            match old {
+                Ok(old) => Some(mapper.write_gate(id, path, content, old)),
+                Err(e) => {
+                    link.protocol(
+                        Level::Warn,
+                        format!("fs/write_text_file refused: {}: {e}", path.display()),
                     )
                     .await;
+                    let e = match e {
+                        // No diff can be shown for it, so no one can approve it.
+                        FsError::TooLarge { .. } | FsError::NotText => FsError::Outside(format!(
+                            "{e}: the change cannot be shown for approval"
+                        )),
+                        e => e,
+                    };
+                    io.write(link, vec![fs_error(&id, &path, &e)]).await;
+                    None
+                }
+            }
+        }
+        Action::WriteFile { id, path, content } => {
+            // Opened again beneath the handle: the tree may have changed while the gate waited.
+            let len = content.len();
+            let written = beneath(&io.root, &path, move |root, rel| {
+                root.write_atomic(rel, content.as_bytes())
+            })
+            .await;
+            let line_out = match written {
+                Ok(()) => {
+                    link.system("fs", format!("wrote {} ({len} bytes)", path.display()))
+                        .await;
                     reply(&id, json!({}))
                 }
-                Err(e) => fail(
-                    &id,
-                    codec::INTERNAL_ERROR,
-                    format!("cannot write {}: {e}", path.display()),
-                ),
+                Err(e) => {
+                    link.protocol(
+                        Level::Warn,
+                        format!("fs/write_text_file failed: {}: {e}", path.display()),
+                    )
+                    .await;
+                    fs_error(&id, &path, &e)
+                }
             };
             io.write(link, vec![line_out]).await;
+            None
+        }
+        Action::AnswerAfterSnapshot { line, gate, paths } => {
+            let mut files = Vec::new();
+            for path in paths {
+                let read = beneath(&io.root, &path, |root, rel| {
+                    root.read_text_opt(rel, READ_CAP)
+                })
+                .await;
+                // Unreadable now: left out, so a write to it meets its own gate.
+                if let Ok(base) = read {
+                    files.push((path, base));
+                }
+            }
+            mapper.approved_files(&gate, files);
+            io.write(link, vec![line]).await;
+            None
+        }
+        Action::Note(text) => {
+            record(&io.rec, Dir::Note, &text);
             None
         }
         Action::CreateTerminal { id, spec } => match io.terms.create(&spec) {
@@ -329,7 +353,12 @@ async fn run(
         agent,
         rec: rec.clone(),
         terms: Terminals::new(term_tx),
-        cwd: cwd.clone(),
+        root: Root::open(&cwd).map(Arc::new).map_err(|e| {
+            format!(
+                "the session directory {} cannot be opened: {e}",
+                cwd.display()
+            )
+        }),
     };
     let mut mapper = Mapper::new(AcpOptions {
         cwd,
@@ -413,35 +442,6 @@ async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn symlinks_cannot_leave_the_session_directory() {
-        let base = std::env::temp_dir().join(format!("sb-acp-links-{}", std::process::id()));
-        let cwd = base.join("cwd");
-        let outside = base.join("outside");
-        std::fs::create_dir_all(&cwd).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("secret.txt"), "s").unwrap();
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(&outside, cwd.join("link")).unwrap();
-        let cwd = std::fs::canonicalize(&cwd).unwrap();
-        assert!(real_path_within(&cwd.join("new/file.txt"), &cwd).is_ok());
-        #[cfg(unix)]
-        {
-            let e = real_path_within(&cwd.join("link/secret.txt"), &cwd).unwrap_err();
-            assert!(e.contains("outside the session directory"), "{e}");
-            assert!(real_path_within(&cwd.join("link/new.txt"), &cwd).is_err());
-        }
-        std::fs::remove_dir_all(base).ok();
-    }
-
-    #[test]
-    fn line_and_limit_select_lines() {
-        let t = "a\nb\nc\nd\n";
-        assert_eq!(read_lines(t, None, None), t);
-        assert_eq!(read_lines(t, Some(2), Some(2)), "b\nc\n");
-        assert_eq!(read_lines(t, None, Some(1)), "a\n");
-    }
 
     #[test]
     fn raw_permission_replies_are_checked() {

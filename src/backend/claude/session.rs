@@ -128,6 +128,9 @@ async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<Stri
 }
 
 async fn deliver(agent: &Agent, link: &Link, rec: &SharedRecorder, out: Out) {
+    for note in &out.notes {
+        record(rec, Dir::Note, note);
+    }
     write(agent, link, rec, out.replies).await;
     for e in out.events {
         link.send(e).await;

@@ -49,6 +49,16 @@ pub enum Action {
         id: Value,
         spec: TerminalSpec,
     },
+    /// An allowed permission that approves edits: read each file as it is now (beneath the
+    /// session directory), hand them to `Mapper::approved_files`, then send `line` (the
+    /// answer), so the agent's write cannot arrive before the file was read.
+    AnswerAfterSnapshot {
+        line: String,
+        gate: String,
+        paths: Vec<PathBuf>,
+    },
+    /// A remark for the recording (`note` lines): why something happened without a gate.
+    Note(String),
     TerminalOutput {
         id: Value,
         terminal_id: String,

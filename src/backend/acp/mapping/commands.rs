@@ -161,7 +161,13 @@ impl Mapper {
                     Decision::Raw { body } => body.clone(),
                     _ => cancelled,
                 };
-                out.lines.push(codec::result(&id, body));
+                // What the agent is told is what counts: an allow option actually selected.
+                let allowed = body["outcome"]["optionId"].as_str().is_some_and(|oid| {
+                    options
+                        .iter()
+                        .any(|o| o.option_id == oid && o.kind.starts_with("allow"))
+                });
+                self.permission_answered(gate_id, allowed, codec::result(&id, body), out);
             }
             Theirs::Write { path, content } => {
                 if allows(d) {

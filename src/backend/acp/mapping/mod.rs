@@ -8,6 +8,7 @@
 mod actions;
 mod checkfu;
 mod commands;
+mod edits;
 mod permissions;
 mod recorded;
 mod requests;
@@ -118,6 +119,8 @@ struct ToolView {
     raw_output: Option<RawJson>,
     text: String,
     diff: Option<Diff>,
+    /// The diffs as sent (path, old text, new text): what an approval of this call approves.
+    edits: Vec<edits::EditDiff>,
     terminals: Vec<String>,
     locations: Vec<String>,
 }
@@ -175,6 +178,8 @@ pub struct Mapper {
     pub now: u64,
     /// Reading a recording back (replay, validate, export): see `recorded.rs`.
     rec: recorded::Recorded,
+    /// Edits approved in permission gates, waiting for the agent's matching write: `edits.rs`.
+    approvals: edits::Approvals,
 }
 
 impl Mapper {
@@ -285,13 +290,24 @@ impl Mapper {
                     truncate(&sanitize(line), 400)
                 ),
             ),
-            Frame::NoEnvelope { reason } => out.protocol(
-                Level::Error,
-                format!(
-                    "line without a JSON-RPC envelope ({reason}): {}",
-                    truncate(&sanitize(line), 400)
-                ),
-            ),
+            Frame::NoEnvelope { reason } => {
+                out.protocol(
+                    Level::Error,
+                    format!(
+                        "line without a JSON-RPC envelope ({reason}): {}",
+                        truncate(&sanitize(line), 400)
+                    ),
+                );
+                // A request all the same: it gets its one answer, keyed `null`.
+                if let Some(bad) = codec::invalid_request_id(line)
+                    && !self.rec.on
+                {
+                    out.lines.push(codec::invalid_request_answer(&bad));
+                    out.actions.push(Action::Note(format!(
+                        "request with id {bad} (neither an integer nor a string) answered -32600 with id null"
+                    )));
+                }
+            }
             Frame::Response { id, outcome } => self.response(&id, outcome, &mut out),
             Frame::Notification { method, params } => match method.as_str() {
                 "session/update" => self.session_update(&params, line, &mut out),

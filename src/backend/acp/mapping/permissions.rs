@@ -100,6 +100,7 @@ impl Mapper {
                 what: Theirs::Permission { options },
             },
         );
+        self.note_edits(&gid, &view.edits, &view.title);
         out.ev(BackendEvent::GateOpen(Gate {
             id: gid,
             node_key: ROOT_KEY.into(),
@@ -164,6 +165,9 @@ impl Mapper {
                 format!("the agent reused request id {id} while it is pending"),
             );
             return out;
+        }
+        if let Some(covered) = self.covered_write(&id, &path, &content, old.as_deref()) {
+            return covered;
         }
         let shown = path.display().to_string();
         let diff = Diff::unified(&shown, old.as_deref().unwrap_or(""), &content, 3);

@@ -38,10 +38,17 @@ impl Mapper {
     pub(super) fn agent_request(&mut self, id: Value, method: &str, params: &Value, out: &mut Out) {
         let gid = Self::gate_id(&id);
         if self.theirs.contains_key(&gid) {
+            // Not answered on its own: an answer with this id would land on the first request.
             out.protocol(
                 Level::Error,
-                format!("the agent reused request id {id} while it is pending ({method}); ignored"),
+                format!(
+                    "duplicate id: the agent reused request id {id} while it is pending ({}); not answered separately",
+                    sanitize(method)
+                ),
             );
+            out.actions.push(Action::Note(format!(
+                "duplicate-id: request id {id} ({method}) arrived again while pending; not answered separately"
+            )));
             return;
         }
         let bad = |out: &mut Out, e: String| {

@@ -39,6 +39,62 @@ fn paths_outside_cwd_are_refused() {
 }
 
 #[test]
+fn a_request_with_an_unusable_id_is_answered_with_id_null() {
+    let mut m = ready();
+    for bad in [r#"{"k":1}"#, "[2]", "true", "3.5"] {
+        let out = m.on_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{bad},"method":"fs/read_text_file","params":{{"sessionId":"s1","path":"/w/p/a"}}}}"#
+        ));
+        assert_eq!(out.lines.len(), 1, "{bad}: exactly one answer");
+        let v: Value = serde_json::from_str(&out.lines[0]).unwrap();
+        assert_eq!(v["id"], Value::Null, "{bad}");
+        assert_eq!(v["error"]["code"], -32600, "{bad}");
+        assert!(out.actions.iter().all(|a| matches!(a, Action::Note(_))));
+        assert!(matches!(
+            out.events.as_slice(),
+            [BackendEvent::Protocol {
+                level: Level::Error,
+                ..
+            }]
+        ));
+    }
+}
+
+#[test]
+fn a_duplicate_pending_id_is_shown_recorded_and_not_answered() {
+    let mut m = ready();
+    m.command(&Command::Prompt("go".into()));
+    let req = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"rm x"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"}]}}"#;
+    assert!(matches!(
+        m.on_line(req).events.last(),
+        Some(BackendEvent::GateOpen(_))
+    ));
+    let out = m.on_line(req);
+    assert!(
+        out.lines.is_empty(),
+        "no answer of its own: {:?}",
+        out.lines
+    );
+    assert!(out.events.iter().any(|e| matches!(e,
+        BackendEvent::Protocol { level: Level::Error, text } if text.contains("duplicate id"))));
+    assert!(
+        out.actions
+            .iter()
+            .any(|a| matches!(a, Action::Note(n) if n.starts_with("duplicate-id")))
+    );
+    // The first is still the one pending, answered once.
+    assert_eq!(m.pending_gates(), vec!["acp:7".to_string()]);
+    let out = m.command(&Command::Answer {
+        gate_id: "acp:7".into(),
+        decision: crate::core::gate::Decision::Allow {
+            updated_input: None,
+            always: false,
+        },
+    });
+    assert_eq!(out.lines.len(), 1);
+}
+
+#[test]
 fn cancelled_spellings_normalise() {
     assert_eq!(normalise_disposition("canceled"), "cancelled");
     assert_eq!(normalise_disposition("cancelled"), "cancelled");

@@ -26,6 +26,7 @@ impl Mapper {
     pub(super) fn set_content(view: &mut ToolView, content: &[schema::ToolCallContent]) {
         view.text.clear();
         view.diff = None;
+        view.edits.clear();
         view.terminals.clear();
         for c in content {
             match c {
@@ -36,6 +37,11 @@ impl Mapper {
                     view.text.push_str(&content_text(&c.content));
                 }
                 schema::ToolCallContent::Diff(d) => {
+                    view.edits.push(super::edits::EditDiff {
+                        path: d.path.clone(),
+                        old: d.old_text.clone(),
+                        new: d.new_text.clone(),
+                    });
                     let path = d.path.display().to_string();
                     merge_diff(
                         &mut view.diff,

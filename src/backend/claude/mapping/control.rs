@@ -23,6 +23,9 @@ impl Mapper {
                         truncate(line, 300)
                     ),
                 );
+                out.notes.push(
+                    "request-id: control_request without a usable string request_id; not answered (a response needs one)".into(),
+                );
                 return;
             }
         };
@@ -33,10 +36,18 @@ impl Mapper {
             .unwrap_or("")
             .to_string();
         if self.pending.contains_key(&id) {
+            // Not answered on its own: an answer with this id would land on the first request.
             out.protocol(
                 Level::Error,
-                format!("duplicate request_id {id} while it is pending ({subtype}); ignored"),
+                format!(
+                    "duplicate id: request_id {} arrived again while pending ({}); not answered separately",
+                    sanitize(&id),
+                    sanitize(&subtype)
+                ),
             );
+            out.notes.push(format!(
+                "duplicate-id: request_id {id} ({subtype}) arrived again while pending; not answered separately"
+            ));
             return;
         }
         let tool_use_id = req.get("tool_use_id").and_then(Value::as_str);

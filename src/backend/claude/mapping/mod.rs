@@ -30,6 +30,8 @@ pub const DIALOG_KINDS: &[&str] = &["refusal_fallback_prompt"];
 pub struct Out {
     pub events: Vec<BackendEvent>,
     pub replies: Vec<String>,
+    /// Remarks for the recording (`note` lines): requests left unanswered, and why.
+    pub notes: Vec<String>,
 }
 
 impl Out {

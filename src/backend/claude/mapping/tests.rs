@@ -404,9 +404,39 @@ fn duplicate_pending_id_is_ignored_and_cancel_withdraws() {
         out.events.as_slice(),
         [BackendEvent::Protocol {
             level: Level::Error,
+            text,
+        }] if text.contains("duplicate id") && text.contains("not answered separately")
+    ));
+    // Recorded as such, beside the raw line.
+    assert!(
+        matches!(out.notes.as_slice(), [n] if n.starts_with("duplicate-id: request_id r1")),
+        "{:?}",
+        out.notes
+    );
+    // One answer for the first (and only) request.
+    let out = m.command(&Command::Answer {
+        gate_id: "r1".into(),
+        decision: Decision::Deny {
+            message: "no".into(),
+            interrupt: false,
+        },
+    });
+    assert_eq!(out.replies.len(), 1);
+    let out = m.on_line(req);
+    assert!(matches!(out.events.as_slice(), [BackendEvent::GateOpen(_)]));
+    // Without a usable request_id nothing can be answered: shown and recorded.
+    let out = m.on_line(
+        r#"{"type":"control_request","request_id":7,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#,
+    );
+    assert!(out.replies.is_empty());
+    assert!(matches!(
+        out.events.as_slice(),
+        [BackendEvent::Protocol {
+            level: Level::Error,
             ..
         }]
     ));
+    assert!(matches!(out.notes.as_slice(), [n] if n.starts_with("request-id:")));
     let out = m.on_line(r#"{"type":"control_cancel_request","request_id":"r1"}"#);
     assert_eq!(
         out.events,

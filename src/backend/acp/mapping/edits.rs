@@ -1,0 +1,238 @@
+//! One approval per edit. An agent that asks `session/request_permission` for an edit (the tool
+//! call carries its diff) and, once allowed, performs it with `fs/write_text_file` would
+//! otherwise meet a second gate for the same change. The write is performed without one only
+//! when it is exactly what was approved:
+//! - the same path as an approved diff, in the same prompt turn, the turn still running;
+//! - the file on disk now is byte for byte what it was when the approval was given;
+//! - the content is that file with the approved diffs applied (a whole-file diff replaces it,
+//!   a snippet diff is applied at its one occurrence; none or several: not covered).
+//!
+//! Each approval covers one write. Anything else is an ordinary write gate.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::actions::Action;
+use super::{Mapper, Out};
+use crate::core::text::sanitize;
+use crate::core::transcript::{ItemKind, Tone};
+
+/// A diff of a tool call, as the agent sent it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EditDiff {
+    pub path: PathBuf,
+    /// `None`: the new text is the whole file.
+    pub old: Option<String>,
+    pub new: String,
+}
+
+/// An allowed edit waiting for its write.
+#[derive(Clone, Debug)]
+struct Approved {
+    gate: String,
+    title: String,
+    path: PathBuf,
+    /// The file when the approval was given (`None`: it did not exist).
+    base: Option<String>,
+    edits: Vec<EditDiff>,
+    turn: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Approvals {
+    /// Diffs of permission gates still open, by gate id (with the tool call's title).
+    asked: HashMap<String, (String, Vec<EditDiff>)>,
+    /// Diffs of allowed gates, by gate id, until their files are read.
+    allowed: HashMap<String, (String, Vec<EditDiff>, u64)>,
+    ready: Vec<Approved>,
+}
+
+/// `base` with `edits` applied in order, or `None` when one does not apply exactly once.
+pub fn apply(base: Option<&str>, edits: &[EditDiff]) -> Option<String> {
+    let mut text = base.map(str::to_string);
+    for e in edits {
+        text = Some(match (e.old.as_deref(), text) {
+            (None, _) => e.new.clone(),
+            (Some(""), t) if t.as_deref().unwrap_or("").is_empty() => e.new.clone(),
+            (Some(""), _) | (Some(_), None) => return None,
+            (Some(old), Some(t)) => {
+                let at = t.find(old)?;
+                if occurs_again(&t, old, at) {
+                    return None;
+                }
+                format!("{}{}{}", &t[..at], e.new, &t[at + old.len()..])
+            }
+        });
+    }
+    text
+}
+
+/// Whether `needle` occurs in `hay` anywhere after the start of the match at `at`
+/// (overlapping occurrences count: "aa" occurs twice in "aaa").
+fn occurs_again(hay: &str, needle: &str, at: usize) -> bool {
+    let next = hay[at..]
+        .char_indices()
+        .nth(1)
+        .map_or(hay.len(), |(i, _)| at + i);
+    hay[next..].contains(needle)
+}
+
+impl Mapper {
+    /// A permission gate opened for a tool call with these diffs.
+    pub(super) fn note_edits(&mut self, gid: &str, edits: &[EditDiff], title: &str) {
+        if edits.is_empty() || self.rec.on {
+            return;
+        }
+        // Only paths inside the session directory can be written at all.
+        let edits: Vec<EditDiff> = edits
+            .iter()
+            .filter_map(|e| {
+                let path = self.within_cwd(&e.path).ok()?;
+                Some(EditDiff { path, ..e.clone() })
+            })
+            .collect();
+        // Kept only while their gate is open: a cancelled or withdrawn gate leaves nothing.
+        let theirs = &self.theirs;
+        self.approvals.asked.retain(|g, _| theirs.contains_key(g));
+        self.approvals
+            .asked
+            .insert(gid.to_string(), (sanitize(title), edits));
+    }
+
+    /// The answer to a permission gate: with edits allowed, their files are read first (the
+    /// session does it, then sends `line`); otherwise `line` goes out now.
+    pub(super) fn permission_answered(
+        &mut self,
+        gid: &str,
+        allowed: bool,
+        line: String,
+        out: &mut Out,
+    ) {
+        let asked = self.approvals.asked.remove(gid);
+        let (turn_no, running) = (self.turn_no, self.turn);
+        self.approvals
+            .ready
+            .retain(|a| running && a.turn == turn_no);
+        match asked {
+            Some((title, edits)) if allowed && !edits.is_empty() && self.turn => {
+                let mut paths: Vec<PathBuf> = edits.iter().map(|e| e.path.clone()).collect();
+                paths.sort();
+                paths.dedup();
+                self.approvals
+                    .allowed
+                    .insert(gid.to_string(), (title, edits, self.turn_no));
+                out.actions.push(Action::AnswerAfterSnapshot {
+                    line,
+                    gate: gid.to_string(),
+                    paths,
+                });
+            }
+            _ => out.lines.push(line),
+        }
+    }
+
+    /// The files of an allowed edit as they were when it was allowed (`None`: missing). A file
+    /// that could not be read is left out: a write to it is gated.
+    pub fn approved_files(&mut self, gate: &str, files: Vec<(PathBuf, Option<String>)>) {
+        let Some((title, edits, turn)) = self.approvals.allowed.remove(gate) else {
+            return;
+        };
+        for (path, base) in files {
+            let mine: Vec<EditDiff> = edits.iter().filter(|e| e.path == path).cloned().collect();
+            self.approvals.ready.push(Approved {
+                gate: gate.to_string(),
+                title: title.clone(),
+                path,
+                base,
+                edits: mine,
+                turn,
+            });
+        }
+    }
+
+    /// A write that an approval covers: performed without a gate, audited as covered.
+    pub(super) fn covered_write(
+        &mut self,
+        id: &Value,
+        path: &PathBuf,
+        content: &str,
+        old: Option<&str>,
+    ) -> Option<Out> {
+        let (turn_no, running) = (self.turn_no, self.turn);
+        // Approvals of an earlier turn, or of a turn that ended, cover nothing any more.
+        self.approvals
+            .ready
+            .retain(|a| running && a.turn == turn_no);
+        let at = self.approvals.ready.iter().position(|a| {
+            a.path == *path
+                && a.base.as_deref() == old
+                && apply(a.base.as_deref(), &a.edits).as_deref() == Some(content)
+        })?;
+        let a = self.approvals.ready.remove(at);
+        let mut out = Out::default();
+        let shown = sanitize(&path.display().to_string());
+        let what = if a.title.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", a.title)
+        };
+        out.push(ItemKind::Audit {
+            text: format!(
+                "write {shown} ({} bytes) allowed: covered by the approval of {}{what}, the same change",
+                content.len(),
+                a.gate
+            ),
+            tone: Tone::Allowed,
+        });
+        out.actions.push(Action::Note(format!(
+            "fs/write_text_file {id} for {} covered by the approval of {}: no second gate",
+            path.display(),
+            a.gate
+        )));
+        out.actions.push(Action::WriteFile {
+            id: id.clone(),
+            path: path.clone(),
+            content: content.to_string(),
+        });
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(old: Option<&str>, new: &str) -> EditDiff {
+        EditDiff {
+            path: PathBuf::from("/w/f"),
+            old: old.map(str::to_string),
+            new: new.into(),
+        }
+    }
+
+    #[test]
+    fn diffs_apply_whole_or_at_their_one_occurrence() {
+        assert_eq!(apply(None, &[d(None, "new\n")]).as_deref(), Some("new\n"));
+        assert_eq!(apply(Some("x"), &[d(None, "y")]).as_deref(), Some("y"));
+        assert_eq!(
+            apply(Some("a\nb\nc\n"), &[d(Some("b\n"), "B\n")]).as_deref(),
+            Some("a\nB\nc\n")
+        );
+        // Not there, twice, overlapping: not applicable.
+        assert_eq!(apply(Some("a\n"), &[d(Some("b"), "B")]), None);
+        assert_eq!(apply(Some("b b"), &[d(Some("b"), "B")]), None);
+        assert_eq!(apply(Some("aaa"), &[d(Some("aa"), "x")]), None);
+        // A snippet for a file that does not exist; an empty snippet on a non-empty file.
+        assert_eq!(apply(None, &[d(Some("b"), "B")]), None);
+        assert_eq!(apply(Some("x"), &[d(Some(""), "B")]), None);
+        assert_eq!(apply(None, &[d(Some(""), "B")]).as_deref(), Some("B"));
+        // In order.
+        assert_eq!(
+            apply(Some("ab"), &[d(Some("a"), "A"), d(Some("b"), "B")]).as_deref(),
+            Some("AB")
+        );
+        assert_eq!(apply(Some("é"), &[d(Some("é"), "e")]).as_deref(), Some("e"));
+    }
+}
