@@ -4,8 +4,9 @@
 //! rather than the whole content as new. The mapper and the reducer stay free of IO; a replay
 //! (no file to read) keeps the diff of the input alone.
 
-use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
+
+use crate::contain::Root;
 
 use serde_json::Value;
 
@@ -16,60 +17,27 @@ use crate::core::msg::BackendEvent;
 /// Larger files keep the diff of the input alone: a card is not a file viewer.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
-/// The path an agent named, as a relative path beneath `cwd`: absolute paths must lie inside
-/// it, and no `..` may climb out. `None` for anything else.
-fn beneath(cwd: &Path, path: &str) -> Option<PathBuf> {
+/// The text of the regular file `path` names beneath `cwd`, opened through the shared
+/// containment module (a handle on `cwd`: no symlink, `..` or FIFO leads anywhere else), at
+/// most `MAX_FILE_BYTES`. `Ok(None)`: there is no such file (a Write creates it). `Err`: not
+/// shown against the file.
+pub fn read_beneath(cwd: &Path, path: &str) -> Result<Option<String>, String> {
+    let root = Root::open(cwd).map_err(|e| e.to_string())?;
     let p = Path::new(path);
     let rel = if p.is_absolute() {
-        p.strip_prefix(cwd).ok()?
-    } else {
-        p
-    };
-    let mut out = PathBuf::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(n) => out.push(n),
-            Component::CurDir => {}
-            _ => return None,
+        // The agent may name the cwd as given or as resolved (`/tmp` behind a symlink).
+        match p.strip_prefix(cwd) {
+            Ok(rest) => rest.to_path_buf(),
+            Err(_) => root.relative(p).map_err(|e| e.to_string())?,
         }
-    }
-    (!out.as_os_str().is_empty()).then_some(out)
-}
-
-/// The text of the regular file `path` names beneath `cwd`, opened beneath a handle on `cwd`
-/// (a symlink cannot lead outside), without blocking on a FIFO, at most `MAX_FILE_BYTES`.
-/// `Ok(None)`: there is no such file (a Write creates it). `Err`: not shown against the file.
-pub fn read_beneath(cwd: &Path, path: &str) -> Result<Option<String>, String> {
-    use cap_std::fs::OpenOptionsExt;
-    // The agent may name the cwd as given or as resolved (`/tmp` behind a symlink).
-    let rel = beneath(cwd, path)
-        .or_else(|| beneath(&cwd.canonicalize().ok()?, path))
-        .ok_or("outside the working directory")?;
-    let dir = cap_std::fs::Dir::open_ambient_dir(cwd, cap_std::ambient_authority())
-        .map_err(|e| e.to_string())?;
-    let mut opts = cap_std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    let file = match dir.open_with(&rel, &opts) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+    } else {
+        p.to_path_buf()
     };
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
+    if rel.as_os_str().is_empty() {
+        return Err("not a file".into());
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err("too large".into());
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "not UTF-8".into())
+    root.read_text_opt(&rel, MAX_FILE_BYTES)
+        .map_err(|e| e.to_string())
 }
 
 /// The file a permission's input names, for the tools whose card shows a diff.
@@ -147,6 +115,7 @@ pub async fn attach(events: &mut [BackendEvent], cwd: &Path) {
 mod tests {
     use super::*;
     use crate::core::diff::DiffKind;
+    use std::path::PathBuf;
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("sb-fdiff-{}-{name}", std::process::id()));
@@ -296,7 +265,8 @@ mod tests {
         // Too large.
         let big = vec![b'a'; MAX_FILE_BYTES as usize + 1];
         std::fs::write(cwd.join("big"), big).unwrap();
-        assert_eq!(read_beneath(&cwd, "big"), Err("too large".to_string()));
+        let err = read_beneath(&cwd, "big").unwrap_err();
+        assert!(err.contains("larger than"), "{err}");
         let _ = std::fs::remove_dir_all(&cwd);
         let _ = std::fs::remove_dir_all(&outside);
     }
