@@ -66,6 +66,7 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("N", "deny and interrupt the turn"),
             ("e", "edit the tool input as JSON, then allow"),
             ("A", "save a rule (suggested glob, shown before saving)"),
+            ("PgUp PgDn", "scroll a long card (v shows it all)"),
             ("←→ Enter", "pick a choice"),
         ],
     ),
@@ -309,7 +310,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let hh = inner.height as usize;
     let skip = match overlay {
         Overlay::Log => n.saturating_sub(hh).saturating_sub(state.overlay_scroll),
-        Overlay::Help | Overlay::Status | Overlay::Text { .. } => {
+        Overlay::Help | Overlay::Status | Overlay::Text { .. } | Overlay::Detail { .. } => {
             state.overlay_scroll.min(n.saturating_sub(hh))
         }
         _ => 0,
