@@ -456,3 +456,33 @@ fn claude_bash_rule_from_a_chained_command_is_exactly_that_command() {
     sc.line(bash("req-c2", "ls; rm -rf ~"));
     assert!(sc.reply("req-c2").is_none());
 }
+
+#[test]
+fn agent_control_bytes_never_reach_the_rule_editor_or_the_rules_view() {
+    let mut sc = base(Opening::Full);
+    let evil = "ls \u{1b}]0;pwned\u{7}\u{1b}[2J";
+    sc.line(bash("req-e", evil));
+    sc.keys("A");
+    let screen = sc.screen(120, 40);
+    // ratatui drops the ESC itself; what must not show is the rest of the sequences.
+    assert!(
+        !screen.contains("pwned") && !screen.contains("[2J"),
+        "rule editor:\n{screen}"
+    );
+    sc.key(KeyCode::Esc);
+    sc.keys("a");
+    assert!(sc.reply("req-e").is_some());
+    assert_eq!(
+        sc.s.rules.list.last().unwrap().spec.pattern.as_deref(),
+        Some(evil),
+        "the rule keeps the exact bytes"
+    );
+    sc.key(KeyCode::Esc).keys("R");
+    assert!(matches!(sc.s.overlay, Some(Overlay::Rules { .. })));
+    let screen = sc.screen(120, 40);
+    assert!(screen.contains("= ls"), "{screen}");
+    assert!(
+        !screen.contains("pwned") && !screen.contains("[2J"),
+        "rules view:\n{screen}"
+    );
+}

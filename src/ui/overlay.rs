@@ -217,12 +217,16 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                         format!(
                             "{:<22} {:<28} {:>4} hit{}  ",
                             clip(&r.spec.tool, 22),
+                            // Patterns come from agent requests too (`a`, `A`): one row each.
                             clip(
-                                &match (&r.spec.pattern, r.spec.exact) {
-                                    (Some(p), true) => format!("= {p}"),
-                                    (Some(p), false) => p.clone(),
-                                    (None, _) => "(any)".into(),
-                                },
+                                &crate::core::text::sanitize(
+                                    &match (&r.spec.pattern, r.spec.exact) {
+                                        (Some(p), true) => format!("= {p}"),
+                                        (Some(p), false) => p.clone(),
+                                        (None, _) => "(any)".into(),
+                                    }
+                                )
+                                .replace('\n', "⏎"),
                                 28
                             ),
                             r.hits,

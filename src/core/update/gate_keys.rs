@@ -95,7 +95,12 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 KeyCode::Char('A') => {
                     let spec = super::super::rules::suggest(&super::rules::subject(p));
                     let text = super::super::rules::spec_line(&spec);
-                    open_editor(state, EditorPurpose::Rule, &text);
+                    // The editor draws the text: never an agent's control bytes.
+                    open_editor(
+                        state,
+                        EditorPurpose::Rule,
+                        &super::super::text::sanitize(&text),
+                    );
                     None
                 }
                 KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),
