@@ -480,6 +480,7 @@ fn fit_card(
     footer: usize,
     h: usize,
     scroll: usize,
+    hint: bool,
     theme: &Theme,
 ) -> (Vec<Line<'static>>, usize) {
     let n = lines.len();
@@ -509,7 +510,14 @@ fn fit_card(
         (a, b) => format!(" ({a} above, {b} below)"),
     };
     v.push(Line::from(Span::styled(
-        format!("… {hidden} lines hidden{wher} · PgUp PgDn scroll · v shows all"),
+        format!(
+            "… {hidden} lines hidden{wher}{}",
+            if hint {
+                " · PgUp PgDn scroll · v shows all"
+            } else {
+                ""
+            }
+        ),
         theme.warn,
     )));
     v.extend(lines[n - keep_tail..].iter().cloned());
@@ -552,19 +560,16 @@ pub fn render_card(
         ..inner
     };
     let (lines, footer) = card_parts(state, gate, ui, inner.width, theme);
-    let (mut shown, max_scroll) =
-        fit_card(lines, footer, body_area.height as usize, ui.scroll, theme);
-    if ui.editor.is_some() {
-        // The keys go to the editor: only the count is true then.
-        for line in &mut shown {
-            if let Some(sp) = line.spans.first_mut()
-                && let Some(i) = sp.content.find(" · PgUp PgDn")
-                && sp.content.starts_with('…')
-            {
-                sp.content = sp.content[..i].to_string().into();
-            }
-        }
-    }
+    // With an editor open the keys go to it: the marker then only counts.
+    let hint = ui.editor.is_none();
+    let (shown, max_scroll) = fit_card(
+        lines,
+        footer,
+        body_area.height as usize,
+        ui.scroll,
+        hint,
+        theme,
+    );
     state.view.card_max_scroll.set(max_scroll);
     f.render_widget(Paragraph::new(shown), body_area);
     if let Some(ed) = &ui.editor {
