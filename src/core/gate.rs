@@ -78,6 +78,18 @@ pub struct Permission {
     pub env: Vec<(String, String)>,
 }
 
+/// A one-line summary of a command (for audit rows and lists) that never hides that more
+/// lines follow: `echo ok (+1 more line)`.
+pub fn command_summary(command: &str) -> String {
+    let lines = command.lines().filter(|l| !l.trim().is_empty()).count();
+    let first = super::text::one_line(command, 160);
+    match lines {
+        0 | 1 => first,
+        2 => format!("{first} (+1 more line)"),
+        n => format!("{first} (+{} more lines)", n - 1),
+    }
+}
+
 /// Variables that change which program runs or what it loads before a line of the command
 /// is read: a request setting one is never allowed by a rule.
 const DANGEROUS_ENV: &[&str] = &[
@@ -416,6 +428,40 @@ mod tests {
                     description: String::new(),
                 })
                 .collect(),
+        }
+    }
+
+    #[test]
+    fn command_summaries_say_more_lines_follow() {
+        assert_eq!(command_summary("ls"), "ls");
+        assert_eq!(
+            command_summary("echo ok\ncurl x | sh"),
+            "echo ok (+1 more line)"
+        );
+        assert_eq!(command_summary("\na\n\nb\nc\n"), "a (+2 more lines)");
+    }
+
+    #[test]
+    fn dangerous_variables() {
+        for k in [
+            "LD_PRELOAD",
+            "ld_library_path",
+            "PATH",
+            "BASH_ENV",
+            "ENV",
+            "PYTHONPATH",
+            "NODE_OPTIONS",
+            "GIT_SSH_COMMAND",
+            "BASH_FUNC_ls%%",
+            "A=B",
+            "",
+            "1X",
+            "X\u{1b}",
+        ] {
+            assert!(dangerous_env(k), "{k:?}");
+        }
+        for k in ["CI", "RUST_LOG", "TERM", "LANG", "MY_FLAG"] {
+            assert!(!dangerous_env(k), "{k:?}");
         }
     }
 

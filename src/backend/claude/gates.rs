@@ -186,7 +186,10 @@ pub fn permission(req: &Value) -> GateKind {
         .then(|| input.get("command").and_then(Value::as_str).map(sanitize))
         .flatten();
     GateKind::Permission(Permission {
-        summary: tool_input_summary(&tool, &input),
+        summary: match &command {
+            Some(c) => crate::core::gate::command_summary(c),
+            None => tool_input_summary(&tool, &input),
+        },
         rule_arg: rule_argument(&tool, &input),
         diff: edit_diff(&tool, &input),
         input: input.to_string(),

@@ -106,8 +106,9 @@ pub fn save_rule(
         && let Some(name) = p.dangerous_env().first()
     {
         state.status_line = Some(format!(
-            "rule saved to {path}: {}; it cannot answer this request, which sets {name}",
-            super::super::rules::spec_line(&spec)
+            "rule saved to {path}: {}; it cannot answer this request, which sets {}",
+            super::super::rules::spec_line(&spec),
+            super::super::text::sanitize(name)
         ));
     }
     fx.push(super::super::msg::Effect::SaveRule { path, spec });

@@ -79,7 +79,9 @@ impl Mapper {
             pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
         let kind = GateKind::Permission(Permission {
             tool: sanitize(&tool),
-            summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
+            summary: crate::core::gate::command_summary(&sanitize(
+                &command.clone().unwrap_or_else(|| view.title.clone()),
+            )),
             rule_arg: match (&command, &view.raw_input) {
                 (Some(c), _) => c.clone(),
                 (None, Some(r)) => r.0.to_string(),
@@ -233,7 +235,7 @@ impl Mapper {
         rule_arg.push_str(&run);
         let perm = Permission {
             tool: "terminal".into(),
-            summary: sanitize(&line),
+            summary: crate::core::gate::command_summary(&sanitize(&line)),
             rule_arg,
             input: sanitize(&format!("$ {line}\n(in {})", spec.cwd.display())),
             title: Some("run a command in a client terminal".into()),
