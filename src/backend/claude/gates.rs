@@ -181,8 +181,11 @@ pub fn permission(req: &Value) -> GateKind {
             .map(|v| format!("{} (the CLI's suggestion)", suggestion_label(v)))
             .collect()
     };
-    let shell = tool == "Bash";
-    let command = shell
+    // Bash, and any tool whose input carries a command line (an MCP exec tool): allow rules
+    // must not cover a chained line whatever the tool is called. The card shows Bash's
+    // command whole; other tools show their whole input.
+    let shell = tool == "Bash" || input.get("command").is_some_and(Value::is_string);
+    let command = (tool == "Bash")
         .then(|| input.get("command").and_then(Value::as_str).map(sanitize))
         .flatten();
     GateKind::Permission(Permission {
