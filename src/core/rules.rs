@@ -309,7 +309,11 @@ pub fn suggest(s: &Subject) -> RuleSpec {
         let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
         match words.as_slice() {
             [] => None,
-            _ if chained || program.is_some_and(|p| INTERPRETERS.contains(&p)) => {
+            // A JSON input holding a command (an MCP exec tool): its other fields count too.
+            _ if chained
+                || arg.starts_with(['{', '['])
+                || program.is_some_and(|p| INTERPRETERS.contains(&p)) =>
+            {
                 Some(escape_glob(arg))
             }
             // `git commit -m x` → `git commit *`; `ls -la` → `ls *`.
@@ -624,6 +628,10 @@ mod tests {
         assert_eq!(shell("sh -c 'rm -rf ~'"), "sh -c 'rm -rf ~'");
         assert_eq!(shell("/bin/bash -lc make"), "/bin/bash -lc make");
         assert_eq!(shell("git status"), "git *");
+        assert_eq!(
+            shell("{\"command\":\"git status\",\"cwd\":\"/\"}"),
+            "{\"command\":\"git status\",\"cwd\":\"/\"}"
+        );
         // Each suggestion covers the command it was made from, and nothing chained to it.
         for arg in [
             "ls; rm -rf *",
