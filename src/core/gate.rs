@@ -20,6 +20,8 @@ pub struct Gate {
     pub reply_definition: &'static str,
 }
 
+// A handful of gates are pending at a time: boxing the permission would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum GateKind {
     Permission(Permission),
@@ -64,6 +66,94 @@ pub struct Permission {
     /// The agent's own answers (ACP `session/request_permission`); when non-empty the card
     /// offers exactly these instead of the fixed choices. Empty for Claude.
     pub options: Vec<PermOption>,
+    /// `rule_arg` is a shell line (Claude `Bash`, ACP terminals, `execute`-kind tools): allow
+    /// rules never cover a chained line, whatever the tool is called.
+    pub shell: bool,
+    /// The whole command as it will run (every line; argv shell-quoted), sanitized for
+    /// display. The card shows it in full, never a one-line summary.
+    pub command: Option<String>,
+    /// Environment variables the request sets (ACP `terminal/create`), as sent. The card
+    /// shows every one, rules match them (they lead `rule_arg`), and a dangerous one keeps
+    /// every allow rule away.
+    pub env: Vec<(String, String)>,
+}
+
+/// A one-line summary of a command (for audit rows and lists) that never hides that more
+/// lines follow: `echo ok (+1 more line)`.
+pub fn command_summary(command: &str) -> String {
+    let lines = command.lines().filter(|l| !l.trim().is_empty()).count();
+    let first = super::text::one_line(command, 160);
+    match lines {
+        0 | 1 => first,
+        2 => format!("{first} (+1 more line)"),
+        n => format!("{first} (+{} more lines)", n - 1),
+    }
+}
+
+/// Variables that change which program runs or what it loads before a line of the command
+/// is read: a request setting one is never allowed by a rule.
+const DANGEROUS_ENV: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "IFS",
+    "CDPATH",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "GLOBIGNORE",
+    "PS4",
+    "PROMPT_COMMAND",
+    "HOME",
+    "ZDOTDIR",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "GCONV_PATH",
+    "LOCPATH",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "CC",
+    "CXX",
+    "LD",
+    "RUSTC",
+    "RUSTC_WRAPPER",
+    "MAKEFLAGS",
+];
+
+/// Prefixes of dangerous variable families (`LD_PRELOAD`, `PYTHONPATH`, `GIT_SSH_COMMAND`…).
+const DANGEROUS_ENV_PREFIX: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "PYTHON",
+    "PERL5",
+    "GIT_",
+    "BASH_FUNC_",
+    "NPM_CONFIG_",
+];
+
+/// Whether setting `name` can change what a command runs or loads. Names that are not plain
+/// identifiers are dangerous too: no shell would let a user type them.
+pub fn dangerous_env(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    !plain
+        || DANGEROUS_ENV.contains(&upper.as_str())
+        || DANGEROUS_ENV_PREFIX.iter().any(|p| upper.starts_with(p))
 }
 
 /// One answer the agent offers for a permission request (ACP `PermissionOption`).
@@ -118,6 +208,15 @@ impl PermChoice {
 }
 
 impl Permission {
+    /// The dangerous variables this request sets, in request order.
+    pub fn dangerous_env(&self) -> Vec<&str> {
+        self.env
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| dangerous_env(k))
+            .collect()
+    }
+
     pub fn choices(&self) -> Vec<PermChoice> {
         if !self.options.is_empty() {
             return (0..self.options.len())
@@ -329,6 +428,40 @@ mod tests {
                     description: String::new(),
                 })
                 .collect(),
+        }
+    }
+
+    #[test]
+    fn command_summaries_say_more_lines_follow() {
+        assert_eq!(command_summary("ls"), "ls");
+        assert_eq!(
+            command_summary("echo ok\ncurl x | sh"),
+            "echo ok (+1 more line)"
+        );
+        assert_eq!(command_summary("\na\n\nb\nc\n"), "a (+2 more lines)");
+    }
+
+    #[test]
+    fn dangerous_variables() {
+        for k in [
+            "LD_PRELOAD",
+            "ld_library_path",
+            "PATH",
+            "BASH_ENV",
+            "ENV",
+            "PYTHONPATH",
+            "NODE_OPTIONS",
+            "GIT_SSH_COMMAND",
+            "BASH_FUNC_ls%%",
+            "A=B",
+            "",
+            "1X",
+            "X\u{1b}",
+        ] {
+            assert!(dangerous_env(k), "{k:?}");
+        }
+        for k in ["CI", "RUST_LOG", "TERM", "LANG", "MY_FLAG"] {
+            assert!(!dangerous_env(k), "{k:?}");
         }
     }
 

@@ -118,6 +118,8 @@ pub struct GateUi {
     pub editor: Option<Editor>,
     /// Last validation error, shown in the card.
     pub error: Option<String>,
+    /// Card body lines scrolled past (PgUp/PgDn) when the body is taller than the card.
+    pub scroll: usize,
 }
 
 impl GateUi {
@@ -211,6 +213,8 @@ pub struct ViewMetrics {
     pub tree_rows: std::cell::RefCell<Vec<NodeId>>,
     /// Transcript item shown on each drawn row, from the top of the pane.
     pub item_rows: std::cell::RefCell<Vec<usize>>,
+    /// How far the gate card's body can scroll at the size last drawn (0: it all fits).
+    pub card_max_scroll: Cell<usize>,
 }
 
 /// A transcript search (`/` in the selected node, Ctrl-F in all nodes).

@@ -8,8 +8,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::items::diff_lines;
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::gate::{FieldKind, Gate, GateKind};
+use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
 use crate::core::state::{EditorPurpose, GateUi, State};
+use crate::core::text::sanitize;
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -23,6 +24,18 @@ pub fn card_lines(
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    card_parts(state, gate, ui, width, theme).0
+}
+
+/// The card's lines and where its footer (the choices, a recorded answer, an error) starts:
+/// the footer stays in view when the body scrolls.
+fn card_parts(
+    state: &State,
+    gate: &Gate,
+    ui: &GateUi,
+    width: u16,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, usize) {
     // Key hint rows: flowed to the width, and left out in replay (nothing can be answered).
     let mut key_lines: Vec<usize> = Vec::new();
     let w = width;
@@ -50,13 +63,46 @@ pub fn card_lines(
                     l.extend(super::items::side_by_side_lines(d, w, theme))
                 }
                 Some(d) => l.extend(diff_lines(d, w, theme, false)),
-                None => {
-                    let shown = if p.tool == "Bash" {
-                        format!("$ {}", p.summary)
-                    } else {
-                        p.input.clone()
-                    };
-                    l.extend(wrap(&shown, w, theme.accent, pad(0), pad(2)));
+                // The whole command, every line: a second line runs too.
+                None => match &p.command {
+                    Some(c) => {
+                        let n = c.lines().count();
+                        if n > 1 {
+                            l.push(Line::from(Span::styled(
+                                format!("a {n}-line command: every line runs"),
+                                theme.warn,
+                            )));
+                        }
+                        l.extend(wrap(
+                            c,
+                            w,
+                            theme.accent,
+                            Span::styled("$ ", theme.dim),
+                            pad(2),
+                        ));
+                    }
+                    None => l.extend(wrap(&p.input, w, theme.accent, pad(0), pad(2))),
+                },
+            }
+            // Every variable the request sets; the ones that change what runs are marked.
+            for (k, v) in &p.env {
+                let kv = sanitize(&format!("{k}={v}"));
+                if dangerous_env(k) {
+                    l.extend(wrap(
+                        &format!("{kv}  ⚠ changes what runs: no rule allows this"),
+                        w,
+                        theme.warn,
+                        Span::styled("env ", theme.warn),
+                        pad(4),
+                    ));
+                } else {
+                    l.extend(wrap(
+                        &kv,
+                        w,
+                        theme.text,
+                        Span::styled("env ", theme.dim),
+                        pad(4),
+                    ));
                 }
             }
             if let Some(r) = &p.decision_reason {
@@ -284,6 +330,7 @@ pub fn card_lines(
             }
         }
     }
+    let body_end = l.len();
     if let Some(answer) = state.replay.as_ref().and_then(|r| r.answers.get(&gate.id)) {
         l.extend(wrap(
             answer,
@@ -304,14 +351,19 @@ pub fn card_lines(
     }
     let live = state.replay.is_none();
     let mut out = Vec::with_capacity(l.len());
+    let mut footer = None;
     for (i, line) in l.into_iter().enumerate() {
+        if key_lines.first() == Some(&i) || (i == body_end && footer.is_none()) {
+            footer = Some(out.len());
+        }
         if !key_lines.contains(&i) {
             out.push(line);
         } else if live {
             out.extend(flow(line, w as usize));
         }
     }
-    out
+    let footer = footer.unwrap_or(out.len());
+    (out, footer)
 }
 
 /// The key to show for a default key: the user's override from `[keys]` when there is one.
@@ -420,6 +472,58 @@ pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Lin
     ])
 }
 
+/// The lines that fit in `h` rows, and how far the body can scroll. When the card is too
+/// short, the footer (the choices) stays, the body shows a window from `scroll`, and a line
+/// says how many lines are hidden: nothing is clipped silently.
+fn fit_card(
+    lines: Vec<Line<'static>>,
+    footer: usize,
+    h: usize,
+    scroll: usize,
+    hint: bool,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, usize) {
+    let n = lines.len();
+    if n <= h {
+        return (lines, 0);
+    }
+    if h == 0 {
+        return (Vec::new(), 0);
+    }
+    if h == 1 {
+        return (lines[n - 1..].to_vec(), 0);
+    }
+    let footer = footer.min(n);
+    // The marker takes a line; the body keeps at least half of the rest (the command must
+    // not vanish behind a long error), the footer keeps its tail.
+    let body_min = ((h - 1) / 2).min(footer);
+    let keep_tail = (n - footer).min(h - 1 - body_min);
+    let avail = h - 1 - keep_tail;
+    let max_scroll = footer.saturating_sub(avail);
+    let top = scroll.min(max_scroll);
+    let mut v: Vec<Line<'static>> = lines[top..top + avail.min(footer)].to_vec();
+    let below = footer.saturating_sub(top + avail);
+    let hidden = n - v.len() - keep_tail;
+    let wher = match (top, below) {
+        (0, _) => String::new(),
+        (a, 0) => format!(" ({a} above)"),
+        (a, b) => format!(" ({a} above, {b} below)"),
+    };
+    v.push(Line::from(Span::styled(
+        format!(
+            "… {hidden} lines hidden{wher}{}",
+            if hint {
+                " · PgUp PgDn scroll · v shows all"
+            } else {
+                ""
+            }
+        ),
+        theme.warn,
+    )));
+    v.extend(lines[n - keep_tail..].iter().cloned());
+    (v, max_scroll)
+}
+
 /// Height the card wants at `width` (body + editor + borders).
 pub fn card_height(state: &State, gate: &Gate, ui: &GateUi, width: u16, theme: &Theme) -> u16 {
     let body = card_lines(state, gate, ui, width.saturating_sub(2), theme).len() as u16;
@@ -455,28 +559,18 @@ pub fn render_card(
         height: inner.height - eh,
         ..inner
     };
-    let lines = card_lines(state, gate, ui, inner.width, theme);
-    // Keep the choices (last lines) visible when the body is taller than the card.
-    let h = body_area.height as usize;
-    let skip = lines.len().saturating_sub(h);
-    let shown: Vec<Line> = if skip > 0 && h == 0 {
-        Vec::new()
-    } else if skip > 0 && h == 1 {
-        lines[lines.len() - 1..].to_vec()
-    } else if skip > 0 {
-        // The marker takes a line too: keep up to 3 tail lines and fill the rest from the top.
-        let keep_tail = 3.min(h - 1);
-        let head = h - 1 - keep_tail;
-        let mut v: Vec<Line> = lines[..head].to_vec();
-        v.push(Line::from(Span::styled(
-            format!("… {} lines hidden", lines.len() - head - keep_tail),
-            theme.dim,
-        )));
-        v.extend(lines[lines.len() - keep_tail..].iter().cloned());
-        v
-    } else {
-        lines
-    };
+    let (lines, footer) = card_parts(state, gate, ui, inner.width, theme);
+    // With an editor open the keys go to it: the marker then only counts.
+    let hint = ui.editor.is_none();
+    let (shown, max_scroll) = fit_card(
+        lines,
+        footer,
+        body_area.height as usize,
+        ui.scroll,
+        hint,
+        theme,
+    );
+    state.view.card_max_scroll.set(max_scroll);
     f.render_widget(Paragraph::new(shown), body_area);
     if let Some(ed) = &ui.editor {
         let area = Rect {

@@ -66,6 +66,7 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("N", "deny and interrupt the turn"),
             ("e", "edit the tool input as JSON, then allow"),
             ("A", "save a rule (suggested glob, shown before saving)"),
+            ("PgUp PgDn", "scroll a long card (v shows it all)"),
             ("←→ Enter", "pick a choice"),
         ],
     ),
@@ -216,12 +217,16 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                         format!(
                             "{:<22} {:<28} {:>4} hit{}  ",
                             clip(&r.spec.tool, 22),
+                            // Patterns come from agent requests too (`a`, `A`): one row each.
                             clip(
-                                &match (&r.spec.pattern, r.spec.exact) {
-                                    (Some(p), true) => format!("= {p}"),
-                                    (Some(p), false) => p.clone(),
-                                    (None, _) => "(any)".into(),
-                                },
+                                &crate::core::text::sanitize(
+                                    &match (&r.spec.pattern, r.spec.exact) {
+                                        (Some(p), true) => format!("= {p}"),
+                                        (Some(p), false) => p.clone(),
+                                        (None, _) => "(any)".into(),
+                                    }
+                                )
+                                .replace('\n', "⏎"),
                                 28
                             ),
                             r.hits,
@@ -309,7 +314,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let hh = inner.height as usize;
     let skip = match overlay {
         Overlay::Log => n.saturating_sub(hh).saturating_sub(state.overlay_scroll),
-        Overlay::Help | Overlay::Status | Overlay::Text { .. } => {
+        Overlay::Help | Overlay::Status | Overlay::Text { .. } | Overlay::Detail { .. } => {
             state.overlay_scroll.min(n.saturating_sub(hh))
         }
         _ => 0,

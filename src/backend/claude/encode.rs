@@ -63,11 +63,9 @@ pub fn body(pending: &Pending, decision: &Decision) -> Result<Value, String> {
                 "updatedInput".into(),
                 updated_input.clone().unwrap_or_else(|| input.clone()),
             );
-            if *always {
-                b.insert(
-                    "updatedPermissions".into(),
-                    Value::Array(session_permissions(suggestions, tool_name, input)),
-                );
+            let updates = session_permissions(suggestions, tool_name, input);
+            if *always && !updates.is_empty() {
+                b.insert("updatedPermissions".into(), Value::Array(updates));
             }
             Value::Object(b)
         }
@@ -160,8 +158,10 @@ impl Pending {
 }
 
 /// "Allow always" echoes the agent's suggestions scoped to this session. Without suggestions
-/// it synthesizes the narrowest session rule: this exact command or file for Bash and file
-/// tools, the whole tool only for others (MCP tools have no argument syntax).
+/// it synthesizes a session rule for exactly this command or file, and none when it cannot
+/// be that narrow (other tools have no argument syntax; a `*`, `?` or `[` would be a pattern
+/// to the CLI): never a rule wider than the request shown. Our own exact session rule
+/// answers the same request again.
 pub fn session_permissions(suggestions: &[Value], tool_name: &str, input: &Value) -> Vec<Value> {
     if suggestions.is_empty() {
         let field = |k: &str| input.get(k).and_then(Value::as_str);
@@ -172,12 +172,14 @@ pub fn session_permissions(suggestions: &[Value], tool_name: &str, input: &Value
             }
             _ => None,
         };
-        let rule = match content {
-            Some(c) => json!({"toolName": tool_name, "ruleContent": c}),
-            None => json!({"toolName": tool_name}),
+        return match content {
+            Some(c) if !c.is_empty() && !c.contains(['*', '?', '[']) => {
+                vec![json!({"type":"addRules",
+                    "rules":[{"toolName": tool_name, "ruleContent": c}],
+                    "behavior":"allow","destination":"session"})]
+            }
+            _ => Vec::new(),
         };
-        return vec![json!({"type":"addRules","rules":[rule],
-            "behavior":"allow","destination":"session"})];
     }
     suggestions
         .iter()
@@ -240,8 +242,31 @@ mod tests {
         };
         let b = body(&mcp, &always).unwrap();
         assert_eq!(
-            b["updatedPermissions"][0]["rules"][0],
-            json!({"toolName":"mcp__s__t"})
+            b.get("updatedPermissions"),
+            None,
+            "a whole-tool rule would be wider than this request"
+        );
+        let glob = Pending::Permission {
+            input: json!({"command":"rm -rf *"}),
+            suggestions: vec![],
+            tool_name: "Bash".into(),
+        };
+        let b = body(&glob, &always).unwrap();
+        assert_eq!(
+            b.get("updatedPermissions"),
+            None,
+            "a `*` would be a pattern"
+        );
+        let no_command = Pending::Permission {
+            input: json!({}),
+            suggestions: vec![],
+            tool_name: "Bash".into(),
+        };
+        let b = body(&no_command, &always).unwrap();
+        assert_eq!(
+            b.get("updatedPermissions"),
+            None,
+            "never the whole Bash tool"
         );
     }
 

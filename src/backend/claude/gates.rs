@@ -113,26 +113,87 @@ pub fn rule_argument(tool: &str, input: &Value) -> String {
     }
 }
 
+/// Why a `can_use_tool` request is not what it claims (`None`: it is well-formed). Such a
+/// request gets a fail-closed error reply, never a gate: a card could not show what would
+/// run, and an "always allow" built from it could cover every use of the tool.
+pub fn invalid_can_use_tool(req: &Value) -> Option<String> {
+    let tool = match req.get("tool_name") {
+        Some(Value::String(t)) if !t.is_empty() => t.as_str(),
+        Some(Value::String(_)) => return Some("tool_name is empty".into()),
+        Some(_) => return Some("tool_name is not a string".into()),
+        None => return Some("tool_name is missing".into()),
+    };
+    let Some(input) = req.get("input") else {
+        return Some("input is missing".into());
+    };
+    if !input.is_object() {
+        return Some(format!("input is not an object but {}", json_kind(input)));
+    }
+    if tool == "Bash" && !input.get("command").is_some_and(Value::is_string) {
+        return Some("a Bash input without a string command".into());
+    }
+    if req
+        .get("permission_suggestions")
+        .is_some_and(|v| !v.is_array() && !v.is_null())
+    {
+        return Some("permission_suggestions is not an array".into());
+    }
+    None
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub fn permission(req: &Value) -> GateKind {
     let tool = s(req, "tool_name").unwrap_or_else(|| "?".into());
     let input = req
         .get("input")
         .cloned()
         .unwrap_or(Value::Object(Default::default()));
-    // The card shows what `a` will send: the agent's suggestions, or the rule we synthesize.
+    // The card shows what `a` will send: the CLI's suggestions (labelled as the CLI's), or
+    // the rule we synthesize, which is never wider than this very command or file.
     let raw: Vec<Value> = req
         .get("permission_suggestions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let shown = if raw.is_empty() {
-        super::encode::session_permissions(&[], &tool, &input)
+    let suggestions = if raw.is_empty() {
+        let ours = super::encode::session_permissions(&[], &tool, &input);
+        if ours.is_empty() {
+            vec!["exactly this input, by a switchboard session rule".to_string()]
+        } else if tool == "Bash" {
+            // Not the command again: a long one would fill the card twice.
+            vec![format!("{tool} exactly as shown (switchboard's rule)")]
+        } else {
+            ours.iter()
+                .map(|v| format!("{} (exactly this file)", suggestion_label(v)))
+                .collect()
+        }
     } else {
-        raw
+        raw.iter()
+            .map(|v| format!("{} (the CLI's suggestion)", suggestion_label(v)))
+            .collect()
     };
-    let suggestions = shown.iter().map(suggestion_label).collect();
+    // Bash, and any tool whose input carries a command line (an MCP exec tool): allow rules
+    // must not cover a chained line whatever the tool is called. The card shows Bash's
+    // command whole; other tools show their whole input.
+    let shell = tool == "Bash" || input.get("command").is_some_and(Value::is_string);
+    let command = (tool == "Bash")
+        .then(|| input.get("command").and_then(Value::as_str).map(sanitize))
+        .flatten();
     GateKind::Permission(Permission {
-        summary: tool_input_summary(&tool, &input),
+        summary: match &command {
+            Some(c) => crate::core::gate::command_summary(c),
+            None => tool_input_summary(&tool, &input),
+        },
         rule_arg: rule_argument(&tool, &input),
         diff: edit_diff(&tool, &input),
         input: input.to_string(),
@@ -144,6 +205,9 @@ pub fn permission(req: &Value) -> GateKind {
         always_allowed: !b(req, "suppress_always_allow_rule"),
         default_to_no: b(req, "default_to_no"),
         options: Vec::new(),
+        shell,
+        command,
+        env: Vec::new(),
         tool,
     })
 }

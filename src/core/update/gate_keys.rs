@@ -58,6 +58,18 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('r') => {
             return open_editor(state, EditorPurpose::RawReply, &gate.default_reply);
         }
+        // A body taller than the card (a long command) scrolls; `v` shows it all.
+        KeyCode::PageUp | KeyCode::PageDown => {
+            let max = state.view.card_max_scroll.get();
+            if let Some(ui) = active_ui_mut(state) {
+                ui.scroll = if key.code == KeyCode::PageDown {
+                    (ui.scroll + 5).min(max)
+                } else {
+                    ui.scroll.saturating_sub(5).min(max)
+                };
+            }
+            return;
+        }
         _ => {}
     }
     let id = gate.id.clone();
@@ -81,10 +93,14 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     None
                 }
                 KeyCode::Char('A') => {
-                    let (tool, arg) = super::rules::subject(p);
-                    let spec = super::super::rules::suggest(tool, arg);
+                    let spec = super::super::rules::suggest(&super::rules::subject(p));
                     let text = super::super::rules::spec_line(&spec);
-                    open_editor(state, EditorPurpose::Rule, &text);
+                    // The editor draws the text: never an agent's control bytes.
+                    open_editor(
+                        state,
+                        EditorPurpose::Rule,
+                        &super::super::text::sanitize(&text),
+                    );
                     None
                 }
                 KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),

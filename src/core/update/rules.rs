@@ -1,13 +1,19 @@
 //! Applying approval rules to new gates, and the keys that create rules.
 
 use super::super::gate::{Decision, Gate, GateKind, Permission};
-use super::super::rules::{Action, Origin};
+use super::super::rules::{Action, Origin, Subject};
 use super::super::state::State;
 
-/// The tool name and the argument a rule matches for a permission: the whole Bash command,
-/// the normalised file path, or the compact input (never the shortened summary).
-pub fn subject(p: &Permission) -> (&str, &str) {
-    (&p.tool, &p.rule_arg)
+/// What a rule matches for a permission: the tool name and the whole argument (the whole
+/// shell line with the variables it sets, the normalised file path, or the compact input;
+/// never the shortened summary), marked as a shell line where the mapper said so.
+pub fn subject(p: &Permission) -> Subject<'_> {
+    Subject {
+        tool: &p.tool,
+        arg: &p.rule_arg,
+        shell: p.shell,
+        dangerous_env: !p.dangerous_env().is_empty(),
+    }
 }
 
 /// A rule's answer for a new gate: `Some((decision, rule description))` when an allow or
@@ -17,8 +23,7 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
     let GateKind::Permission(p) = &gate.kind else {
         return None;
     };
-    let (tool, arg) = subject(p);
-    let i = state.rules.evaluate(tool, arg)?;
+    let i = state.rules.evaluate(&subject(p))?;
     let rule = &mut state.rules.list[i];
     rule.hits += 1;
     let desc = format!("({}: {})", rule.origin.label(), rule.describe());
@@ -66,12 +71,12 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
 
 /// `a`: remember "allow this exact request" for the rest of the session.
 pub fn add_session_rule(state: &mut State, p: &Permission) {
-    let (tool, arg) = subject(p);
+    let s = subject(p);
     // Exactly this request: the argument is a literal, never a glob.
     let spec = super::super::rules::RuleSpec {
         action: Action::Allow,
-        tool: tool.to_string(),
-        pattern: Some(arg.to_string()),
+        tool: s.tool.to_string(),
+        pattern: Some(s.arg.to_string()),
         exact: true,
     };
     state.rules.add(spec, Origin::Session);
@@ -96,6 +101,16 @@ pub fn save_rule(
         "rule saved to {path}: {}",
         super::super::rules::spec_line(&spec)
     ));
+    if let GateKind::Permission(p) = &gate.kind
+        && spec.action == Action::Allow
+        && let Some(name) = p.dangerous_env().first()
+    {
+        state.status_line = Some(format!(
+            "rule saved to {path}: {}; it cannot answer this request, which sets {}",
+            super::super::rules::spec_line(&spec),
+            super::super::text::sanitize(name)
+        ));
+    }
     fx.push(super::super::msg::Effect::SaveRule { path, spec });
     if let Some((decision, desc)) = decide(state, gate) {
         fx.extend(super::decide::answer_by_rule(

@@ -15,14 +15,30 @@ pub struct TerminalSpec {
 }
 
 impl TerminalSpec {
+    /// The command exactly as it is run, shell-quoted: `cargo test`, or `sh -c 'ls; rm -rf ~'`
+    /// for a whole shell line in `command` with no `args`.
     pub fn command_line(&self) -> String {
-        let mut s = self.command.clone();
-        for a in &self.args {
-            s.push(' ');
-            s.push_str(a);
+        if self.args.is_empty() {
+            shell_join(["sh", "-c", self.command.as_str()])
+        } else {
+            shell_join(
+                std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str)),
+            )
         }
-        s
     }
+}
+
+/// Words joined into one shell line that reads back as the same words (`shlex` quoting).
+pub fn shell_join<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    words
+        .into_iter()
+        .map(|w| match shlex::try_quote(w) {
+            Ok(q) => q.into_owned(),
+            // A NUL byte cannot be quoted (nor run): show it escaped.
+            Err(_) => format!("{w:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Work that needs IO. Every action carries the agent's request id and must be answered once.

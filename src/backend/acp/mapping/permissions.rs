@@ -63,6 +63,9 @@ impl Mapper {
         });
         let raw_input = view.raw_input.as_ref().map(RawJson::value);
         let command = command_of(raw_input.as_ref());
+        // A shell line whatever the tool is called: an `execute` tool, or an input that
+        // carries a command.
+        let shell = view.kind == "execute" || command.is_some() || tool == "Bash";
         let input = match (&command, &raw_input) {
             (Some(c), _) => format!("$ {c}"),
             (None, Some(r)) => pretty_json(r),
@@ -76,7 +79,9 @@ impl Mapper {
             pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
         let kind = GateKind::Permission(Permission {
             tool: sanitize(&tool),
-            summary: sanitize(&command.clone().unwrap_or_else(|| view.title.clone())),
+            summary: crate::core::gate::command_summary(&sanitize(
+                &command.clone().unwrap_or_else(|| view.title.clone()),
+            )),
             rule_arg: match (&command, &view.raw_input) {
                 (Some(c), _) => c.clone(),
                 (None, Some(r)) => r.0.to_string(),
@@ -92,6 +97,9 @@ impl Mapper {
             default_to_no: false,
             diff: view.diff.clone(),
             options: options.clone(),
+            shell,
+            command: command.as_deref().map(sanitize),
+            env: Vec::new(),
         });
         self.theirs.insert(
             gid.clone(),
@@ -190,6 +198,9 @@ impl Mapper {
             default_to_no: false,
             diff: Some(diff),
             options: Self::yes_no("Write the file"),
+            shell: false,
+            command: None,
+            env: Vec::new(),
         };
         self.client_gate(
             id,
@@ -209,14 +220,30 @@ impl Mapper {
         spec: TerminalSpec,
         out: &mut Out,
     ) {
+        // Shown exactly as it runs (argv quoted, `sh -c` for a bare shell line); rules match
+        // the variables it sets, then the line (`FOO=1 cargo test`).
         let line = spec.command_line();
+        let run = if spec.args.is_empty() {
+            spec.command.clone()
+        } else {
+            line.clone()
+        };
+        let mut rule_arg = String::new();
+        for (k, v) in &spec.env {
+            rule_arg.push_str(&format!(
+                "{}={} ",
+                k,
+                super::actions::shell_join([v.as_str()])
+            ));
+        }
+        rule_arg.push_str(&run);
         let perm = Permission {
             tool: "terminal".into(),
-            summary: sanitize(&line),
-            rule_arg: line.clone(),
+            summary: crate::core::gate::command_summary(&sanitize(&line)),
+            rule_arg,
             input: sanitize(&format!("$ {line}\n(in {})", spec.cwd.display())),
             title: Some("run a command in a client terminal".into()),
-            description: None,
+            description: Some(sanitize(&format!("in {}", spec.cwd.display()))),
             decision_reason: None,
             blocked_path: None,
             suggestions: Vec::new(),
@@ -224,6 +251,9 @@ impl Mapper {
             default_to_no: false,
             diff: None,
             options: Self::yes_no("Run it"),
+            shell: true,
+            command: Some(sanitize(&line)),
+            env: spec.env.clone(),
         };
         self.client_gate(
             id,

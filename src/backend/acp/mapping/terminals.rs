@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Mapper, Out, SHOWN_OUTPUT, TermView};
 use crate::backend::acp::codec;
-use crate::core::text::{one_line, sanitize};
+use crate::core::text::sanitize;
 use crate::core::transcript::{ItemKind, ItemOp};
 
 impl Mapper {
@@ -53,7 +53,11 @@ impl Mapper {
 pub(super) fn term_row(tid: &str, tv: &TermView) -> ItemOp {
     let mut text = format!("terminal {tid}");
     if !tv.command.is_empty() {
-        text.push_str(&format!(" · $ {}", one_line(&sanitize(&tv.command), 120)));
+        // Never reads as if only the first line ran.
+        text.push_str(&format!(
+            " · $ {}",
+            crate::core::gate::command_summary(&sanitize(&tv.command))
+        ));
     }
     match &tv.exit {
         Some(e) => text.push_str(&format!(" · {e}")),

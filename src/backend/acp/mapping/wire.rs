@@ -38,16 +38,18 @@ pub(super) fn command_of(raw: Option<&Value>) -> Option<String> {
     let c = raw?.get("command")?;
     match c {
         Value::String(s) => Some(s.clone()),
-        Value::Array(a) => Some(
-            a.iter()
+        // An argv: quoted, so `["sh","-c","ls; rm -rf ~"]` reads `sh -c 'ls; rm -rf ~'`.
+        Value::Array(a) => {
+            let words: Vec<String> = a
+                .iter()
                 .map(|v| {
                     v.as_str()
                         .map(str::to_string)
                         .unwrap_or_else(|| v.to_string())
                 })
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+                .collect();
+            Some(super::actions::shell_join(words.iter().map(String::as_str)))
+        }
         _ => None,
     }
 }

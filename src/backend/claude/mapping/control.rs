@@ -57,6 +57,22 @@ impl Mapper {
             .and_then(Value::as_str);
         let (kind, pending) = match subtype.as_str() {
             "can_use_tool" => {
+                if let Some(why) = gates::invalid_can_use_tool(&req) {
+                    // Fail closed: the error envelope is the one answer, recorded like any
+                    // reply, and the request is shown in the log.
+                    out.replies.push(encode::error(
+                        &id,
+                        &format!("switchboard refused a malformed can_use_tool request: {why}"),
+                    ));
+                    out.protocol(
+                        Level::Error,
+                        format!(
+                            "can_use_tool {id} is malformed ({why}): refused with an error, no gate\n{}",
+                            truncate(&sanitize(&pretty_json(&req)), 2000)
+                        ),
+                    );
+                    return;
+                }
                 let tool = req.get("tool_name").and_then(Value::as_str).unwrap_or("");
                 let input = req.get("input").cloned().unwrap_or(json!({}));
                 if tool == "AskUserQuestion" {
