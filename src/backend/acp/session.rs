@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 
 use super::codec::{self, schema};
 use super::mapping::{AcpOptions, Action, Mapper, Out};
-use super::terminal::{TermUpdate, Terminals};
+use super::terminal::Terminals;
 use crate::backend::Backend;
 use crate::backend::link::{Link, StderrTail};
 use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
@@ -121,11 +121,11 @@ impl Io {
                 )
                 .await;
             }
-            if let Err(line) = self.agent.try_send(line) {
+            if let Err(line) = self.agent.send(line).await {
                 record(
                     &self.rec,
                     Dir::Note,
-                    &format!("not sent, stdin is closed: {line}"),
+                    &format!("not sent, stdin is closed or not read: {line}"),
                 );
             }
         }
@@ -253,7 +253,7 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
                     tokio::spawn(async move {
                         let v = fut.await;
                         if let Some(tx) = tx {
-                            let _ = tx.send(codec::result(&id, v));
+                            let _ = tx.send(codec::result(&id, v)).await;
                         }
                     });
                 }
@@ -324,11 +324,10 @@ async fn run(
         pid: agent.pid,
     })
     .await;
-    let (term_tx, mut term_rx) = mpsc::unbounded_channel::<TermUpdate>();
     let mut io = Io {
         agent,
         rec: rec.clone(),
-        terms: Terminals::new(term_tx),
+        terms: Terminals::new(),
         cwd: cwd.clone(),
     };
     let mut mapper = Mapper::new(AcpOptions {
@@ -355,7 +354,8 @@ async fn run(
     loop {
         tokio::select! {
             line = io.agent.stdout.recv(), if stdout_open => match line {
-                Some(line) => {
+                Some(Err(big)) => link.protocol(Level::Error, big.to_string()).await,
+                Some(Ok(line)) => {
                     mapper.now = now_ms();
                     let out = mapper.on_line(&line);
                     deliver(&mut io, &mut mapper, &link, out).await;
@@ -364,20 +364,14 @@ async fn run(
             },
             line = io.agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
+                    let line = line.unwrap_or_else(|big| big.to_string());
                     stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }
                 None => stderr_open = false,
             },
-            Some(u) = term_rx.recv() => {
-                // Coalesce a burst of output into one refresh per terminal.
-                let mut latest = vec![u];
-                while let Ok(more) = term_rx.try_recv() {
-                    match latest.iter_mut().find(|x| x.terminal_id == more.terminal_id) {
-                        Some(x) => *x = more,
-                        None => latest.push(more),
-                    }
-                }
+            latest = io.terms.changed() => {
+                // Each changed terminal read once (the terminal coalesces a burst of output).
                 for u in latest {
                     let out = mapper.terminal_update(&u.terminal_id, &u.output, u.truncated, u.exit);
                     deliver(&mut io, &mut mapper, &link, out).await;

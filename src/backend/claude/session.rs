@@ -117,11 +117,11 @@ async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<Stri
             )
             .await;
         }
-        if let Err(line) = agent.try_send(line) {
+        if let Err(line) = agent.send(line).await {
             record(
                 rec,
                 Dir::Note,
-                &format!("not sent, stdin is closed: {line}"),
+                &format!("not sent, stdin is closed or not read: {line}"),
             );
         }
     }
@@ -191,7 +191,8 @@ async fn run(
     loop {
         tokio::select! {
             line = agent.stdout.recv(), if stdout_open => match line {
-                Some(line) => {
+                Some(Err(big)) => link.protocol(Level::Error, big.to_string()).await,
+                Some(Ok(line)) => {
                     let out = mapper.on_line(&line);
                     deliver(&agent, &link, &rec, out).await;
                     if !initialized && mapper.initialized() {
@@ -206,6 +207,7 @@ async fn run(
             },
             line = agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
+                    let line = line.unwrap_or_else(|big| big.to_string());
                     stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }
