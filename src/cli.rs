@@ -520,15 +520,20 @@ fn run_backend(
         app.notify_command = setup.notify;
         app::term::run(app).await
     });
+    // Not `eprintln!`: it panics when stderr is a terminal that went away.
+    let say = |text: String| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "switchboard: {text}");
+    };
     match result {
         Ok(_) => {
             if let Some(r) = recording {
-                eprintln!("switchboard: recording written to {}", r.display());
+                say(format!("recording written to {}", r.display()));
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("switchboard: terminal error: {e}");
+            say(format!("terminal error: {e}"));
             ExitCode::from(1)
         }
     }
