@@ -1004,3 +1004,94 @@ fn hostile_hang_up_with_four_gates_answers_them_and_leaves_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Peak resident memory of `pid` in KiB (`VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM")
+}
+
+/// A 256 MiB line on stdout and on stderr: each is reported as oversize (recorded with its
+/// length), the session goes on, and switchboard's peak memory stays far below the flood.
+#[test]
+fn hostile_giant_lines_keep_memory_bounded() {
+    let Some((mut tui, pids)) = spawn_hostile("bigline", "bigline 256", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    let pid = tui.child.process_id().expect("pid");
+    let dir = tui.data_dir.join("recordings");
+    let start = Instant::now();
+    let notes = loop {
+        let text: String = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+            .collect();
+        let n = text.matches("bytes on std").count();
+        if n >= 2 || start.elapsed() > Duration::from_secs(60) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let size = 256 * 1024 * 1024 + 29; // the padding plus the JSON around it
+    assert!(
+        notes.contains(&format!("line of {size} bytes on stdout")),
+        "no oversize note for stdout"
+    );
+    assert!(
+        notes.contains(&format!("line of {size} bytes on stderr")),
+        "no oversize note for stderr"
+    );
+    let peak = peak_rss_kib(pid);
+    assert!(
+        peak < 128 * 1024,
+        "peak RSS {peak} KiB for two 256 MiB lines"
+    );
+    // Still alive and answering keys.
+    tui.send(b"\t");
+    tui.wait_text(PANE_HINT);
+    tui.send(b"?");
+    tui.wait_text("keys (↑↓ scroll, Esc closes)");
+}
+
+/// Keys stay live while the agent floods stdout: `?` opens the help within a (generous) bound.
+#[test]
+fn hostile_flood_keeps_keys_live() {
+    let Some((mut tui, pids)) = spawn_hostile("flood", "flood", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text(PROMPT_HINT);
+    tui.send(b"\t");
+    tui.wait_text(PANE_HINT);
+    // 12 s of flood: the transcript grows, each message costs more; keys must not.
+    for _ in 0..8 {
+        let sent = Instant::now();
+        tui.send(b"?");
+        tui.wait_screen(
+            "the help under the flood",
+            |s| s.contains("keys (↑↓ scroll, Esc closes)"),
+            Duration::from_secs(20),
+        );
+        let took = sent.elapsed();
+        eprintln!("a key under the flood took {took:?}");
+        assert!(
+            took < Duration::from_secs(1),
+            "a key took {took:?} under the flood"
+        );
+        tui.send(ESC);
+        tui.wait_screen(
+            "the help closed",
+            |s| !s.contains("keys (↑↓ scroll, Esc closes)"),
+            Duration::from_secs(20),
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+}

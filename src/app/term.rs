@@ -258,7 +258,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
             m = app.next_backend(), if backend_open => match m {
                 Some(m) => {
                     app.apply(m);
-                    app.drain_backend(1024);
+                    app.drain_backend_for(super::DRAIN_MAX, super::DRAIN_TIME);
                 }
                 // The backend ended by itself; the UI stays open to read.
                 None => backend_open = false,

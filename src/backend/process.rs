@@ -82,16 +82,64 @@ impl Lines {
     }
 }
 
+/// Bytes of lines queued for the agent's stdin and not yet written.
+pub const STDIN_BUDGET: usize = 2 * MAX_LINE;
+
+/// The queue to the agent's stdin, bounded in lines and bytes. Clones share the queue.
+#[derive(Clone)]
+pub struct Stdin {
+    tx: mpsc::Sender<(String, OwnedSemaphorePermit)>,
+    budget: Arc<Semaphore>,
+    /// A send found no room for `STDIN_STALL`: the agent is not reading its stdin.
+    stalled: Arc<AtomicBool>,
+}
+
+impl Stdin {
+    /// Queue one line, or give it back when stdin is closed or not read. A full queue makes
+    /// the caller wait (backpressure on an agent that floods requests) up to `STDIN_STALL`;
+    /// after that the agent counts as not reading and lines are refused at once until there
+    /// is room again, so nothing (shutdown answers included) can hang on it.
+    pub async fn send(&self, line: String) -> Result<(), String> {
+        let cost = line.len().clamp(1, STDIN_BUDGET) as u32;
+        if self.stalled.load(Ordering::Relaxed) {
+            let Ok(permit) = self.budget.clone().try_acquire_many_owned(cost) else {
+                return Err(line);
+            };
+            return match self.tx.try_send((line, permit)) {
+                Ok(()) => {
+                    self.stalled.store(false, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(e) => Err(e.into_inner().0),
+            };
+        }
+        let room = async {
+            let permit = self.budget.clone().acquire_many_owned(cost).await.ok()?;
+            let slot = self.tx.reserve().await.ok()?;
+            Some((permit, slot))
+        };
+        match tokio::time::timeout(STDIN_STALL, room).await {
+            Ok(Some((permit, slot))) => {
+                slot.send((line, permit));
+                Ok(())
+            }
+            Ok(None) => Err(line),
+            Err(_) => {
+                self.stalled.store(true, Ordering::Relaxed);
+                Err(line)
+            }
+        }
+    }
+}
+
 /// A running agent: its lines arrive on `stdout`/`stderr`, lines to send go to `stdin`.
 pub struct Agent {
     pub child: Child,
     pub pid: Option<u32>,
-    pub stdin: Option<mpsc::Sender<String>>,
+    pub stdin: Option<Stdin>,
     writer: Option<tokio::task::JoinHandle<()>>,
     pub stdout: Lines,
     pub stderr: Lines,
-    /// A send found the queue full for `STDIN_STALL`: the agent is not reading its stdin.
-    stalled: AtomicBool,
     /// The process group is known to be empty (signalled and drained): nothing to do on drop.
     group_gone: bool,
 }
@@ -120,12 +168,12 @@ impl Agent {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
 
-        let (in_tx, mut in_rx) = mpsc::channel::<String>(STDIN_QUEUE);
+        let (in_tx, mut in_rx) = mpsc::channel::<(String, OwnedSemaphorePermit)>(STDIN_QUEUE);
         let wrec = rec.clone();
         let writer = tokio::spawn(async move {
             // The single owner of stdin: lines can never interleave.
             let mut stdin = stdin;
-            while let Some(line) = in_rx.recv().await {
+            while let Some((line, _permit)) = in_rx.recv().await {
                 record(&wrec, Dir::Out, &line);
                 let mut bytes = line.into_bytes();
                 bytes.push(b'\n');
@@ -145,42 +193,23 @@ impl Agent {
         Ok(Agent {
             child,
             pid,
-            stdin: Some(in_tx),
+            stdin: Some(Stdin {
+                tx: in_tx,
+                budget: Arc::new(Semaphore::new(STDIN_BUDGET)),
+                stalled: Arc::new(AtomicBool::new(false)),
+            }),
             writer: Some(writer),
             stdout,
             stderr,
-            stalled: AtomicBool::new(false),
             group_gone: false,
         })
     }
 
-    /// Queue one line for stdin, or give it back when stdin is closed or not read. A full
-    /// queue makes the caller wait (backpressure on an agent that floods requests) up to
-    /// `STDIN_STALL`; after that the agent counts as not reading and lines are refused at once,
-    /// so nothing (shutdown answers included) can hang on it.
+    /// Queue one line for stdin, or give it back when stdin is closed or not read.
     pub async fn send(&self, line: String) -> Result<(), String> {
-        let Some(s) = &self.stdin else {
-            return Err(line);
-        };
-        if self.stalled.load(Ordering::Relaxed) {
-            return match s.try_send(line) {
-                Ok(()) => {
-                    self.stalled.store(false, Ordering::Relaxed);
-                    Ok(())
-                }
-                Err(e) => Err(e.into_inner()),
-            };
-        }
-        match tokio::time::timeout(STDIN_STALL, s.reserve()).await {
-            Ok(Ok(permit)) => {
-                permit.send(line);
-                Ok(())
-            }
-            Ok(Err(_)) => Err(line),
-            Err(_) => {
-                self.stalled.store(true, Ordering::Relaxed);
-                Err(line)
-            }
+        match &self.stdin {
+            Some(s) => s.send(line).await,
+            None => Err(line),
         }
     }
 
@@ -543,6 +572,24 @@ mod tests {
         assert!(
             eventually_dead(grandchild, Duration::from_secs(2)).await,
             "the grandchild {grandchild} outlived stop"
+        );
+    }
+
+    #[tokio::test]
+    async fn lines_for_a_deaf_agent_are_bounded_in_bytes() {
+        let dir = std::env::temp_dir();
+        let agent = Agent::spawn(&stubborn(&dir), no_recorder()).unwrap();
+        let mib = "q".repeat(1024 * 1024);
+        let mut accepted = 0;
+        for _ in 0..64 {
+            if agent.send(mib.clone()).await.is_ok() {
+                accepted += 1;
+            }
+        }
+        // What the budget holds, plus the line the writer is writing into the full pipe.
+        assert!(
+            accepted * mib.len() <= STDIN_BUDGET + mib.len(),
+            "{accepted} MiB queued"
         );
     }
 

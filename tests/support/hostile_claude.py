@@ -4,7 +4,8 @@
 HOSTILE_MODE picks the behaviour:
   gates N   send N can_use_tool requests at once, then read stdin without answering anything
   deaf      never read stdin, after asking for replies big enough to fill its stdin pipe
-  flood     write stdout lines (and one huge line on each stream) as fast as possible
+  bigline M write one line of M MiB on stdout, then on stderr
+  flood     write small stdout lines as fast as possible, forever
   nocancel  answer initialize, start a turn on the first user message, ignore interrupts
 Every mode first starts a grandchild (`sleep 600`) in its process group and writes the pids
 (agent, grandchild) to HOSTILE_PIDS, so a test can check that nothing is left behind.
@@ -49,21 +50,33 @@ elif mode[0] == "deaf":
         emit({"type": "control_request", "request_id": f"{i}" + "r" * 300_000,
               "request": {"subtype": "no_such_subtype"}})
     time.sleep(600)
-elif mode[0] == "flood":
-    big = int(mode[1]) if len(mode) > 1 else 64 * 1024 * 1024
+elif mode[0] == "bigline":
+    # One line of N MiB on stdout, then on stderr; then quiet.
+    mib = int(mode[1])
     chunk = "x" * (1024 * 1024)
     for stream in (sys.stdout, sys.stderr):
         stream.write('{"type":"assistant","pad":"')
-        for _ in range(big // len(chunk)):
+        for _ in range(mib):
             stream.write(chunk)
         stream.write('"}\n')
         stream.flush()
+    time.sleep(600)
+elif mode[0] == "flood":
+    # Streamed text as fast as the pipe takes it, forever: messages of 200 deltas each.
     n = 0
     while True:
         n += 1
-        emit({"type": "stream_event", "session_id": "hostile", "event": {
-            "type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": f"flood {n} "}}})
+        msg = f"msg_{n}"
+        for event in ({"type": "message_start", "message": {"id": msg}},
+                      {"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}}):
+            emit({"type": "stream_event", "session_id": "hostile", "event": event})
+        for i in range(200):
+            emit({"type": "stream_event", "session_id": "hostile", "event": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": f"flood {n}.{i} "}}})
+        emit({"type": "stream_event", "session_id": "hostile",
+              "event": {"type": "message_stop"}})
 elif mode[0] == "nocancel":
     for line in sys.stdin:
         try:
