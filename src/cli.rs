@@ -526,9 +526,15 @@ fn run_backend(
         let _ = writeln!(std::io::stderr(), "switchboard: {text}");
     };
     match result {
-        Ok(_) => {
-            if let Some(r) = recording {
-                say(format!("recording written to {}", r.display()));
+        Ok(app) => {
+            match (recording, &app.state.session.recording_failed) {
+                (Some(r), Some(why)) => say(format!(
+                    "recording incomplete: {} stopped early ({})",
+                    r.display(),
+                    crate::core::text::sanitize(why)
+                )),
+                (Some(r), None) => say(format!("recording written to {}", r.display())),
+                (None, _) => {}
             }
             ExitCode::SUCCESS
         }

@@ -1095,3 +1095,50 @@ fn hostile_flood_keeps_keys_live() {
         std::thread::sleep(Duration::from_millis(1500));
     }
 }
+
+/// The recording cannot be written (`/dev/full`: ENOSPC): the session runs and answers, a
+/// banner says the recording stopped and why, and the exit message says it is incomplete.
+#[test]
+fn demo_recording_to_a_full_disk_is_visible_and_the_session_goes_on() {
+    let cwd = temp_dir("pty-full-cwd");
+    let data = temp_dir("pty-full-data");
+    let cwd_s = cwd.display().to_string();
+    let mut tui = Tui::spawn(
+        &["demo", "--cwd", &cwd_s, "--record", "/dev/full"],
+        &[("SWITCHBOARD_DEMO_FAST".into(), "1".into())],
+        &[],
+        &data,
+    );
+    tui.wait_screen(
+        "the first permission card under the banner",
+        |s| {
+            s.contains("recording stopped")
+                && s.contains("not recorded")
+                && s.contains("Permission · Bash")
+        },
+        STEP,
+    );
+    // Still answering: the allow reaches the demo agent, which goes on to its next gates.
+    tui.send(b"y");
+    tui.wait_screen(
+        "the next gates",
+        |s| s.contains("Permission · Edit") || s.contains("Breakpoint · Grep"),
+        STEP,
+    );
+    assert!(
+        tui.screen().contains("recording stopped"),
+        "the banner stays"
+    );
+    tui.send(CTRL_D);
+    tui.wait_text("quit switchboard?");
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+    let screen = tui.screen();
+    assert!(
+        screen.contains("recording incomplete: /dev/full"),
+        "exit message:\n{screen}"
+    );
+    assert!(!screen.contains("recording written"), "{screen}");
+}

@@ -30,7 +30,9 @@ pub fn record(rec: &SharedRecorder, dir: Dir, line: &str) {
         && let Some(r) = guard.as_mut()
         && let Err(e) = r.record(dir, line)
     {
+        // The session goes on unrecorded; the UI says so for the rest of it.
         tracing::warn!("recording failed, stopping it: {e}");
+        r.failed(&e);
         *guard = None;
     }
 }

@@ -178,6 +178,8 @@ pub struct Session {
     pub cost_usd: f64,
     pub turns: u64,
     pub recording: Option<String>,
+    /// The recording stopped early (disk full, I/O error): why. Shown until the end.
+    pub recording_failed: Option<String>,
     /// Set once the agent process ended: (exit code, detail, stderr tail).
     pub exited: Option<(Option<i32>, String, Vec<String>)>,
     pub capabilities: Capabilities,
