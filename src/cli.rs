@@ -475,6 +475,11 @@ fn load_setup(common: &Common) -> Result<Loaded, String> {
         keymap,
         settings: Settings {
             bell: !common.no_bell && cfg.bell.unwrap_or(true),
+            cancel_grace_ms: cfg
+                .cancel_grace_secs
+                .map_or(crate::core::update::cancel::DEFAULT_GRACE_MS, |s| {
+                    s.saturating_mul(1000)
+                }),
         },
         theme,
         rules,

@@ -1142,3 +1142,52 @@ fn demo_recording_to_a_full_disk_is_visible_and_the_session_goes_on() {
     );
     assert!(!screen.contains("recording written"), "{screen}");
 }
+
+/// An agent that ignores the cancel: after the grace (1 s from config.toml) the TUI says it is
+/// not responding; `s` stops it (its whole group) and the window stays open to read.
+#[test]
+fn hostile_agent_ignoring_a_cancel_can_be_stopped() {
+    let config = temp_dir("pty-nocancel-config");
+    std::fs::write(config.join("config.toml"), "cancel_grace_secs = 1\n").unwrap();
+    let env = [(
+        "SWITCHBOARD_CONFIG_DIR".to_string(),
+        config.display().to_string(),
+    )];
+    let Some((mut tui, pids)) = spawn_hostile("nocancel", "nocancel", &env) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text(PROMPT_HINT);
+    tui.send(b"start working");
+    tui.send(ENTER);
+    tui.wait_text("working forever");
+    tui.send(b"\x03");
+    tui.wait_text("interrupt sent");
+    let asked = tui.wait_text("the agent is not responding");
+    assert!(asked.contains("s stop it"), "{asked}");
+    assert!(
+        group_members(agent).contains(&agent),
+        "asked while the agent runs"
+    );
+    tui.send(b"s");
+    let left = group_left_after(agent, Duration::from_secs(6));
+    assert!(left.is_empty(), "left of the agent's group: {left:?}");
+    // Still open, read-only now.
+    tui.wait_screen(
+        "the agent's exit",
+        |s| s.contains("read-only: the agent exited") || s.contains("exited"),
+        STEP,
+    );
+    let rec = tui.recording();
+    let sent = sent_lines(&rec);
+    assert!(
+        sent.iter()
+            .any(|l| l["type"] == "control_request" && l["request"]["subtype"] == "interrupt"),
+        "the interrupt was sent"
+    );
+    tui.send(CTRL_D);
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+}

@@ -265,7 +265,8 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
             },
             _ = tick.tick() => {
                 // Elapsed times move only while something runs; an idle screen stays idle.
-                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running);
+                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running)
+                    || app.state.cancel_sent_ms.is_some();
                 if busy {
                     app.apply(Msg::Tick(now_ms()));
                 }

@@ -506,7 +506,12 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             )
         }
     });
-    let hint = match state.status_line.clone().or(search_hint) {
+    let hint = match state
+        .status_line
+        .clone()
+        .or_else(|| crate::core::update::cancel::footer_hint(state))
+        .or(search_hint)
+    {
         Some(st) => st,
         None => match state.focus {
             Focus::Prompt if s.exited.is_some() => {
