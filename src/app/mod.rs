@@ -24,7 +24,9 @@ pub const DRAIN_MAX: usize = 1024;
 pub const DRAIN_TIME: Duration = Duration::from_millis(8);
 
 /// How long quitting waits for the backend to answer, close and stop the agent.
-pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(6);
+/// Longer than the backend's own worst case (3 s grace, SIGTERM 1 s, SIGKILL 2 s, leftovers of
+/// the group 1 s); past it the runtime is dropped, which still SIGKILLs the agent's group.
+pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(8);
 
 pub struct App {
     pub state: State,

@@ -79,7 +79,12 @@ struct Io {
     terms: Terminals,
     /// The session directory, symlinks resolved.
     cwd: PathBuf,
+    /// Outstanding `terminal/wait_for_exit` answers (each is a task until its process exits).
+    waits: std::sync::Arc<tokio::sync::Semaphore>,
 }
+
+/// The most `terminal/wait_for_exit` requests waiting at once.
+const MAX_WAITS: usize = 64;
 
 /// The mapping checks paths lexically; this also follows symlinks, so a link inside the
 /// session directory cannot lead a read or write outside it. A path that does not exist yet
@@ -247,10 +252,20 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
         }
         Action::WaitForExit { id, terminal_id } => {
             match io.terms.wait(&terminal_id) {
+                Some(_) if io.waits.available_permits() == 0 => {
+                    // Each wait holds a task until its process exits: an agent must not be
+                    // able to start them without bound.
+                    let m =
+                        format!("more than {MAX_WAITS} terminal/wait_for_exit requests pending");
+                    io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
+                        .await;
+                }
                 Some(fut) => {
                     // Answered when the process exits, without blocking the session.
                     let tx = io.agent.stdin.clone();
+                    let permit = io.waits.clone().try_acquire_owned().ok();
                     tokio::spawn(async move {
+                        let _permit = permit;
                         let v = fut.await;
                         if let Some(tx) = tx {
                             let _ = tx.send(codec::result(&id, v)).await;
@@ -329,6 +344,7 @@ async fn run(
         rec: rec.clone(),
         terms: Terminals::new(),
         cwd: cwd.clone(),
+        waits: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_WAITS)),
     };
     let mut mapper = Mapper::new(AcpOptions {
         cwd,
