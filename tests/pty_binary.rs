@@ -1191,3 +1191,44 @@ fn hostile_agent_ignoring_a_cancel_can_be_stopped() {
     assert!(status.success(), "exit status {status:?}");
     tui.assert_restored();
 }
+
+/// A permission request over the line limit is not read, but still answered (an error with
+/// its request id); the next request is an ordinary gate.
+#[test]
+fn hostile_oversize_request_is_answered_with_an_error() {
+    let Some((mut tui, pids)) = spawn_hostile("bigreq", "bigrequest", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text("echo after the big one");
+    tui.send(CTRL_D);
+    tui.wait_text("quit switchboard?");
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    let rec = tui.recording();
+    let replies: Vec<Value> = sent_lines(&rec)
+        .into_iter()
+        .filter(|l| l["type"] == "control_response")
+        .collect();
+    let big: Vec<&Value> = replies
+        .iter()
+        .filter(|l| l["response"]["request_id"] == "big-1")
+        .collect();
+    assert_eq!(big.len(), 1, "answers to the oversize request: {replies:?}");
+    assert_eq!(big[0]["response"]["subtype"], "error");
+    assert!(
+        big[0]["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds the 8388608 byte limit"),
+        "{}",
+        big[0]
+    );
+    let small = replies
+        .iter()
+        .filter(|l| l["response"]["request_id"] == "small-2")
+        .count();
+    assert_eq!(small, 1, "the next request is answered once (on quit)");
+}

@@ -70,6 +70,42 @@ impl std::fmt::Display for Oversize {
     }
 }
 
+impl Oversize {
+    /// The id of the request this line starts, when its head shows one: `"key":` followed by
+    /// a string or an integer, at the top level before `nested` (the request body) opens. An
+    /// oversize request still gets its one answer (an error), so the agent is not left waiting.
+    pub fn request_id(&self, key: &str, nested: &str) -> Option<serde_json::Value> {
+        let head = self.head.as_str();
+        let at = head.find(&format!("\"{key}\":"))?;
+        if head.find(&format!("\"{nested}\":")).is_some_and(|n| n < at) {
+            return None;
+        }
+        let rest = head[at + key.len() + 3..].trim_start();
+        if rest.starts_with('"') {
+            // The string up to its closing quote (escapes skipped), decoded by serde.
+            let bytes = rest.as_bytes();
+            let mut i = 1;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => return serde_json::from_str(&rest[..=i]).ok(),
+                    _ => i += 1,
+                }
+            }
+            None
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(rest.len());
+            // A number cut off by the head's end is not trusted.
+            if end == rest.len() {
+                return None;
+            }
+            rest[..end].parse::<i64>().ok().map(serde_json::Value::from)
+        }
+    }
+}
+
 /// Lines from one of the agent's streams, each holding its share of the reader's byte budget
 /// until it is taken.
 pub struct Lines {
@@ -519,6 +555,31 @@ mod tests {
         assert_eq!(lines.recv().await, Some(Ok("last".into())));
         assert_eq!(lines.recv().await, None);
         task.await.unwrap();
+    }
+
+    fn big(head: &str) -> Oversize {
+        Oversize {
+            stream: "stdout",
+            bytes: MAX_LINE + 1,
+            head: head.into(),
+        }
+    }
+
+    #[test]
+    fn an_oversize_request_shows_its_id_when_the_head_holds_it() {
+        let claude = big(r#"{"type":"control_request","request_id":"r\"1","request":{"subtype":"#);
+        assert_eq!(
+            claude.request_id("request_id", "request"),
+            Some(serde_json::json!("r\"1"))
+        );
+        let acp = big(r#"{"jsonrpc":"2.0","id":42,"method":"fs/write_text_file","params":{"#);
+        assert_eq!(acp.request_id("id", "params"), Some(serde_json::json!(42)));
+        // An id inside the body is not the request's.
+        let nested = big(r#"{"jsonrpc":"2.0","method":"x","params":{"id":7,"#);
+        assert_eq!(nested.request_id("id", "params"), None);
+        // Cut off by the end of the head: not trusted.
+        assert_eq!(big(r#"{"id":12"#).request_id("id", "params"), None);
+        assert_eq!(big(r#"{"id":"abc"#).request_id("id", "params"), None);
     }
 
     #[tokio::test]

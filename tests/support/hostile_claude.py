@@ -5,6 +5,7 @@ HOSTILE_MODE picks the behaviour:
   gates N   send N can_use_tool requests at once, then read stdin without answering anything
   deaf      never read stdin, after asking for replies big enough to fill its stdin pipe
   bigline M write one line of M MiB on stdout, then on stderr
+  bigrequest  a can_use_tool over the line limit, then a normal one
   flood     write small stdout lines as fast as possible, forever
   nocancel  answer initialize, start a turn on the first user message, ignore interrupts
 Every mode first starts a grandchild (`sleep 600`) in its process group and writes the pids
@@ -60,6 +61,17 @@ elif mode[0] == "bigline":
             stream.write(chunk)
         stream.write('"}\n')
         stream.flush()
+    time.sleep(600)
+elif mode[0] == "bigrequest":
+    # A can_use_tool of 9 MiB (over the line limit), then a normal one; reads stdin after.
+    emit({"type": "control_request", "request_id": "big-1", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "echo " + "y" * (9 * 1024 * 1024)}, "tool_use_id": "toolu_big"}})
+    emit({"type": "control_request", "request_id": "small-2", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "echo after the big one"}, "tool_use_id": "toolu_small"}})
+    for _ in sys.stdin:
+        pass
     time.sleep(600)
 elif mode[0] == "flood":
     # Streamed text as fast as the pipe takes it, forever: messages of 200 deltas each.

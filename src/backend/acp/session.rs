@@ -83,6 +83,9 @@ struct Io {
     waits: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
+/// JSON-RPC "Invalid Request": the answer to a request line too long to read.
+const INVALID_REQUEST: i64 = -32600;
+
 /// The most `terminal/wait_for_exit` requests waiting at once.
 const MAX_WAITS: usize = 64;
 
@@ -370,7 +373,16 @@ async fn run(
     loop {
         tokio::select! {
             line = io.agent.stdout.recv(), if stdout_open => match line {
-                Some(Err(big)) => link.protocol(Level::Error, big.to_string()).await,
+                Some(Err(big)) => {
+                    link.protocol(Level::Error, big.to_string()).await;
+                    // A request too long to read still gets its one answer.
+                    if big.head.contains("\"method\":")
+                        && let Some(id) = big.request_id("id", "params")
+                    {
+                        let m = format!("request not read: {big}");
+                        io.write(&link, vec![codec::error(&id, INVALID_REQUEST, &m, None)]).await;
+                    }
+                }
                 Some(Ok(line)) => {
                     mapper.now = now_ms();
                     let out = mapper.on_line(&line);

@@ -191,7 +191,16 @@ async fn run(
     loop {
         tokio::select! {
             line = agent.stdout.recv(), if stdout_open => match line {
-                Some(Err(big)) => link.protocol(Level::Error, big.to_string()).await,
+                Some(Err(big)) => {
+                    link.protocol(Level::Error, big.to_string()).await;
+                    // A request too long to read still gets its one answer.
+                    if big.head.contains("\"control_request\"")
+                        && let Some(serde_json::Value::String(id)) = big.request_id("request_id", "request")
+                    {
+                        let reply = super::encode::error(&id, &format!("request not read: {big}"));
+                        write(&agent, &link, &rec, vec![reply]).await;
+                    }
+                }
                 Some(Ok(line)) => {
                     let out = mapper.on_line(&line);
                     deliver(&agent, &link, &rec, out).await;
