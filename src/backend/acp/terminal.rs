@@ -61,21 +61,30 @@ struct Shared {
 }
 
 impl Shared {
+    /// Append, keeping at most twice the limit: the front is dropped in large steps, so a
+    /// flood costs amortised O(1) per byte instead of moving the whole buffer per read.
     fn append(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
         if self.buf.len() > self.limit {
-            let mut cut = self.buf.len() - self.limit;
-            // Keep the tail from a character boundary on.
-            while cut < self.buf.len() && (self.buf[cut] & 0b1100_0000) == 0b1000_0000 {
-                cut += 1;
-            }
-            self.buf.drain(..cut);
             self.truncated = true;
+            if self.buf.len() > 2 * self.limit.max(64 * 1024) {
+                let cut = self.buf.len() - self.limit;
+                self.buf.drain(..cut);
+            }
         }
     }
 
+    /// The last `limit` bytes, from a character boundary on.
+    fn kept(&self) -> &[u8] {
+        let mut cut = self.buf.len().saturating_sub(self.limit);
+        while cut < self.buf.len() && (self.buf[cut] & 0b1100_0000) == 0b1000_0000 {
+            cut += 1;
+        }
+        &self.buf[cut..]
+    }
+
     fn text(&self) -> String {
-        String::from_utf8_lossy(&self.buf).into_owned()
+        String::from_utf8_lossy(self.kept()).into_owned()
     }
 
     fn exit_text(&self) -> Option<String> {
@@ -375,5 +384,7 @@ mod tests {
         assert!(updates < 1000, "{updates} updates");
         let out = terms.output(&tid).unwrap();
         assert_eq!(out["output"].as_str().unwrap().len(), MAX_OUTPUT_LIMIT);
+        let held = terms.map[&tid].shared.lock().unwrap().buf.len();
+        assert!(held <= 2 * MAX_OUTPUT_LIMIT, "{held} bytes held");
     }
 }
