@@ -1232,3 +1232,34 @@ fn hostile_oversize_request_is_answered_with_an_error() {
         .count();
     assert_eq!(small, 1, "the next request is answered once (on quit)");
 }
+
+/// ACP paths under a flood: a terminal writing 64 MiB with an absurd `outputByteLimit`, and
+/// 100 requests with 1 MiB ids whose error replies an agent that stopped reading never takes.
+/// Switchboard's peak memory stays far below what it was sent.
+#[test]
+fn hostile_acp_terminal_and_reply_floods_keep_memory_bounded() {
+    let Some(python) = common::python_or_skip("hostile_acp_floods") else {
+        return;
+    };
+    let script = common::manifest("tests/support/hostile_acp.py");
+    let cwd = temp_dir("pty-acpflood-cwd");
+    let data = temp_dir("pty-acpflood-data");
+    let (py, script, cwd_s) = (
+        python.display().to_string(),
+        script.display().to_string(),
+        cwd.display().to_string(),
+    );
+    let mut tui = Tui::spawn(&["acp", "--cwd", &cwd_s, "--", &py, &script], &[], &[], &data);
+    let pid = tui.child.process_id().expect("pid");
+    tui.wait_text("head -c 67108864 /dev/zero");
+    tui.send(b"y");
+    tui.wait_screen("the reply flood sent", |s| s.contains("FLOOD-SENT"), Duration::from_secs(60));
+    // Let the terminal finish and the stalled replies be refused.
+    std::thread::sleep(Duration::from_secs(3));
+    let peak = peak_rss_kib(pid);
+    eprintln!("peak RSS under the ACP floods: {peak} KiB");
+    assert!(peak < 128 * 1024, "peak RSS {peak} KiB");
+    tui.send(CTRL_D);
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+}
