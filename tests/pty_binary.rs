@@ -1249,11 +1249,29 @@ fn hostile_acp_terminal_and_reply_floods_keep_memory_bounded() {
         script.display().to_string(),
         cwd.display().to_string(),
     );
-    let mut tui = Tui::spawn(&["acp", "--cwd", &cwd_s, "--", &py, &script], &[], &[], &data);
+    let mut tui = Tui::spawn(
+        &["acp", "--cwd", &cwd_s, "--", &py, &script],
+        &[],
+        &[],
+        &data,
+    );
     let pid = tui.child.process_id().expect("pid");
     tui.wait_text("head -c 67108864 /dev/zero");
+    // The agent is switchboard's child and leads its own group: kill it if this test fails.
+    let _cleanup: Vec<KillGroup> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(
+            |&p| matches!(proc_stat(p), Some((_, ppid, pgrp)) if ppid == pid as i32 && pgrp == p),
+        )
+        .map(KillGroup)
+        .collect();
     tui.send(b"y");
-    tui.wait_screen("the reply flood sent", |s| s.contains("FLOOD-SENT"), Duration::from_secs(60));
+    tui.wait_screen(
+        "the reply flood sent",
+        |s| s.contains("FLOOD-SENT"),
+        Duration::from_secs(60),
+    );
     // Let the terminal finish and the stalled replies be refused.
     std::thread::sleep(Duration::from_secs(3));
     let peak = peak_rss_kib(pid);
