@@ -475,6 +475,11 @@ fn load_setup(common: &Common) -> Result<Loaded, String> {
         keymap,
         settings: Settings {
             bell: !common.no_bell && cfg.bell.unwrap_or(true),
+            cancel_grace_ms: cfg
+                .cancel_grace_secs
+                .map_or(crate::core::update::cancel::DEFAULT_GRACE_MS, |s| {
+                    s.saturating_mul(1000)
+                }),
         },
         theme,
         rules,
@@ -520,15 +525,26 @@ fn run_backend(
         app.notify_command = setup.notify;
         app::term::run(app).await
     });
+    // Not `eprintln!`: it panics when stderr is a terminal that went away.
+    let say = |text: String| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "switchboard: {text}");
+    };
     match result {
-        Ok(_) => {
-            if let Some(r) = recording {
-                eprintln!("switchboard: recording written to {}", r.display());
+        Ok(app) => {
+            match (recording, &app.state.session.recording_failed) {
+                (Some(r), Some(why)) => say(format!(
+                    "recording incomplete: {} stopped early ({})",
+                    r.display(),
+                    crate::core::text::sanitize(why)
+                )),
+                (Some(r), None) => say(format!("recording written to {}", r.display())),
+                (None, _) => {}
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("switchboard: terminal error: {e}");
+            say(format!("terminal error: {e}"));
             ExitCode::from(1)
         }
     }

@@ -38,6 +38,9 @@ pub struct Config {
     /// A command run (through `sh -c`) when a gate opens; `$SWITCHBOARD_TITLE` and
     /// `$SWITCHBOARD_MESSAGE` hold the text.
     pub notify_command: Option<String>,
+    /// Seconds after a cancel (Ctrl-C) with no turn end before the agent counts as not
+    /// responding and switchboard offers to stop it (default 10).
+    pub cancel_grace_secs: Option<u64>,
     /// Theme name (`dark`, `light`, `high-contrast`, a user theme) or a file path.
     pub theme: Option<String>,
     /// Where `A` saves rules (default `<config dir>/rules.toml`).

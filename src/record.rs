@@ -47,6 +47,8 @@ struct Entry<'a> {
 pub struct Recorder {
     out: BufWriter<File>,
     path: PathBuf,
+    /// Told once, with the reason, when a write fails (the live session shows it).
+    on_failure: Option<tokio::sync::oneshot::Sender<String>>,
 }
 
 impl Recorder {
@@ -57,6 +59,7 @@ impl Recorder {
         let mut r = Recorder {
             out: BufWriter::new(file),
             path: path.to_path_buf(),
+            on_failure: None,
         };
         let now = now_ms();
         let header = Header {
@@ -76,6 +79,24 @@ impl Recorder {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where to report the first write failure; see `failed`.
+    pub fn notify_failure(&mut self, tx: tokio::sync::oneshot::Sender<String>) {
+        self.on_failure = Some(tx);
+    }
+
+    /// A write failed and the recording stops here: report why (once).
+    pub fn failed(&mut self, why: &io::Error) {
+        if let Some(tx) = self.on_failure.take() {
+            let _ = tx.send(format!("{why} (writing {})", self.path.display()));
+        }
+    }
+
+    /// Tests: send everything from now on to `file` (e.g. `/dev/full`).
+    #[cfg(test)]
+    pub fn redirect(&mut self, file: File) {
+        self.out = BufWriter::new(file);
     }
 
     pub fn record(&mut self, dir: Dir, line: &str) -> io::Result<()> {

@@ -51,11 +51,24 @@ struct Tui {
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
     eof: Arc<AtomicBool>,
-    // Kept open until the child is gone: dropping portable-pty's writer types "\n" + EOF (^D),
+    /// Tells the reader thread to close its end of the master (for `hang_up`).
+    stop_reading: Arc<AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    // A plain dup of the master: portable-pty's own writer types "\n" + EOF (^D) when dropped,
     // which switchboard would read as Ctrl-D.
-    writer: Box<dyn Write + Send>,
-    master: Box<dyn MasterPty + Send>,
+    writer: Option<std::fs::File>,
+    master: Option<Box<dyn MasterPty + Send>>,
     data_dir: PathBuf,
+}
+
+/// A duplicate of the pty master's fd as a file (closing it closes only the duplicate).
+fn dup_master(master: &dyn MasterPty) -> std::fs::File {
+    use std::os::fd::FromRawFd;
+    let fd = master.as_raw_fd().expect("master fd");
+    // SAFETY: dup of a valid fd; the new fd is owned by the returned File alone.
+    let copy = unsafe { libc::dup(fd) };
+    assert!(copy >= 0, "dup failed");
+    unsafe { std::fs::File::from_raw_fd(copy) }
 }
 
 impl Tui {
@@ -86,20 +99,44 @@ impl Tui {
         let child = pair.slave.spawn_command(cmd).expect("spawn switchboard");
         // Only the child holds the slave now: reads end (EOF/EIO) once it and its heirs close it.
         drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = pair.master.take_writer().expect("pty writer");
+        let mut reader = dup_master(&*pair.master);
+        let writer = dup_master(&*pair.master);
         let parser = Arc::new(Mutex::new(vt100::Parser::new(nz(ROWS), nz(COLS), 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let eof = Arc::new(AtomicBool::new(false));
-        {
-            let (parser, raw, eof) = (parser.clone(), raw.clone(), eof.clone());
+        let stop_reading = Arc::new(AtomicBool::new(false));
+        let reader_thread = {
+            let (parser, raw, eof, stop) = (
+                parser.clone(),
+                raw.clone(),
+                eof.clone(),
+                stop_reading.clone(),
+            );
             std::thread::Builder::new()
                 .name("pty-reader".into())
                 .spawn(move || {
+                    use std::os::fd::AsRawFd;
                     let mut buf = [0u8; 16 * 1024];
-                    loop {
+                    while !stop.load(Ordering::SeqCst) {
+                        // Poll with a timeout so a hang-up can close this fd promptly.
+                        let mut pfd = libc::pollfd {
+                            fd: reader.as_raw_fd(),
+                            events: libc::POLLIN,
+                            revents: 0,
+                        };
+                        // SAFETY: one valid pollfd.
+                        let ready = unsafe { libc::poll(&mut pfd, 1, 20) };
+                        if ready == 0
+                            || (ready < 0
+                                && std::io::Error::last_os_error().kind()
+                                    == std::io::ErrorKind::Interrupted)
+                        {
+                            continue;
+                        }
                         match reader.read(&mut buf) {
-                            Ok(0) | Err(_) => break,
+                            Ok(0) => break,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(_) => break,
                             Ok(n) => {
                                 raw.lock().unwrap().extend_from_slice(&buf[..n]);
                                 parser.lock().unwrap().process(&buf[..n]);
@@ -108,17 +145,30 @@ impl Tui {
                     }
                     eof.store(true, Ordering::SeqCst);
                 })
-                .expect("spawn reader thread");
-        }
+                .expect("spawn reader thread")
+        };
         Tui {
             child,
             parser,
             raw,
             eof,
-            writer,
-            master: pair.master,
+            stop_reading,
+            reader: Some(reader_thread),
+            writer: Some(writer),
+            master: Some(pair.master),
             data_dir: data_dir.to_path_buf(),
         }
+    }
+
+    /// The terminal goes away: every fd of the master side is closed (the window closed, the
+    /// ssh connection dropped). The kernel hangs up the tty: SIGHUP, then EIO on it.
+    fn hang_up(&mut self) {
+        self.stop_reading.store(true, Ordering::SeqCst);
+        if let Some(r) = self.reader.take() {
+            r.join().expect("reader thread");
+        }
+        self.writer = None;
+        self.master = None;
     }
 
     fn screen(&self) -> String {
@@ -130,8 +180,9 @@ impl Tui {
     }
 
     fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).expect("write to pty");
-        self.writer.flush().expect("flush pty");
+        let w = self.writer.as_mut().expect("the terminal is open");
+        w.write_all(bytes).expect("write to pty");
+        w.flush().expect("flush pty");
     }
 
     /// Poll the screen until `cond` holds; panic with the screen after `timeout` or when the
@@ -269,7 +320,7 @@ impl Tui {
 
     /// Whether the pty's line discipline has ICANON and ECHO on (`None`: cannot tell).
     fn tty_canonical(&self) -> Option<bool> {
-        let fd = self.master.as_raw_fd()?;
+        let fd = self.master.as_ref()?.as_raw_fd()?;
         // SAFETY: tcgetattr only fills the termios struct for a valid fd.
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         if unsafe { libc::tcgetattr(fd, &mut t) } != 0 {
@@ -793,4 +844,440 @@ fn demo_pager_round_trip_suspends_and_restores_the_tui() {
     tui.assert_restored();
     let rec = tui.recording();
     assert_no_gate_answered_twice(&rec);
+}
+
+// --- hostile agents: bounded exits, hang-ups, floods ------------------------------------------
+
+/// `tests/support/hostile_claude.py` as the claude CLI in `HOSTILE_MODE=mode`; returns the
+/// TUI and the file where the agent writes "<agent pid> <grandchild pid>".
+fn spawn_hostile(tag: &str, mode: &str, extra: &[(String, String)]) -> Option<(Tui, PathBuf)> {
+    common::python_or_skip(tag)?;
+    let script = common::manifest("tests/support/hostile_claude.py");
+    let cwd = temp_dir(&format!("pty-{tag}-cwd"));
+    let data = temp_dir(&format!("pty-{tag}-data"));
+    let pids = data.join("pids.txt");
+    let mut env = vec![
+        ("HOSTILE_MODE".to_string(), mode.to_string()),
+        ("HOSTILE_PIDS".to_string(), pids.display().to_string()),
+    ];
+    env.extend(extra.iter().cloned());
+    let (script, cwd_s) = (script.display().to_string(), cwd.display().to_string());
+    let tui = Tui::spawn(
+        &["claude", "--claude-bin", &script, "--cwd", &cwd_s],
+        &env,
+        &[],
+        &data,
+    );
+    Some((tui, pids))
+}
+
+/// Kills a process group when dropped: a failing test must not leave its agent behind.
+struct KillGroup(i32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        // SAFETY: only sends a signal.
+        unsafe {
+            libc::killpg(self.0, libc::SIGKILL);
+        }
+    }
+}
+
+/// The agent's and its grandchild's pids, once the agent wrote them.
+fn hostile_pids(path: &Path) -> (i32, i32) {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let mut it = text.split_whitespace().map(|p| p.parse::<i32>().unwrap());
+            return (it.next().unwrap(), it.next().unwrap());
+        }
+        assert!(start.elapsed() < STEP, "the agent never wrote its pids");
+        std::thread::sleep(POLL);
+    }
+}
+
+/// `/proc/<pid>/stat` fields after the command: (state, ppid, pgrp).
+fn proc_stat(pid: i32) -> Option<(char, i32, i32)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut f = s.rsplit_once(')')?.1.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    Some((state, ppid, pgrp))
+}
+
+/// Live (non-zombie) processes in process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|&pid| matches!(proc_stat(pid), Some((s, _, g)) if g == pgid && s != 'Z'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Wait until no live process is left in `pgid`; returns what is left after `within`.
+fn group_left_after(pgid: i32, within: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left = group_members(pgid);
+        if left.is_empty() || start.elapsed() > within {
+            return left;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// An agent that stops reading its stdin (with its pipe full) and leaves a grandchild: after
+/// `q` both are gone within 5 s.
+#[test]
+fn hostile_deaf_agent_and_grandchild_gone_within_5s_after_q() {
+    let Some((mut tui, pids)) = spawn_hostile("deaf", "deaf", &[]) else {
+        return;
+    };
+    let (agent, grandchild) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    assert_eq!(proc_stat(grandchild).map(|s| s.2), Some(agent));
+    // The four error replies (300 KB each) are what fills the agent's stdin pipe.
+    tui.wait_text("answered with an error");
+    std::thread::sleep(Duration::from_millis(300));
+    tui.send(b"\t");
+    tui.wait_text(PANE_HINT);
+    let quit_at = Instant::now();
+    tui.send(b"q");
+    let left = group_left_after(agent, Duration::from_secs(5));
+    assert!(
+        left.is_empty(),
+        "still running {:?} after q: {left:?} (agent {agent}, grandchild {grandchild})",
+        quit_at.elapsed()
+    );
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+}
+
+/// The terminal goes away (every fd of the master closed: SIGHUP, then EIO) with 4 gates
+/// pending: each is answered fail-closed and recorded, the recording validates, the agent's
+/// whole group is gone, and switchboard neither panics nor is killed.
+#[test]
+fn hostile_hang_up_with_four_gates_answers_them_and_leaves_nothing() {
+    let Some((mut tui, pids)) = spawn_hostile("hangup", "gates 4", &[]) else {
+        return;
+    };
+    let (agent, _grandchild) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_screen(
+        "four gates waiting",
+        |s| s.contains("echo gate-0") && s.contains("‖4"),
+        STEP,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    tui.hang_up();
+    let status = tui.wait_exit(STEP);
+    assert!(status.signal().is_none(), "killed by a signal: {status:?}");
+    assert_ne!(status.exit_code(), 101, "switchboard panicked");
+    let left = group_left_after(agent, Duration::from_secs(5));
+    assert!(left.is_empty(), "left of the agent's group: {left:?}");
+
+    let rec = tui.recording();
+    assert_eq!(assert_every_gate_answered_once(&rec), 4);
+    let denied = control_responses(&rec)
+        .into_iter()
+        .filter(|b| b["behavior"] == "deny" && b["message"] == "switchboard exited")
+        .count();
+    assert_eq!(denied, 4, "fail-closed answers");
+    let file = std::fs::read_dir(tui.data_dir.join("recordings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let out = std::process::Command::new(switchboard())
+        .arg("validate")
+        .arg(&file)
+        .output()
+        .expect("run validate");
+    assert!(
+        out.status.success(),
+        "validate failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Peak resident memory of `pid` in KiB (`VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM")
+}
+
+/// A 256 MiB line on stdout and on stderr: each is reported as oversize (recorded with its
+/// length), the session goes on, and switchboard's peak memory stays far below the flood.
+#[test]
+fn hostile_giant_lines_keep_memory_bounded() {
+    let Some((mut tui, pids)) = spawn_hostile("bigline", "bigline 256", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    let pid = tui.child.process_id().expect("pid");
+    let dir = tui.data_dir.join("recordings");
+    let start = Instant::now();
+    let notes = loop {
+        let text: String = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+            .collect();
+        let n = text.matches("bytes on std").count();
+        if n >= 2 || start.elapsed() > Duration::from_secs(60) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let size = 256 * 1024 * 1024 + 29; // the padding plus the JSON around it
+    assert!(
+        notes.contains(&format!("line of {size} bytes on stdout")),
+        "no oversize note for stdout"
+    );
+    assert!(
+        notes.contains(&format!("line of {size} bytes on stderr")),
+        "no oversize note for stderr"
+    );
+    let peak = peak_rss_kib(pid);
+    assert!(
+        peak < 128 * 1024,
+        "peak RSS {peak} KiB for two 256 MiB lines"
+    );
+    // Still alive and answering keys.
+    tui.send(b"\t");
+    tui.wait_text(PANE_HINT);
+    tui.send(b"?");
+    tui.wait_text("keys (↑↓ scroll, Esc closes)");
+}
+
+/// Keys stay live while the agent floods stdout: `?` opens the help within a (generous) bound.
+#[test]
+fn hostile_flood_keeps_keys_live() {
+    let Some((mut tui, pids)) = spawn_hostile("flood", "flood", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text(PROMPT_HINT);
+    tui.send(b"\t");
+    tui.wait_text(PANE_HINT);
+    // 12 s of flood: the transcript grows, each message costs more; keys must not.
+    for _ in 0..8 {
+        let sent = Instant::now();
+        tui.send(b"?");
+        tui.wait_screen(
+            "the help under the flood",
+            |s| s.contains("keys (↑↓ scroll, Esc closes)"),
+            Duration::from_secs(20),
+        );
+        let took = sent.elapsed();
+        eprintln!("a key under the flood took {took:?}");
+        assert!(
+            took < Duration::from_secs(1),
+            "a key took {took:?} under the flood"
+        );
+        tui.send(ESC);
+        tui.wait_screen(
+            "the help closed",
+            |s| !s.contains("keys (↑↓ scroll, Esc closes)"),
+            Duration::from_secs(20),
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+}
+
+/// The recording cannot be written (`/dev/full`: ENOSPC): the session runs and answers, a
+/// banner says the recording stopped and why, and the exit message says it is incomplete.
+#[test]
+fn demo_recording_to_a_full_disk_is_visible_and_the_session_goes_on() {
+    let cwd = temp_dir("pty-full-cwd");
+    let data = temp_dir("pty-full-data");
+    let cwd_s = cwd.display().to_string();
+    let mut tui = Tui::spawn(
+        &["demo", "--cwd", &cwd_s, "--record", "/dev/full"],
+        &[("SWITCHBOARD_DEMO_FAST".into(), "1".into())],
+        &[],
+        &data,
+    );
+    tui.wait_screen(
+        "the first permission card under the banner",
+        |s| {
+            s.contains("recording stopped")
+                && s.contains("not recorded")
+                && s.contains("Permission · Bash")
+        },
+        STEP,
+    );
+    // Still answering: the allow reaches the demo agent, which goes on to its next gates.
+    tui.send(b"y");
+    tui.wait_screen(
+        "the next gates",
+        |s| s.contains("Permission · Edit") || s.contains("Breakpoint · Grep"),
+        STEP,
+    );
+    assert!(
+        tui.screen().contains("recording stopped"),
+        "the banner stays"
+    );
+    tui.send(CTRL_D);
+    tui.wait_text("quit switchboard?");
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+    let screen = tui.screen();
+    assert!(
+        screen.contains("recording incomplete: /dev/full"),
+        "exit message:\n{screen}"
+    );
+    assert!(!screen.contains("recording written"), "{screen}");
+}
+
+/// An agent that ignores the cancel: after the grace (1 s from config.toml) the TUI says it is
+/// not responding; `s` stops it (its whole group) and the window stays open to read.
+#[test]
+fn hostile_agent_ignoring_a_cancel_can_be_stopped() {
+    let config = temp_dir("pty-nocancel-config");
+    std::fs::write(config.join("config.toml"), "cancel_grace_secs = 1\n").unwrap();
+    let env = [(
+        "SWITCHBOARD_CONFIG_DIR".to_string(),
+        config.display().to_string(),
+    )];
+    let Some((mut tui, pids)) = spawn_hostile("nocancel", "nocancel", &env) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text(PROMPT_HINT);
+    tui.send(b"start working");
+    tui.send(ENTER);
+    tui.wait_text("working forever");
+    tui.send(b"\x03");
+    tui.wait_text("interrupt sent");
+    let asked = tui.wait_text("the agent is not responding");
+    assert!(asked.contains("s stop it"), "{asked}");
+    assert!(
+        group_members(agent).contains(&agent),
+        "asked while the agent runs"
+    );
+    tui.send(b"s");
+    let left = group_left_after(agent, Duration::from_secs(6));
+    assert!(left.is_empty(), "left of the agent's group: {left:?}");
+    // Still open, read-only now.
+    tui.wait_screen(
+        "the agent's exit",
+        |s| s.contains("read-only: the agent exited") || s.contains("exited"),
+        STEP,
+    );
+    let rec = tui.recording();
+    let sent = sent_lines(&rec);
+    assert!(
+        sent.iter()
+            .any(|l| l["type"] == "control_request" && l["request"]["subtype"] == "interrupt"),
+        "the interrupt was sent"
+    );
+    tui.send(CTRL_D);
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+}
+
+/// A permission request over the line limit is not read, but still answered (an error with
+/// its request id); the next request is an ordinary gate.
+#[test]
+fn hostile_oversize_request_is_answered_with_an_error() {
+    let Some((mut tui, pids)) = spawn_hostile("bigreq", "bigrequest", &[]) else {
+        return;
+    };
+    let (agent, _) = hostile_pids(&pids);
+    let _cleanup = KillGroup(agent);
+    tui.wait_text("echo after the big one");
+    tui.send(CTRL_D);
+    tui.wait_text("quit switchboard?");
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    let rec = tui.recording();
+    let replies: Vec<Value> = sent_lines(&rec)
+        .into_iter()
+        .filter(|l| l["type"] == "control_response")
+        .collect();
+    let big: Vec<&Value> = replies
+        .iter()
+        .filter(|l| l["response"]["request_id"] == "big-1")
+        .collect();
+    assert_eq!(big.len(), 1, "answers to the oversize request: {replies:?}");
+    assert_eq!(big[0]["response"]["subtype"], "error");
+    assert!(
+        big[0]["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds the 8388608 byte limit"),
+        "{}",
+        big[0]
+    );
+    let small = replies
+        .iter()
+        .filter(|l| l["response"]["request_id"] == "small-2")
+        .count();
+    assert_eq!(small, 1, "the next request is answered once (on quit)");
+}
+
+/// ACP paths under a flood: a terminal writing 64 MiB with an absurd `outputByteLimit`, and
+/// 100 requests with 1 MiB ids whose error replies an agent that stopped reading never takes.
+/// Switchboard's peak memory stays far below what it was sent.
+#[test]
+fn hostile_acp_terminal_and_reply_floods_keep_memory_bounded() {
+    let Some(python) = common::python_or_skip("hostile_acp_floods") else {
+        return;
+    };
+    let script = common::manifest("tests/support/hostile_acp.py");
+    let cwd = temp_dir("pty-acpflood-cwd");
+    let data = temp_dir("pty-acpflood-data");
+    let (py, script, cwd_s) = (
+        python.display().to_string(),
+        script.display().to_string(),
+        cwd.display().to_string(),
+    );
+    let mut tui = Tui::spawn(
+        &["acp", "--cwd", &cwd_s, "--", &py, &script],
+        &[],
+        &[],
+        &data,
+    );
+    let pid = tui.child.process_id().expect("pid");
+    tui.wait_text("head -c 67108864 /dev/zero");
+    // The agent is switchboard's child and leads its own group: kill it if this test fails.
+    let _cleanup: Vec<KillGroup> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(
+            |&p| matches!(proc_stat(p), Some((_, ppid, pgrp)) if ppid == pid as i32 && pgrp == p),
+        )
+        .map(KillGroup)
+        .collect();
+    tui.send(b"y");
+    tui.wait_screen(
+        "the reply flood sent",
+        |s| s.contains("FLOOD-SENT"),
+        Duration::from_secs(60),
+    );
+    // Let the terminal finish and the stalled replies be refused.
+    std::thread::sleep(Duration::from_secs(3));
+    let peak = peak_rss_kib(pid);
+    eprintln!("peak RSS under the ACP floods: {peak} KiB");
+    assert!(peak < 128 * 1024, "peak RSS {peak} KiB");
+    tui.send(CTRL_D);
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
 }

@@ -21,7 +21,7 @@ pub struct Headless {
 impl Headless {
     /// Start `backend` with a `w`×`h` screen. Needs a tokio runtime.
     pub fn start(backend: Box<dyn Backend>, w: u16, h: u16) -> Headless {
-        let mut app = App::start(backend, Settings { bell: true }, Theme::dark());
+        let mut app = App::start(backend, Settings::default(), Theme::dark());
         app.apply(Msg::Resize(w, h));
         let terminal = Terminal::new(TestBackend::new(w, h)).expect("TestBackend never fails");
         Headless { app, terminal }

@@ -17,8 +17,16 @@ use crate::core::{Effect, Msg, State, update};
 use crate::record::now_ms;
 use crate::ui::theme::Theme;
 
+/// Most backend messages applied in one turn of the terminal loop.
+pub const DRAIN_MAX: usize = 1024;
+/// Longest time one turn of the terminal loop spends applying backend messages, so keys are
+/// read (and the screen drawn) at least this often under any flood.
+pub const DRAIN_TIME: Duration = Duration::from_millis(8);
+
 /// How long quitting waits for the backend to answer, close and stop the agent.
-pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(6);
+/// Longer than the backend's own worst case (3 s grace, SIGTERM 1 s, SIGKILL 2 s, leftovers of
+/// the group 1 s); past it the runtime is dropped, which still SIGKILLs the agent's group.
+pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(8);
 
 pub struct App {
     pub state: State,
@@ -104,6 +112,21 @@ impl App {
     /// Apply queued backend messages without waiting, up to `budget` (drain, then render).
     pub fn drain_backend(&mut self, budget: usize) {
         for _ in 0..budget {
+            match self.events.try_recv() {
+                Ok(m) => self.apply(m),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Like `drain_backend`, but also stop once `time` has passed: however fast the agent
+    /// writes, the loop gets back to drawing and reading keys within one slice.
+    pub fn drain_backend_for(&mut self, budget: usize, time: Duration) {
+        let until = std::time::Instant::now() + time;
+        for _ in 0..budget {
+            if std::time::Instant::now() >= until {
+                break;
+            }
             match self.events.try_recv() {
                 Ok(m) => self.apply(m),
                 Err(_) => break,

@@ -185,27 +185,30 @@ impl Drop for TerminalGuard {
 }
 
 /// Run the app on the real terminal until the user quits.
+///
+/// However the loop ends (quit, signal, or a terminal that went away), the order is the same:
+/// answer what is pending, record it, stop the agent's process group, and only then give the
+/// terminal back, ignoring errors from a terminal that is gone.
 pub async fn run(mut app: App) -> io::Result<App> {
-    let result = match TerminalGuard::enter() {
-        Ok(guard) => {
-            let r = event_loop(&mut app).await;
-            drop(guard);
-            r
-        }
-        Err(e) => Err(e),
+    let (guard, result) = match TerminalGuard::enter() {
+        Ok(guard) => (Some(guard), event_loop(&mut app).await),
+        Err(e) => (None, Err(e)),
     };
-    if result.is_err() {
-        // The terminal failed under us: still answer what is pending and stop the agent.
+    if !app.quit {
+        // The terminal failed or closed under us: still answer what is pending.
         quit_on_signal(&mut app);
     }
     app.finish().await;
+    drop(guard);
     result.map(|()| app)
 }
 
 /// Everything between entering and leaving the terminal; errors end it early, and `run` then
 /// shuts the session down the same way as a quit.
 async fn event_loop(app: &mut App) -> io::Result<()> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    // Never dropped: ratatui's `Drop` shows the cursor and `eprintln!`s a failure, which
+    // panics when the terminal is gone. `restore` (through the guard) does that work instead.
+    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(stdout()))?);
     // Not `terminal.clear()`: ratatui 0.30 asks the terminal for the cursor position there
     // (`ESC [6n`) and fails after 2 s on terminals that never answer. A full-screen viewport
     // needs no cursor position; clear directly.
@@ -262,14 +265,15 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
             m = app.next_backend(), if backend_open => match m {
                 Some(m) => {
                     app.apply(m);
-                    app.drain_backend(1024);
+                    app.drain_backend_for(super::DRAIN_MAX, super::DRAIN_TIME);
                 }
                 // The backend ended by itself; the UI stays open to read.
                 None => backend_open = false,
             },
             _ = tick.tick() => {
                 // Elapsed times move only while something runs; an idle screen stays idle.
-                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running);
+                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running)
+                    || app.state.cancel_sent_ms.is_some();
                 if busy {
                     app.apply(Msg::Tick(now_ms()));
                 }

@@ -55,17 +55,29 @@ impl Link {
         let rec: SharedRecorder = Arc::new(Mutex::new(None));
         if let Some(path) = path {
             match Recorder::create(path, backend, argv, &cwd.display().to_string()) {
-                Ok(r) => {
+                Ok(mut r) => {
+                    // A later write failure (disk full, EIO) reaches the UI from any task.
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    r.notify_failure(tx);
                     *rec.lock().expect("fresh mutex") = Some(r);
                     self.send(BackendEvent::Recording(path.display().to_string()))
                         .await;
+                    let events = self.events.clone();
+                    tokio::spawn(async move {
+                        if let Ok(why) = rx.await {
+                            let _ = events
+                                .send(Msg::Backend {
+                                    at_ms: now_ms(),
+                                    event: BackendEvent::RecordingFailed(why),
+                                })
+                                .await;
+                        }
+                    });
                 }
                 Err(e) => {
-                    self.protocol(
-                        Level::Error,
-                        format!("cannot write the recording {}: {e}", path.display()),
-                    )
-                    .await
+                    let why = format!("cannot write the recording {}: {e}", path.display());
+                    self.protocol(Level::Error, why.clone()).await;
+                    self.send(BackendEvent::RecordingFailed(why)).await;
                 }
             }
         }
@@ -135,5 +147,65 @@ impl Link {
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failed_write_stops_the_recording_and_tells_the_ui() {
+        let dir = std::env::temp_dir().join(format!("sb-link-rec-{}", std::process::id()));
+        let path = dir.join("r.jsonl");
+        let (tx, mut rx) = mpsc::channel(16);
+        let link = Link { events: tx };
+        let rec = link
+            .open_recording(Some(&path), "claude", &["claude".into()], &dir)
+            .await;
+        assert!(matches!(
+            rx.recv().await,
+            Some(Msg::Backend {
+                event: BackendEvent::Recording(_),
+                ..
+            })
+        ));
+        record(&rec, Dir::In, "before");
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        rec.lock().unwrap().as_mut().unwrap().redirect(full);
+        record(&rec, Dir::In, "lost");
+        record(&rec, Dir::In, "also lost");
+        assert!(rec.lock().unwrap().is_none(), "the recording stopped");
+        let msg = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
+            .await
+            .expect("no failure event");
+        match msg {
+            Some(Msg::Backend {
+                event: BackendEvent::RecordingFailed(why),
+                ..
+            }) => assert!(why.contains("No space left"), "{why}"),
+            other => panic!("expected RecordingFailed, got {other:?}"),
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("before") && !text.contains("lost"));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[tokio::test]
+    async fn a_recording_that_cannot_be_created_is_reported_as_failed() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let link = Link { events: tx };
+        let rec = link
+            .open_recording(Some(Path::new("/dev/full")), "claude", &[], Path::new("/"))
+            .await;
+        assert!(rec.lock().unwrap().is_none());
+        let mut failed = false;
+        while let Ok(Msg::Backend { event, .. }) = rx.try_recv() {
+            failed |= matches!(event, BackendEvent::RecordingFailed(_));
+        }
+        assert!(failed, "no RecordingFailed event");
     }
 }

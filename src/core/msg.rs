@@ -83,6 +83,8 @@ pub enum BackendEvent {
     },
     /// Where the recording of this session is written.
     Recording(String),
+    /// The recording stopped (could not be created or written): why.
+    RecordingFailed(String),
     /// A named session fact for the footer and the status view (ACP: title, context usage,
     /// cost); `None` removes it.
     Info {

@@ -28,6 +28,8 @@ pub enum Overlay {
         cursor: usize,
     },
     ConfirmQuit,
+    /// The agent ignored a cancel past the grace period: stop it or keep waiting.
+    AgentStuck,
     /// A read-only text view (the replay frame inspector).
     Text {
         title: String,
@@ -180,6 +182,8 @@ pub struct Session {
     pub cost_usd: f64,
     pub turns: u64,
     pub recording: Option<String>,
+    /// The recording stopped early (disk full, I/O error): why. Shown until the end.
+    pub recording_failed: Option<String>,
     /// Set once the agent process ended: (exit code, detail, stderr tail).
     pub exited: Option<(Option<i32>, String, Vec<String>)>,
     pub capabilities: Capabilities,
@@ -191,11 +195,16 @@ pub struct Session {
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub bell: bool,
+    /// How long after a cancel with no turn end the agent counts as not responding.
+    pub cancel_grace_ms: u64,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { bell: true }
+        Settings {
+            bell: true,
+            cancel_grace_ms: super::update::cancel::DEFAULT_GRACE_MS,
+        }
     }
 }
 
@@ -257,6 +266,10 @@ pub struct State {
     /// Answered or withdrawn request ids, to refuse a second answer.
     pub closed_gates: VecDeque<String>,
     pub quitting: bool,
+    /// When the first cancel of the running turn went out (cleared when the turn ends).
+    pub cancel_sent_ms: Option<u64>,
+    /// The turn outlived the cancel by the grace period: the agent is not responding.
+    pub cancel_stuck: bool,
     pub status_line: Option<String>,
     /// Ids of requests answered during this session, for the footer count.
     pub answered: u64,
@@ -321,6 +334,8 @@ impl State {
             view: ViewMetrics::default(),
             closed_gates: VecDeque::new(),
             quitting: false,
+            cancel_sent_ms: None,
+            cancel_stuck: false,
             status_line: None,
             answered: 0,
             reply_check: no_reply_schema,

@@ -22,12 +22,30 @@ use wrap::clip;
 
 pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let area = f.area();
-    let [main, bottom, footer] = Layout::vertical([
+    let banner_h = u16::from(state.session.recording_failed.is_some() && area.height > 8);
+    let [banner, main, bottom, footer] = Layout::vertical([
+        Constraint::Length(banner_h),
         Constraint::Min(3),
         Constraint::Length(bottom_height(state, area, theme)),
         Constraint::Length(1),
     ])
     .areas(area);
+    if let Some(why) = state
+        .session
+        .recording_failed
+        .as_deref()
+        .filter(|_| banner_h > 0)
+    {
+        // Persistent: the session goes on, but nothing more reaches the recording.
+        let text = format!(
+            " ⚠ recording stopped, the rest of this session is not recorded: {} ",
+            crate::core::text::sanitize(why)
+        );
+        f.render_widget(
+            Paragraph::new(Line::from(Span::styled(text, theme.error))),
+            banner,
+        );
+    }
     let tree_w = if area.width >= 160 {
         (area.width / 4).min(56)
     } else if area.width >= 120 {
@@ -503,7 +521,12 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             )
         }
     });
-    let hint = match state.status_line.clone().or(search_hint) {
+    let hint = match state
+        .status_line
+        .clone()
+        .or_else(|| crate::core::update::cancel::footer_hint(state))
+        .or(search_hint)
+    {
         Some(st) => st,
         None => match state.focus {
             Focus::Prompt if s.exited.is_some() => {

@@ -285,6 +285,24 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 area.height,
             )
         }
+        Overlay::AgentStuck => {
+            let secs = state
+                .cancel_sent_ms
+                .map_or(0, |t| state.now_ms.saturating_sub(t) / 1000);
+            let l = vec![
+                Line::from(format!("No turn end {secs} s after the cancel.")),
+                Line::from("Stopping answers every pending request as on quit"),
+                Line::from("and ends the agent's process group; the window stays."),
+                Line::from(""),
+                Line::from(vec![
+                    Span::styled("s", theme.key),
+                    Span::raw(" stop it   "),
+                    Span::styled("w", theme.key),
+                    Span::raw(" keep waiting"),
+                ]),
+            ];
+            (" the agent is not responding ", l, 60, 7)
+        }
         Overlay::ConfirmQuit => {
             let n = state.gates.len();
             let l = vec![

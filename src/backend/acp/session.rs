@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::codec::{self, schema};
 use super::mapping::{AcpOptions, Action, Mapper, Out};
-use super::terminal::{TermUpdate, Terminals};
+use super::terminal::Terminals;
 use crate::backend::Backend;
 use crate::backend::link::{Link, StderrTail};
 use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
@@ -81,7 +81,15 @@ struct Io {
     terms: Terminals,
     /// The session directory's handle: every path the agent names is opened beneath it.
     root: Result<Arc<Root>, String>,
+    /// Outstanding `terminal/wait_for_exit` answers (each is a task until its process exits).
+    waits: std::sync::Arc<tokio::sync::Semaphore>,
 }
+
+/// JSON-RPC "Invalid Request": the answer to a request line too long to read.
+const INVALID_REQUEST: i64 = -32600;
+
+/// The most `terminal/wait_for_exit` requests waiting at once.
+const MAX_WAITS: usize = 64;
 
 /// Run file work beneath the session directory's handle, off the runtime's workers.
 async fn beneath<T: Send + 'static>(
@@ -123,11 +131,11 @@ impl Io {
                 )
                 .await;
             }
-            if let Err(line) = self.agent.try_send(line) {
+            if let Err(line) = self.agent.send(line).await {
                 record(
                     &self.rec,
                     Dir::Note,
-                    &format!("not sent, stdin is closed: {line}"),
+                    &format!("not sent, stdin is closed or not read: {line}"),
                 );
             }
         }
@@ -271,13 +279,23 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
         }
         Action::WaitForExit { id, terminal_id } => {
             match io.terms.wait(&terminal_id) {
+                Some(_) if io.waits.available_permits() == 0 => {
+                    // Each wait holds a task until its process exits: an agent must not be
+                    // able to start them without bound.
+                    let m =
+                        format!("more than {MAX_WAITS} terminal/wait_for_exit requests pending");
+                    io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
+                        .await;
+                }
                 Some(fut) => {
                     // Answered when the process exits, without blocking the session.
                     let tx = io.agent.stdin.clone();
+                    let permit = io.waits.clone().try_acquire_owned().ok();
                     tokio::spawn(async move {
+                        let _permit = permit;
                         let v = fut.await;
                         if let Some(tx) = tx {
-                            let _ = tx.send(codec::result(&id, v));
+                            let _ = tx.send(codec::result(&id, v)).await;
                         }
                     });
                 }
@@ -348,17 +366,17 @@ async fn run(
         pid: agent.pid,
     })
     .await;
-    let (term_tx, mut term_rx) = mpsc::unbounded_channel::<TermUpdate>();
     let mut io = Io {
         agent,
         rec: rec.clone(),
-        terms: Terminals::new(term_tx),
+        terms: Terminals::new(),
         root: Root::open(&cwd).map(Arc::new).map_err(|e| {
             format!(
                 "the session directory {} cannot be opened: {e}",
                 cwd.display()
             )
         }),
+        waits: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_WAITS)),
     };
     let mut mapper = Mapper::new(AcpOptions {
         cwd,
@@ -384,7 +402,17 @@ async fn run(
     loop {
         tokio::select! {
             line = io.agent.stdout.recv(), if stdout_open => match line {
-                Some(line) => {
+                Some(Err(big)) => {
+                    link.protocol(Level::Error, big.to_string()).await;
+                    // A request too long to read still gets its one answer.
+                    if big.head.contains("\"method\":")
+                        && let Some(id) = big.request_id("id", "params")
+                    {
+                        let m = format!("request not read: {big}");
+                        io.write(&link, vec![codec::error(&id, INVALID_REQUEST, &m, None)]).await;
+                    }
+                }
+                Some(Ok(line)) => {
                     mapper.now = now_ms();
                     let out = mapper.on_line(&line);
                     deliver(&mut io, &mut mapper, &link, out).await;
@@ -393,20 +421,14 @@ async fn run(
             },
             line = io.agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
+                    let line = line.unwrap_or_else(|big| big.to_string());
                     stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }
                 None => stderr_open = false,
             },
-            Some(u) = term_rx.recv() => {
-                // Coalesce a burst of output into one refresh per terminal.
-                let mut latest = vec![u];
-                while let Ok(more) = term_rx.try_recv() {
-                    match latest.iter_mut().find(|x| x.terminal_id == more.terminal_id) {
-                        Some(x) => *x = more,
-                        None => latest.push(more),
-                    }
-                }
+            latest = io.terms.changed() => {
+                // Each changed terminal read once (the terminal coalesces a burst of output).
                 for u in latest {
                     let out = mapper.terminal_update(&u.terminal_id, &u.output, u.truncated, u.exit);
                     deliver(&mut io, &mut mapper, &link, out).await;

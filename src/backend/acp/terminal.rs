@@ -1,5 +1,6 @@
 //! Client-side terminals (`terminal/*`): real processes with an output byte limit and an exit
-//! status. Output changes are reported on a channel so the transcript can show them.
+//! status. Output changes only mark a terminal as changed; the session reads each changed
+//! terminal once per `UPDATE_INTERVAL`, so a flood costs neither memory nor a copy per read.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -8,12 +9,38 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
 
 use super::mapping::TerminalSpec;
 
 /// Output kept when the agent gives no `outputByteLimit`.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1024 * 1024;
+/// The most output kept per terminal whatever `outputByteLimit` asks for (an agent's number
+/// must not size our memory); the result says `truncated` as for any limit.
+pub const MAX_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+/// Changes of a terminal within this interval are shown as one update.
+pub const UPDATE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Which terminals changed since the session last looked, and when it should look.
+#[derive(Default)]
+struct Changes {
+    dirty: Mutex<(Vec<String>, Option<Instant>)>,
+    notify: Notify,
+}
+
+impl Changes {
+    fn mark(&self, tid: &str) {
+        let mut d = self.dirty.lock().expect("terminal changes");
+        if !d.0.iter().any(|t| t == tid) {
+            d.0.push(tid.to_string());
+        }
+        if d.1.is_none() {
+            d.1 = Some(Instant::now() + UPDATE_INTERVAL);
+            self.notify.notify_one();
+        }
+    }
+}
 
 /// A change of one terminal, for the transcript.
 #[derive(Clone, Debug)]
@@ -34,21 +61,30 @@ struct Shared {
 }
 
 impl Shared {
+    /// Append, keeping at most twice the limit: the front is dropped in large steps, so a
+    /// flood costs amortised O(1) per byte instead of moving the whole buffer per read.
     fn append(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
         if self.buf.len() > self.limit {
-            let mut cut = self.buf.len() - self.limit;
-            // Keep the tail from a character boundary on.
-            while cut < self.buf.len() && (self.buf[cut] & 0b1100_0000) == 0b1000_0000 {
-                cut += 1;
-            }
-            self.buf.drain(..cut);
             self.truncated = true;
+            if self.buf.len() > 2 * self.limit.max(64 * 1024) {
+                let cut = self.buf.len() - self.limit;
+                self.buf.drain(..cut);
+            }
         }
     }
 
+    /// The last `limit` bytes, from a character boundary on.
+    fn kept(&self) -> &[u8] {
+        let mut cut = self.buf.len().saturating_sub(self.limit);
+        while cut < self.buf.len() && (self.buf[cut] & 0b1100_0000) == 0b1000_0000 {
+            cut += 1;
+        }
+        &self.buf[cut..]
+    }
+
     fn text(&self) -> String {
-        String::from_utf8_lossy(&self.buf).into_owned()
+        String::from_utf8_lossy(self.kept()).into_owned()
     }
 
     fn exit_text(&self) -> Option<String> {
@@ -92,37 +128,68 @@ struct Term {
 pub struct Terminals {
     next: u64,
     map: HashMap<String, Term>,
-    updates: mpsc::UnboundedSender<TermUpdate>,
+    changes: Arc<Changes>,
 }
 
 async fn pump(
     mut src: impl AsyncRead + Unpin,
     shared: Arc<Mutex<Shared>>,
     tid: String,
-    updates: mpsc::UnboundedSender<TermUpdate>,
+    changes: Arc<Changes>,
 ) {
     let mut buf = vec![0u8; 8192];
     loop {
         match src.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let u = {
-                    let mut s = shared.lock().expect("terminal buffer");
-                    s.append(&buf[..n]);
-                    s.update(&tid)
-                };
-                let _ = updates.send(u);
+                shared.lock().expect("terminal buffer").append(&buf[..n]);
+                changes.mark(&tid);
             }
         }
     }
 }
 
+impl Default for Terminals {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Terminals {
-    pub fn new(updates: mpsc::UnboundedSender<TermUpdate>) -> Terminals {
+    pub fn new() -> Terminals {
         Terminals {
             next: 0,
             map: HashMap::new(),
-            updates,
+            changes: Arc::default(),
+        }
+    }
+
+    /// The terminals that changed, each read once, at most once per `UPDATE_INTERVAL`.
+    /// Cancel-safe: what is not returned stays marked.
+    pub async fn changed(&self) -> Vec<TermUpdate> {
+        loop {
+            let due = self.changes.dirty.lock().expect("terminal changes").1;
+            match due {
+                Some(at) => {
+                    tokio::time::sleep_until(at).await;
+                    let tids = {
+                        let mut d = self.changes.dirty.lock().expect("terminal changes");
+                        d.1 = None;
+                        std::mem::take(&mut d.0)
+                    };
+                    let updates: Vec<TermUpdate> = tids
+                        .iter()
+                        .filter_map(|tid| {
+                            let t = self.map.get(tid)?;
+                            Some(t.shared.lock().expect("terminal buffer").update(tid))
+                        })
+                        .collect();
+                    if !updates.is_empty() {
+                        return updates;
+                    }
+                }
+                None => self.changes.notify.notified().await,
+            }
         }
     }
 
@@ -153,7 +220,11 @@ impl Terminals {
         let tid = format!("term-{}", self.next);
         let limit = spec
             .output_byte_limit
-            .map(|l| l as usize)
+            .map(|l| {
+                usize::try_from(l)
+                    .unwrap_or(usize::MAX)
+                    .min(MAX_OUTPUT_LIMIT)
+            })
             .unwrap_or(DEFAULT_OUTPUT_LIMIT);
         let shared = Arc::new(Mutex::new(Shared {
             limit,
@@ -162,10 +233,10 @@ impl Terminals {
         let (exit_tx, exit_rx) = watch::channel(false);
         let out = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
-        let r1 = tokio::spawn(pump(out, shared.clone(), tid.clone(), self.updates.clone()));
-        let r2 = tokio::spawn(pump(err, shared.clone(), tid.clone(), self.updates.clone()));
+        let r1 = tokio::spawn(pump(out, shared.clone(), tid.clone(), self.changes.clone()));
+        let r2 = tokio::spawn(pump(err, shared.clone(), tid.clone(), self.changes.clone()));
         let pid = child.id();
-        let (sh, t, up) = (shared.clone(), tid.clone(), self.updates.clone());
+        let (sh, t, up) = (shared.clone(), tid.clone(), self.changes.clone());
         tokio::spawn(async move {
             let status = child.wait().await;
             // Output first, then the exit: readers end at EOF (bounded wait for stray children).
@@ -188,12 +259,8 @@ impl Terminals {
                 }
                 Err(_) => (None, None),
             };
-            let u = {
-                let mut s = sh.lock().expect("terminal buffer");
-                s.exit = Some(exit);
-                s.update(&t)
-            };
-            let _ = up.send(u);
+            sh.lock().expect("terminal buffer").exit = Some(exit);
+            up.mark(&t);
             let _ = exit_tx.send(true);
         });
         self.map.insert(
@@ -280,5 +347,44 @@ mod tests {
         s.append("xy".as_bytes());
         assert!(s.truncated);
         assert_eq!(s.text(), "éxy");
+    }
+
+    fn spec(line: &str, limit: Option<u64>) -> TerminalSpec {
+        TerminalSpec {
+            command: line.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: std::env::temp_dir(),
+            output_byte_limit: limit,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flood_is_coalesced_and_capped_whatever_the_limit_asked() {
+        let mut terms = Terminals::new();
+        // 64 MiB of output, with a limit far above what we keep.
+        let tid = terms
+            .create(&spec("head -c 67108864 /dev/zero", Some(u64::MAX)))
+            .unwrap();
+        let mut updates = 0;
+        let last = loop {
+            let batch = tokio::time::timeout(std::time::Duration::from_secs(20), terms.changed())
+                .await
+                .expect("no terminal update");
+            updates += batch.len();
+            let u = batch.into_iter().last().unwrap();
+            if u.exit.is_some() {
+                break u;
+            }
+        };
+        assert_eq!(last.terminal_id, tid);
+        assert!(last.truncated);
+        assert_eq!(last.output.len(), MAX_OUTPUT_LIMIT);
+        // 8 KiB reads would have been 8192 updates of the whole buffer.
+        assert!(updates < 1000, "{updates} updates");
+        let out = terms.output(&tid).unwrap();
+        assert_eq!(out["output"].as_str().unwrap().len(), MAX_OUTPUT_LIMIT);
+        let held = terms.map[&tid].shared.lock().unwrap().buf.len();
+        assert!(held <= 2 * MAX_OUTPUT_LIMIT, "{held} bytes held");
     }
 }

@@ -117,11 +117,11 @@ async fn write(agent: &Agent, link: &Link, rec: &SharedRecorder, lines: Vec<Stri
             )
             .await;
         }
-        if let Err(line) = agent.try_send(line) {
+        if let Err(line) = agent.send(line).await {
             record(
                 rec,
                 Dir::Note,
-                &format!("not sent, stdin is closed: {line}"),
+                &format!("not sent, stdin is closed or not read: {line}"),
             );
         }
     }
@@ -194,7 +194,17 @@ async fn run(
     loop {
         tokio::select! {
             line = agent.stdout.recv(), if stdout_open => match line {
-                Some(line) => {
+                Some(Err(big)) => {
+                    link.protocol(Level::Error, big.to_string()).await;
+                    // A request too long to read still gets its one answer.
+                    if big.head.contains("\"control_request\"")
+                        && let Some(serde_json::Value::String(id)) = big.request_id("request_id", "request")
+                    {
+                        let reply = super::encode::error(&id, &format!("request not read: {big}"));
+                        write(&agent, &link, &rec, vec![reply]).await;
+                    }
+                }
+                Some(Ok(line)) => {
                     let mut out = mapper.on_line(&line);
                     // Edit/Write cards against the file on disk (real line numbers).
                     super::file_diff::attach(&mut out.events, &cfg.cwd).await;
@@ -211,6 +221,7 @@ async fn run(
             },
             line = agent.stderr.recv(), if stderr_open => match line {
                 Some(line) => {
+                    let line = line.unwrap_or_else(|big| big.to_string());
                     stderr_tail.push(&line);
                     link.send(BackendEvent::Stderr(line)).await;
                 }

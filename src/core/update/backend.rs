@@ -161,6 +161,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
         }
         BackendEvent::Recording(path) => state.session.recording = Some(path),
+        BackendEvent::RecordingFailed(why) => state.session.recording_failed = Some(why),
         BackendEvent::Info { key, value } => {
             let info = &mut state.session.info;
             let pos = info.iter().position(|(k, _)| *k == key);

@@ -114,6 +114,7 @@ fn open_overlay(state: &mut State, o: Overlay) {
 
 fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<Effect>) {
     match overlay {
+        Overlay::AgentStuck => super::cancel::overlay_key(state, key, fx),
         Overlay::ConfirmQuit => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                 state.overlay = None;
@@ -387,9 +388,10 @@ fn interrupt(state: &mut State, fx: &mut Vec<Effect>) {
         state.status_line = Some("nothing to interrupt (Ctrl-D or q quits)".into());
     } else if !state.session.interruptible {
         state.status_line = Some("the agent cannot take an interrupt yet".into());
-    } else {
+    } else if !super::cancel::ctrl_c_while_stuck(state) {
         state.status_line = Some("interrupt sent".into());
         fx.push(Effect::Send(Command::Interrupt));
+        super::cancel::sent(state);
     }
 }
 

@@ -1,6 +1,7 @@
 //! `update(state, msg) -> effects`: the only place state changes.
 
 mod backend;
+pub mod cancel;
 mod decide;
 mod gate_keys;
 mod keys;
@@ -27,6 +28,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             backend::on_event(state, event, at_ms, &mut fx);
         }
     }
+    cancel::watch(state);
     fx
 }
 

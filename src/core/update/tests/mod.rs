@@ -1,6 +1,7 @@
 //! Reducer tests: no terminal, no IO. This file holds the shared helpers (states, keys,
 //! gate builders); the tests live in the topical modules below.
 
+mod cancel_grace;
 mod forms;
 mod gates_open;
 mod navigation;

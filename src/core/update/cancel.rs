@@ -1,0 +1,94 @@
+//! An agent that ignores a cancel: after the grace period (`Settings::cancel_grace_ms`) with no
+//! turn end, the footer says so and a prompt offers to stop the agent or keep waiting.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::super::gate::Decision;
+use super::super::msg::{Command, Effect, TurnState};
+use super::super::state::{Overlay, State};
+use super::decide::answer;
+
+/// Default grace period between a cancel and the "not responding" prompt.
+pub const DEFAULT_GRACE_MS: u64 = 10_000;
+
+/// A cancel (interrupt) went out now; the first one of a turn starts the clock.
+pub(super) fn sent(state: &mut State) {
+    state.cancel_sent_ms.get_or_insert(state.now_ms);
+}
+
+/// After every message: clear the watch when the turn ended, raise it when the grace is over.
+pub(super) fn watch(state: &mut State) {
+    let Some(sent) = state.cancel_sent_ms else {
+        return;
+    };
+    let running = matches!(
+        state.session.turn,
+        Some(TurnState::Running | TurnState::RequiresAction)
+    );
+    if !running || state.session.exited.is_some() {
+        state.cancel_sent_ms = None;
+        state.cancel_stuck = false;
+        if state.overlay == Some(Overlay::AgentStuck) {
+            state.overlay = None;
+        }
+        return;
+    }
+    if !state.cancel_stuck && state.now_ms.saturating_sub(sent) >= state.settings.cancel_grace_ms {
+        state.cancel_stuck = true;
+        if state.overlay.is_none() {
+            state.overlay = Some(Overlay::AgentStuck);
+        }
+    }
+}
+
+/// The footer text while the agent does not respond.
+pub fn footer_hint(state: &State) -> Option<String> {
+    let sent = state.cancel_sent_ms.filter(|_| state.cancel_stuck)?;
+    let secs = state.now_ms.saturating_sub(sent) / 1000;
+    Some(format!(
+        "the agent is not responding: no turn end {secs} s after the cancel · Ctrl-C stop it or keep waiting"
+    ))
+}
+
+/// Ctrl-C while the agent does not respond: ask again instead of sending another cancel.
+pub(super) fn ctrl_c_while_stuck(state: &mut State) -> bool {
+    if state.cancel_stuck && state.session.exited.is_none() {
+        state.overlay = Some(Overlay::AgentStuck);
+        true
+    } else {
+        false
+    }
+}
+
+pub(super) fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    match key.code {
+        KeyCode::Char('s') | KeyCode::Char('y') | KeyCode::Enter => {
+            state.overlay = None;
+            stop_agent(state, fx);
+        }
+        KeyCode::Char('w') | KeyCode::Char('n') | KeyCode::Esc => {
+            // Keep waiting: ask again after another grace period.
+            state.overlay = None;
+            state.cancel_stuck = false;
+            state.cancel_sent_ms = Some(state.now_ms);
+        }
+        _ => {}
+    }
+}
+
+/// Stop the agent as on quit (every pending request answered fail-closed, then its whole
+/// process group ended), but keep the window open to read.
+fn stop_agent(state: &mut State, fx: &mut Vec<Effect>) {
+    let pending: Vec<(String, Decision)> = state
+        .gates
+        .iter()
+        .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
+        .collect();
+    for (id, d) in pending {
+        fx.extend(answer(state, &id, d));
+    }
+    fx.push(Effect::Send(Command::Shutdown));
+    state.cancel_sent_ms = None;
+    state.cancel_stuck = false;
+    state.status_line = Some("stopping the agent: pending requests answered".into());
+}

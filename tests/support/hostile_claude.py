@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""A misbehaving stand-in for the claude CLI (stream-json), for the pty tests of the binary.
+
+HOSTILE_MODE picks the behaviour:
+  gates N   send N can_use_tool requests at once, then read stdin without answering anything
+  deaf      never read stdin, after asking for replies big enough to fill its stdin pipe
+  bigline M write one line of M MiB on stdout, then on stderr
+  bigrequest  a can_use_tool over the line limit, then a normal one
+  flood     write small stdout lines as fast as possible, forever
+  nocancel  answer initialize, start a turn on the first user message, ignore interrupts
+Every mode first starts a grandchild (`sleep 600`) in its process group and writes the pids
+(agent, grandchild) to HOSTILE_PIDS, so a test can check that nothing is left behind.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+mode = os.environ.get("HOSTILE_MODE", "deaf").split()
+out = sys.stdout
+
+
+def emit(obj):
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
+
+
+grandchild = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+pids = os.environ.get("HOSTILE_PIDS")
+if pids:
+    with open(pids + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {grandchild.pid}\n")
+    os.replace(pids + ".tmp", pids)
+
+emit({"type": "system", "subtype": "init", "session_id": "hostile", "cwd": os.getcwd(),
+      "tools": ["Bash"], "model": "hostile", "permissionMode": "default"})
+
+if mode[0] == "gates":
+    for i in range(int(mode[1])):
+        emit({"type": "control_request", "request_id": f"gate-{i}", "request": {
+            "subtype": "can_use_tool", "tool_name": "Bash",
+            "input": {"command": f"echo gate-{i}"}, "tool_use_id": f"toolu_{i}"}})
+    for _ in sys.stdin:
+        pass
+    time.sleep(600)
+elif mode[0] == "deaf":
+    # Each unsupported request is answered with an error echoing its 300 KB id: the replies
+    # fill the pipe, so the stdin writer blocks for good.
+    for i in range(4):
+        emit({"type": "control_request", "request_id": f"{i}" + "r" * 300_000,
+              "request": {"subtype": "no_such_subtype"}})
+    time.sleep(600)
+elif mode[0] == "bigline":
+    # One line of N MiB on stdout, then on stderr; then quiet.
+    mib = int(mode[1])
+    chunk = "x" * (1024 * 1024)
+    for stream in (sys.stdout, sys.stderr):
+        stream.write('{"type":"assistant","pad":"')
+        for _ in range(mib):
+            stream.write(chunk)
+        stream.write('"}\n')
+        stream.flush()
+    time.sleep(600)
+elif mode[0] == "bigrequest":
+    # A can_use_tool of 9 MiB (over the line limit), then a normal one; reads stdin after.
+    emit({"type": "control_request", "request_id": "big-1", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "echo " + "y" * (9 * 1024 * 1024)}, "tool_use_id": "toolu_big"}})
+    emit({"type": "control_request", "request_id": "small-2", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "echo after the big one"}, "tool_use_id": "toolu_small"}})
+    for _ in sys.stdin:
+        pass
+    time.sleep(600)
+elif mode[0] == "flood":
+    # Streamed text as fast as the pipe takes it, forever: messages of 200 deltas each.
+    n = 0
+    while True:
+        n += 1
+        msg = f"msg_{n}"
+        for event in ({"type": "message_start", "message": {"id": msg}},
+                      {"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}}):
+            emit({"type": "stream_event", "session_id": "hostile", "event": event})
+        for i in range(200):
+            emit({"type": "stream_event", "session_id": "hostile", "event": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": f"flood {n}.{i} "}}})
+        emit({"type": "stream_event", "session_id": "hostile",
+              "event": {"type": "message_stop"}})
+elif mode[0] == "nocancel":
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("type") == "control_request":
+            sub = msg.get("request", {}).get("subtype")
+            if sub == "initialize":
+                emit({"type": "control_response", "response": {
+                    "subtype": "success", "request_id": msg["request_id"], "response": {}}})
+            # interrupt: acknowledged by nothing, the turn goes on
+        elif msg.get("type") == "user":
+            emit({"type": "assistant", "session_id": "hostile", "message": {
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "hostile",
+                "content": [{"type": "text", "text": "working forever"}],
+                "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})
