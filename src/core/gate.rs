@@ -69,8 +69,8 @@ pub struct Permission {
     /// `rule_arg` is a shell line (Claude `Bash`, ACP terminals, `execute`-kind tools): allow
     /// rules never cover a chained line, whatever the tool is called.
     pub shell: bool,
-    /// The whole command as it will run (every line; argv shell-quoted), sanitized for
-    /// display. The card shows it in full, never a one-line summary.
+    /// The whole command as it will run (every line; argv shell-quoted), exact: the card
+    /// shows it in full with hostile characters made visible (`^[`), never stripped.
     pub command: Option<String>,
     /// Environment variables the request sets (ACP `terminal/create`), as sent. The card
     /// shows every one, rules match them (they lead `rule_arg`), and a dangerous one keeps

@@ -10,7 +10,6 @@ use super::theme::Theme;
 use super::wrap::{clip, wrap};
 use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
 use crate::core::state::{EditorPurpose, GateUi, State};
-use crate::core::text::sanitize;
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -86,7 +85,8 @@ fn card_parts(
             }
             // Every variable the request sets; the ones that change what runs are marked.
             for (k, v) in &p.env {
-                let kv = sanitize(&format!("{k}={v}"));
+                // `wrap` shows hostile characters visibly.
+                let kv = format!("{k}={v}");
                 if dangerous_env(k) {
                     l.extend(wrap(
                         &format!("{kv}  ⚠ changes what runs: no rule allows this"),

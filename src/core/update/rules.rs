@@ -108,7 +108,7 @@ pub fn save_rule(
         state.status_line = Some(format!(
             "rule saved to {path}: {}; it cannot answer this request, which sets {}",
             super::super::rules::spec_line(&spec),
-            super::super::text::sanitize(name)
+            super::super::text::neutralize(name)
         ));
     }
     fx.push(super::super::msg::Effect::SaveRule { path, spec });

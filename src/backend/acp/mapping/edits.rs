@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use super::actions::Action;
 use super::{Mapper, Out};
-use crate::core::text::sanitize;
 use crate::core::transcript::{ItemKind, Tone};
 
 /// A diff of a tool call, as the agent sent it.
@@ -98,7 +97,7 @@ impl Mapper {
         self.approvals.asked.retain(|g, _| theirs.contains_key(g));
         self.approvals
             .asked
-            .insert(gid.to_string(), (sanitize(title), edits));
+            .insert(gid.to_string(), (title.to_string(), edits));
     }
 
     /// The answer to a permission gate: with edits allowed, their files are read first (the
@@ -172,7 +171,7 @@ impl Mapper {
         })?;
         let a = self.approvals.ready.remove(at);
         let mut out = Out::default();
-        let shown = sanitize(&path.display().to_string());
+        let shown = path.display().to_string();
         let what = if a.title.is_empty() {
             String::new()
         } else {
