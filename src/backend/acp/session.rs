@@ -81,6 +81,8 @@ struct Io {
     terms: Terminals,
     /// The session directory's handle: every path the agent names is opened beneath it.
     root: Result<Arc<Root>, String>,
+    /// Terminal waiters hand their answer back here (`terminal/wait_for_exit`).
+    waited: mpsc::Sender<(Value, Value)>,
 }
 
 /// Run file work beneath the session directory's handle, off the runtime's workers.
@@ -272,16 +274,16 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
         Action::WaitForExit { id, terminal_id } => {
             match io.terms.wait(&terminal_id) {
                 Some(fut) => {
-                    // Answered when the process exits, without blocking the session.
-                    let tx = io.agent.stdin.clone();
+                    // Answered when the process exits, without blocking the session: through
+                    // the session loop, which frees the id in the mapper as it sends.
+                    let tx = io.waited.clone();
                     tokio::spawn(async move {
                         let v = fut.await;
-                        if let Some(tx) = tx {
-                            let _ = tx.send(codec::result(&id, v));
-                        }
+                        let _ = tx.send((id, v)).await;
                     });
                 }
                 None => {
+                    mapper.waited(&id);
                     io.write(link, vec![unknown_terminal(&id, &terminal_id)])
                         .await
                 }
@@ -349,7 +351,10 @@ async fn run(
     })
     .await;
     let (term_tx, mut term_rx) = mpsc::unbounded_channel::<TermUpdate>();
+    // One message per waiter: a waiter that finds it full waits its turn.
+    let (waited_tx, mut waited_rx) = mpsc::channel::<(Value, Value)>(16);
     let mut io = Io {
+        waited: waited_tx,
         agent,
         rec: rec.clone(),
         terms: Terminals::new(term_tx),
@@ -412,6 +417,10 @@ async fn run(
                     deliver(&mut io, &mut mapper, &link, out).await;
                 }
             },
+            Some((id, v)) = waited_rx.recv() => {
+                mapper.waited(&id);
+                io.write(&link, vec![codec::result(&id, v)]).await;
+            },
             status = io.agent.child.wait(), if !exited && !stdout_open => {
                 exited = true;
                 link.exited(&status, &rec, &stderr_tail).await;
@@ -433,7 +442,18 @@ async fn run(
         let lines = mapper.shutdown_answers();
         io.write(&link, lines).await;
         // Give terminal waiters a moment to answer for their killed processes.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        let until = tokio::time::Instant::now() + Duration::from_millis(50);
+        while mapper.waiting() > 0 {
+            match tokio::time::timeout_at(until, waited_rx.recv()).await {
+                Ok(Some((id, v))) => {
+                    mapper.waited(&id);
+                    io.write(&link, vec![codec::result(&id, v)]).await;
+                }
+                _ => break,
+            }
+        }
+        let lines = mapper.waiting_answers();
+        io.write(&link, lines).await;
         let status = io.agent.stop(SHUTDOWN_GRACE, &rec).await;
         link.exited(&status, &rec, &stderr_tail).await;
     }

@@ -155,6 +155,10 @@ pub struct Mapper {
     next_id: u64,
     ours: HashMap<String, Ours>,
     theirs: BTreeMap<String, Incoming>,
+    /// Agent requests answered later by the session, not by a gate (`terminal/wait_for_exit`
+    /// waits for its process): in flight until `waited`, so a reused id is caught as a
+    /// duplicate instead of getting a second answer that would land on the first request.
+    waiting: BTreeMap<String, Value>,
     session_id: Option<String>,
     checkfu: Map<String, Value>,
     caps: Capabilities,
