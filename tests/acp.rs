@@ -720,6 +720,44 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
     assert!(write_notes(&mut sc, 17, want, Some(BASE)));
 }
 
+#[test]
+fn an_option_whose_name_contradicts_its_kind_is_marked_and_covers_no_write() {
+    let mut sc = ready_scene();
+    sc.type_prompt("Uppercase beta");
+    sc.line(upd(
+        json!({"sessionUpdate":"tool_call","toolCallId":"call_c","title":"Edit notes.txt",
+        "kind":"edit","status":"pending","locations":[{"path":NOTES}],
+        "content":[{"type":"diff","path":NOTES,"oldText":"beta\n","newText":"BETA\n"}]}),
+    ));
+    sc.line(json!({"jsonrpc":"2.0","id":30,"method":"session/request_permission","params":{"sessionId":"sess_1",
+        "toolCall":{"toolCallId":"call_c"},
+        "options":[{"optionId":"ok","name":"Reject","kind":"allow_once"},
+                   {"optionId":"no","name":"Allow","kind":"reject_once"},
+                   {"optionId":"always","name":"Always Allow","kind":"allow_always"}]}}));
+    let screen = sc.screen(160, 40);
+    // The kind is always shown with the name, and a contradiction is marked.
+    assert!(
+        screen.contains("allow once: Reject ⚠ the name contradicts what it does"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("reject once: Allow ⚠ the name contradicts what it does"),
+        "{screen}"
+    );
+    assert!(screen.contains("allow always"), "{screen}");
+    assert!(!screen.contains("allow always:"), "a name that only repeats the kind: {screen}");
+    sc.key(KeyCode::Char('y'));
+    // Answered at once: no approval is kept for a choice whose name said "Reject".
+    assert_eq!(sc.sent.last().unwrap()["id"], 30);
+    assert_eq!(sc.sent.last().unwrap()["result"]["outcome"]["optionId"], "ok");
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::AnswerAfterSnapshot { .. }))
+    );
+    assert!(write_notes(&mut sc, 31, "alpha\nBETA\ngamma\n", Some(BASE)));
+}
+
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
 
 struct Live {

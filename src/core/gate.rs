@@ -169,6 +169,50 @@ impl PermOption {
     pub fn allows(&self) -> bool {
         self.kind.starts_with("allow")
     }
+
+    /// The option's name says the opposite of its kind: an `allow_once` called "Reject", a
+    /// `reject_once` called "Allow". What the agent does follows the kind, so such a name can
+    /// only mislead; the card marks it and its approval covers nothing further.
+    pub fn contradicts(&self) -> bool {
+        const NO: &[&str] = &[
+            "reject", "deny", "refuse", "decline", "cancel", "block", "abort", "no", "never",
+            "forbid", "disallow", "stop", "skip",
+        ];
+        const YES: &[&str] = &[
+            "allow", "accept", "approve", "yes", "proceed", "grant", "permit", "ok", "okay",
+            "always",
+        ];
+        let name = self.name.to_lowercase();
+        let mut words = name.split(|c: char| !c.is_alphanumeric());
+        if self.allows() {
+            words.any(|w| NO.contains(&w))
+        } else if self.kind.starts_with("reject") {
+            words.any(|w| YES.contains(&w))
+        } else {
+            false
+        }
+    }
+
+    /// What the card and the audit call the option: its kind, then the agent's name for it
+    /// when that says more than the kind (`allow once: Reject ⚠ the name contradicts what it
+    /// does`; `Allow` alone reads `allow once`).
+    pub fn label(&self) -> String {
+        let kind = self.kind.replace('_', " ");
+        let name = self.name.to_lowercase();
+        let says_no_more = name
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .all(|w| kind.split(' ').any(|k| k == w));
+        let mut label = if says_no_more {
+            kind
+        } else {
+            format!("{kind}: {}", self.name)
+        };
+        if self.contradicts() {
+            label.push_str(" ⚠ the name contradicts what it does");
+        }
+        label
+    }
 }
 
 /// The answers a permission card offers, in display order.
@@ -262,7 +306,7 @@ impl Permission {
             PermChoice::AgentOption(i) => self
                 .options
                 .get(i)
-                .map(|o| o.name.clone())
+                .map(PermOption::label)
                 .unwrap_or_default(),
             c => c.label().to_string(),
         }

@@ -156,7 +156,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         }
                         let decision = Decision::Option {
                             option_id: o.option_id.clone(),
-                            name: o.name.clone(),
+                            name: o.label(),
                             allow: o.allows(),
                         };
                         fx.extend(answer(state, &id, decision));

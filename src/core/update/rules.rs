@@ -38,7 +38,7 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
         {
             Some(o) => Decision::Option {
                 option_id: o.option_id.clone(),
-                name: o.name.clone(),
+                name: o.label(),
                 allow: true,
             },
             None if p.options.is_empty() => Decision::Allow {
@@ -56,7 +56,7 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
         {
             Some(o) => Decision::Option {
                 option_id: o.option_id.clone(),
-                name: o.name.clone(),
+                name: o.label(),
                 allow: false,
             },
             None if p.options.is_empty() => Decision::Deny {
