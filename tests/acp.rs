@@ -758,6 +758,42 @@ fn an_option_whose_name_contradicts_its_kind_is_marked_and_covers_no_write() {
     assert!(write_notes(&mut sc, 31, "alpha\nBETA\ngamma\n", Some(BASE)));
 }
 
+#[test]
+fn a_new_file_approval_does_not_cover_overwriting_an_existing_file() {
+    let mut sc = ready_scene();
+    sc.type_prompt("Write notes");
+    let ask = |sc: &mut Scene, id: u64| {
+        let call = format!("call_n{id}");
+        sc.line(upd(
+            json!({"sessionUpdate":"tool_call","toolCallId":call,"title":"Write notes.txt",
+            "kind":"edit","status":"pending","locations":[{"path":NOTES}],
+            "content":[{"type":"diff","path":NOTES,"oldText":null,"newText":"fresh\n"}]}),
+        ));
+        sc.line(json!({"jsonrpc":"2.0","id":id,"method":"session/request_permission","params":{"sessionId":"sess_1",
+            "toolCall":{"toolCallId":call},
+            "options":[{"optionId":"ok","name":"Allow","kind":"allow_once"},
+                       {"optionId":"no","name":"Reject","kind":"reject_once"}]}}));
+        sc.key(KeyCode::Char('y'));
+    };
+    // The card showed a new file; the file exists with content: the write is gated.
+    ask(&mut sc, 40);
+    let Some(Action::AnswerAfterSnapshot { line, gate, .. }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    sc.m.approved_files(&gate, vec![(PathBuf::from(NOTES), Some(BASE.into()))]);
+    sc.sent.push(line_value(&line));
+    assert!(write_notes(&mut sc, 41, "fresh\n", Some(BASE)));
+    // A file that is really missing is created without a second gate.
+    next_turn(&mut sc);
+    ask(&mut sc, 42);
+    let Some(Action::AnswerAfterSnapshot { line, gate, .. }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    sc.m.approved_files(&gate, vec![(PathBuf::from(NOTES), None)]);
+    sc.sent.push(line_value(&line));
+    assert!(!write_notes(&mut sc, 43, "fresh\n", None));
+}
+
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
 
 struct Live {

@@ -4,8 +4,9 @@
 //! when it is exactly what was approved:
 //! - the same path as an approved diff, in the same prompt turn, the turn still running;
 //! - the file on disk now is byte for byte what it was when the approval was given;
-//! - the content is that file with the approved diffs applied (a whole-file diff replaces it,
-//!   a snippet diff is applied at its one occurrence; none or several: not covered).
+//! - the content is that file with the approved diffs applied (a whole-file diff creates it:
+//!   it covers only a file that is missing or empty, since its card showed no old text; a
+//!   snippet diff is applied at its one occurrence; none or several: not covered).
 //!
 //! Each approval covers one write. Anything else is an ordinary write gate.
 
@@ -53,9 +54,10 @@ pub fn apply(base: Option<&str>, edits: &[EditDiff]) -> Option<String> {
     let mut text = base.map(str::to_string);
     for e in edits {
         text = Some(match (e.old.as_deref(), text) {
-            (None, _) => e.new.clone(),
-            (Some(""), t) if t.as_deref().unwrap_or("").is_empty() => e.new.clone(),
-            (Some(""), _) | (Some(_), None) => return None,
+            // A diff without old text was shown as a new file (`@@ -0,0 +1,N @@`): it never
+            // covers replacing text the card did not show.
+            (None | Some(""), t) if t.as_deref().unwrap_or("").is_empty() => e.new.clone(),
+            (None | Some(""), _) | (Some(_), None) => return None,
             (Some(old), Some(t)) => {
                 let at = t.find(old)?;
                 if occurs_again(&t, old, at) {
@@ -214,7 +216,9 @@ mod tests {
     #[test]
     fn diffs_apply_whole_or_at_their_one_occurrence() {
         assert_eq!(apply(None, &[d(None, "new\n")]).as_deref(), Some("new\n"));
-        assert_eq!(apply(Some("x"), &[d(None, "y")]).as_deref(), Some("y"));
+        // A whole-file diff (shown as a new file) does not replace text it never showed.
+        assert_eq!(apply(Some("x"), &[d(None, "y")]), None);
+        assert_eq!(apply(Some(""), &[d(None, "y")]).as_deref(), Some("y"));
         assert_eq!(
             apply(Some("a\nb\nc\n"), &[d(Some("b\n"), "B\n")]).as_deref(),
             Some("a\nB\nc\n")
