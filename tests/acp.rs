@@ -794,6 +794,49 @@ fn a_new_file_approval_does_not_cover_overwriting_an_existing_file() {
     assert!(!write_notes(&mut sc, 43, "fresh\n", None));
 }
 
+#[test]
+fn a_covered_write_still_meets_deny_and_ask_rules() {
+    use switchboard::core::rules::{Action as RuleAction, Origin, RuleSpec};
+    let rule = |action| RuleSpec {
+        action,
+        tool: "fs/write_text_file".into(),
+        pattern: Some(NOTES.into()),
+        exact: false,
+    };
+    let want = "alpha\nBETA\ngamma\n";
+    let mut sc = ready_scene();
+    sc.type_prompt("Uppercase beta");
+    // A deny rule for the path refuses the write the approval would cover.
+    sc.s.rules.add(rule(RuleAction::Deny), Origin::Session);
+    ask_edit(&mut sc, 50, 'y', Some(BASE));
+    sc.line(json!({"jsonrpc":"2.0","id":51,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":want}}));
+    let Some(Action::PrepareWrite { id, path, content }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    let out = sc.m.write_gate(id, path, content, Some(BASE.into()));
+    sc.absorb(out);
+    assert!(sc.s.active().is_none());
+    assert_eq!(sc.sent.last().unwrap()["id"], 51);
+    assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
+    assert!(!sc.actions.iter().any(|a| matches!(a, Action::WriteFile { .. })));
+    // An ask rule shows the card, with what the approval would have covered.
+    sc.s.rules.list.clear();
+    sc.s.rules.add(rule(RuleAction::Ask), Origin::Session);
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 52, 'y', Some(BASE));
+    sc.line(json!({"jsonrpc":"2.0","id":53,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":want}}));
+    let Some(Action::PrepareWrite { id, path, content }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    let out = sc.m.write_gate(id, path, content, Some(BASE.into()));
+    sc.absorb(out);
+    let GateKind::Permission(p) = &sc.s.active().expect("the ask rule shows the card").kind else {
+        panic!()
+    };
+    assert!(p.covered_by.as_deref().is_some_and(|c| c.contains("acp:52")));
+    assert!(!sc.actions.iter().any(|a| matches!(a, Action::WriteFile { .. })));
+}
+
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
 
 struct Live {

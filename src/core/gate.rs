@@ -76,6 +76,10 @@ pub struct Permission {
     /// shows every one, rules match them (they lead `rule_arg`), and a dangerous one keeps
     /// every allow rule away.
     pub env: Vec<(String, String)>,
+    /// An earlier approval already covers this request (ACP: the write of an edit the person
+    /// allowed, exactly as shown): with no deny or ask rule for it, it is allowed without a
+    /// second card, audited as covered by that approval.
+    pub covered_by: Option<String>,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more

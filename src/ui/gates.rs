@@ -56,6 +56,10 @@ fn card_parts(
             if let Some(d) = &p.description {
                 l.extend(wrap(d, w, theme.dim, Span::raw(""), Span::raw("")));
             }
+            if let Some(c) = &p.covered_by {
+                // Shown only when an ask rule stopped it: say what it would have passed as.
+                kv(&mut l, "covered by", &format!("{c} (an ask rule shows it)"));
+            }
             match &p.diff {
                 // `t`: side by side when there is room for two readable columns.
                 Some(d) if state.side_by_side && w >= 100 => {

@@ -215,6 +215,7 @@ pub fn permission(req: &Value) -> GateKind {
         shell,
         command,
         env: Vec::new(),
+        covered_by: None,
         tool,
     })
 }

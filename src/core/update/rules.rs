@@ -16,6 +16,14 @@ pub fn subject(p: &Permission) -> Subject<'_> {
     }
 }
 
+/// An ask rule is the strongest rule matching this permission: the person sees it.
+pub fn asks(state: &State, p: &Permission) -> bool {
+    state
+        .rules
+        .evaluate(&subject(p))
+        .is_some_and(|i| state.rules.list[i].spec.action == Action::Ask)
+}
+
 /// A rule's answer for a new gate: `Some((decision, rule description))` when an allow or
 /// deny rule matches. Only permissions are ruled: questions, dialogs, forms and breakpoints
 /// always wait for the human (a breakpoint stops even where rules would allow).

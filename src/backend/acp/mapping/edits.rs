@@ -17,7 +17,6 @@ use serde_json::Value;
 
 use super::actions::Action;
 use super::{Mapper, Out};
-use crate::core::transcript::{ItemKind, Tone};
 
 /// A diff of a tool call, as the agent sent it.
 #[derive(Clone, Debug, PartialEq)]
@@ -153,14 +152,17 @@ impl Mapper {
         }
     }
 
-    /// A write that an approval covers: performed without a gate, audited as covered.
+    /// The approval a write is covered by (used up), described for the card and the audit;
+    /// the gate then goes to the core, which checks the rules for the write before allowing it
+    /// without a card.
     pub(super) fn covered_write(
         &mut self,
         id: &Value,
         path: &PathBuf,
         content: &str,
         old: Option<&str>,
-    ) -> Option<Out> {
+        out: &mut Out,
+    ) -> Option<String> {
         let (turn_no, running) = (self.turn_no, self.turn);
         // Approvals of an earlier turn, or of a turn that ended, cover nothing any more.
         self.approvals
@@ -172,32 +174,20 @@ impl Mapper {
                 && apply(a.base.as_deref(), &a.edits).as_deref() == Some(content)
         })?;
         let a = self.approvals.ready.remove(at);
-        let mut out = Out::default();
-        let shown = path.display().to_string();
         let what = if a.title.is_empty() {
             String::new()
         } else {
             format!(" ({})", a.title)
         };
-        out.push(ItemKind::Audit {
-            text: format!(
-                "write {shown} ({} bytes) allowed: covered by the approval of {}{what}, the same change",
-                content.len(),
-                a.gate
-            ),
-            tone: Tone::Allowed,
-        });
         out.actions.push(Action::Note(format!(
-            "fs/write_text_file {id} for {} covered by the approval of {}: no second gate",
+            "fs/write_text_file {id} for {} covered by the approval of {}: no second gate unless a rule denies or asks",
             path.display(),
             a.gate
         )));
-        out.actions.push(Action::WriteFile {
-            id: id.clone(),
-            path: path.clone(),
-            content: content.to_string(),
-        });
-        Some(out)
+        Some(format!(
+            "the approval of {}{what}, the same change",
+            a.gate
+        ))
     }
 }
 

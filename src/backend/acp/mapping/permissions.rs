@@ -102,6 +102,7 @@ impl Mapper {
             shell,
             command: command.clone(),
             env: Vec::new(),
+            covered_by: None,
         });
         self.theirs.insert(
             gid.clone(),
@@ -176,9 +177,9 @@ impl Mapper {
             );
             return out;
         }
-        if let Some(covered) = self.covered_write(&id, &path, &content, old.as_deref()) {
-            return covered;
-        }
+        // Covered by an approved edit: still a gate, so deny and ask rules for the write are
+        // checked first; the core allows it without a card when none applies.
+        let covered_by = self.covered_write(&id, &path, &content, old.as_deref(), &mut out);
         let shown = path.display().to_string();
         let diff = Diff::unified(&shown, old.as_deref().unwrap_or(""), &content, 3);
         let perm = Permission {
@@ -203,6 +204,7 @@ impl Mapper {
             shell: false,
             command: None,
             env: Vec::new(),
+            covered_by,
         };
         self.client_gate(
             id,
@@ -256,6 +258,7 @@ impl Mapper {
             shell: true,
             command: Some(line.clone()),
             env: spec.env.clone(),
+            covered_by: None,
         };
         self.client_gate(
             id,
