@@ -147,6 +147,25 @@ impl Root {
         Ok(out)
     }
 
+    /// The directory `rel` names, opened beneath the root with every link in it resolved
+    /// there, and where it really is (relative to the root). A link leading outside, or to
+    /// something that is not a directory, is refused.
+    pub fn open_dir(&self, rel: &Path) -> Result<(PathBuf, std::fs::File), FsError> {
+        let rel = Self::checked(rel)?;
+        if rel.as_os_str().is_empty() {
+            return Ok((rel, self.dir.try_clone()?.into_std_file()));
+        }
+        let real = self.dir.canonicalize(&rel).map_err(|e| match FsError::from(e) {
+            FsError::Io(e) => FsError::Outside(format!(
+                "{} leads outside the session directory ({e})",
+                rel.display()
+            )),
+            other => other,
+        })?;
+        let dir = self.dir.open_dir(&real)?;
+        Ok((real, dir.into_std_file()))
+    }
+
     /// Metadata of `rel` (links followed, beneath the root only).
     pub fn metadata(&self, rel: &Path) -> Result<cap_std::fs::Metadata, FsError> {
         let rel = Self::checked(rel)?;
@@ -348,6 +367,27 @@ mod tests {
             Err(FsError::Outside(_)) => {}
             other => panic!("expected a refusal as outside, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_working_directory_is_opened_beneath_the_root_and_says_where_it_is() {
+        let s = Scratch::new("opendir");
+        std::fs::create_dir_all(s.cwd.join("sub")).unwrap();
+        symlink(&s.outside, s.cwd.join("home")).unwrap();
+        symlink("sub", s.cwd.join("alias")).unwrap();
+        std::fs::write(s.cwd.join("file"), "x").unwrap();
+        let r = s.root();
+        assert_eq!(r.open_dir(Path::new("")).unwrap().0, PathBuf::new());
+        assert_eq!(r.open_dir(Path::new("sub")).unwrap().0, PathBuf::from("sub"));
+        // A link inside resolves to where it leads; one out (`build -> ~`) is refused.
+        assert_eq!(
+            r.open_dir(Path::new("alias")).unwrap().0,
+            PathBuf::from("sub")
+        );
+        outside(r.open_dir(Path::new("home")));
+        outside(r.open_dir(Path::new("../outside")));
+        assert!(r.open_dir(Path::new("file")).is_err(), "not a directory");
+        assert!(r.open_dir(Path::new("missing")).is_err());
     }
 
     #[test]

@@ -254,15 +254,42 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             record(&io.rec, Dir::Note, &text);
             None
         }
-        Action::CreateTerminal { id, spec } => match io.terms.create(&spec) {
-            Ok(tid) => Some(mapper.terminal_created(&id, &tid, &spec.command_line())),
-            Err(e) => {
-                let m = format!("cannot start `{}`: {e}", spec.command_line());
-                io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
-                    .await;
-                None
+        Action::CreateTerminal { id, spec } => {
+            // The working directory opened beneath the session's handle: a link in it that
+            // leads outside is refused, and one that leads elsewhere inside would run the
+            // command somewhere the card did not show, so it is refused too.
+            let shown = spec.cwd.clone();
+            let opened = beneath(&io.root, &spec.cwd, |root, rel| {
+                let (real, dir) = root.open_dir(rel)?;
+                if real != rel {
+                    return Err(FsError::Outside(format!(
+                        "the working directory resolves to {}, not the {} the card showed",
+                        root.path().join(&real).display(),
+                        root.path().join(rel).display()
+                    )));
+                }
+                Ok(dir)
+            })
+            .await;
+            let dir = match opened {
+                Ok(d) => d,
+                Err(e) => {
+                    let m = format!("terminal/create refused: {}: {e}", shown.display());
+                    link.protocol(Level::Warn, m.clone()).await;
+                    io.write(link, vec![fail(&id, codec::REFUSED, m)]).await;
+                    return None;
+                }
+            };
+            match io.terms.create(&spec, dir) {
+                Ok(tid) => Some(mapper.terminal_created(&id, &tid, &spec.command_line())),
+                Err(e) => {
+                    let m = format!("cannot start `{}`: {e}", spec.command_line());
+                    io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
+                        .await;
+                    None
+                }
             }
-        },
+        }
         Action::TerminalOutput { id, terminal_id } => {
             let line_out = match io.terms.output(&terminal_id) {
                 Some(v) => reply(&id, v),
