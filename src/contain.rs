@@ -29,8 +29,12 @@ pub enum FsError {
     /// The file is not UTF-8 text.
     NotText,
     NotFound,
+    /// The file is no longer what the card showed when the write was approved.
+    Changed,
     Io(io::Error),
 }
+
+const CHANGED: &str = "the file changed since the card showed it";
 
 impl std::fmt::Display for FsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,6 +46,9 @@ impl std::fmt::Display for FsError {
             ),
             FsError::NotText => f.write_str("the file is not UTF-8 text"),
             FsError::NotFound => f.write_str("no such file"),
+            FsError::Changed => f.write_str(
+                "the file changed since the write was approved: not written (ask again)",
+            ),
             FsError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -65,6 +72,14 @@ fn is_escape(e: &io::Error) -> bool {
     // EXDEV from openat2 RESOLVE_BENEATH; cap-std's own walk reports PermissionDenied with
     // "a path led outside of the filesystem".
     e.raw_os_error() == Some(libc::EXDEV) || e.to_string().contains("outside of the filesystem")
+}
+
+/// SHA-256 of a file's bytes.
+pub type Digest = [u8; 32];
+
+pub fn digest(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
 }
 
 /// The most a read returns, and the most of a file it reads to get there.
@@ -236,6 +251,18 @@ impl Root {
     /// followed only to a file beneath the root (that file is replaced, the link kept);
     /// a dangling link or one leading out is refused.
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), FsError> {
+        self.write_atomic_if(rel, bytes, None)
+    }
+
+    /// `write_atomic`, when `expect` is `Some(base)`, only if the file is still `base` just
+    /// before the rename (`Some(None)`: it must not exist; `Some(Some(d))`: its SHA-256 is
+    /// `d`): a file changed since a person approved a diff of it is refused, not replaced.
+    pub fn write_atomic_if(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        expect: Option<Option<Digest>>,
+    ) -> Result<(), FsError> {
         let mut rel = Self::checked(rel)?;
         if rel.as_os_str().is_empty() {
             return Err(FsError::Io(io::Error::other(
@@ -314,10 +341,27 @@ impl Root {
             }
             file.write_all(bytes)?;
             file.sync_all()?;
+            if let Some(want) = expect {
+                let now = match parent.open(&name) {
+                    Ok(f) => {
+                        let mut cur = Vec::new();
+                        f.into_std().take(READ_CAP + 1).read_to_end(&mut cur)?;
+                        Some(digest(&cur))
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(e),
+                };
+                if now != want {
+                    return Err(io::Error::other(CHANGED));
+                }
+            }
             parent.rename(&tmp, &parent, &name)
         })();
         if let Err(e) = written {
             let _ = parent.remove_file(&tmp);
+            if e.to_string() == CHANGED {
+                return Err(FsError::Changed);
+            }
             return Err(e.into());
         }
         Ok(())
@@ -388,6 +432,34 @@ mod tests {
         outside(r.open_dir(Path::new("../outside")));
         assert!(r.open_dir(Path::new("file")).is_err(), "not a directory");
         assert!(r.open_dir(Path::new("missing")).is_err());
+    }
+
+    #[test]
+    fn a_write_is_refused_when_the_file_changed_since_the_card() {
+        let s = Scratch::new("changed");
+        let r = s.root();
+        let f = s.cwd.join("f.txt");
+        std::fs::write(&f, "shown\n").unwrap();
+        let shown = Some(digest(b"shown\n"));
+        // Changed after the card: refused, the file keeps the newer text, no temporary left.
+        std::fs::write(&f, "changed\n").unwrap();
+        assert!(matches!(
+            r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(shown)),
+            Err(FsError::Changed)
+        ));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "changed\n");
+        assert_eq!(std::fs::read_dir(&s.cwd).unwrap().count(), 1);
+        // Shown as missing, created since: refused too.
+        assert!(matches!(
+            r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(None)),
+            Err(FsError::Changed)
+        ));
+        // Still what was shown: written.
+        r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(Some(digest(b"changed\n"))))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new\n");
+        r.write_atomic_if(Path::new("g.txt"), b"g", Some(None)).unwrap();
+        assert_eq!(std::fs::read_to_string(s.cwd.join("g.txt")).unwrap(), "g");
     }
 
     #[test]

@@ -669,7 +669,9 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
     assert!(!write_notes(&mut sc, 10, want, Some(BASE)));
     let n = sc.actions.len();
     assert!(
-        matches!(&sc.actions[n - 1], Action::WriteFile { id, content, .. } if *id == json!(10) && content == want),
+        matches!(&sc.actions[n - 1], Action::WriteFile { id, content, base, .. }
+            if *id == json!(10) && content == want
+                && *base == Some(switchboard::contain::digest(BASE.as_bytes()))),
         "{:?}",
         sc.actions
     );

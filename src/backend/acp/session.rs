@@ -104,7 +104,7 @@ async fn beneath<T: Send + 'static>(
 /// The JSON-RPC error for a file request that failed.
 fn fs_error(id: &Value, path: &Path, e: &FsError) -> String {
     let code = match e {
-        FsError::Outside(_) => codec::REFUSED,
+        FsError::Outside(_) | FsError::Changed => codec::REFUSED,
         FsError::NotFound => -32002,
         _ => codec::INTERNAL_ERROR,
     };
@@ -209,11 +209,17 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
                 }
             }
         }
-        Action::WriteFile { id, path, content } => {
-            // Opened again beneath the handle: the tree may have changed while the gate waited.
+        Action::WriteFile {
+            id,
+            path,
+            content,
+            base,
+        } => {
+            // Opened again beneath the handle: the tree may have changed while the gate waited,
+            // and the file must still be the one the card showed.
             let len = content.len();
             let written = beneath(&io.root, &path, move |root, rel| {
-                root.write_atomic(rel, content.as_bytes())
+                root.write_atomic_if(rel, content.as_bytes(), Some(base))
             })
             .await;
             let line_out = match written {

@@ -171,9 +171,18 @@ impl Mapper {
                 });
                 self.permission_answered(gate_id, allowed, codec::result(&id, body), out);
             }
-            Theirs::Write { path, content } => {
+            Theirs::Write {
+                path,
+                content,
+                base,
+            } => {
                 if allows(d) {
-                    out.actions.push(Action::WriteFile { id, path, content });
+                    out.actions.push(Action::WriteFile {
+                        id,
+                        path,
+                        content,
+                        base,
+                    });
                 } else {
                     self.refuse(
                         &id,

@@ -99,7 +99,12 @@ enum Ours {
 #[derive(Clone, Debug)]
 enum Theirs {
     Permission { options: Vec<PermOption> },
-    Write { path: PathBuf, content: String },
+    Write {
+        path: PathBuf,
+        content: String,
+        /// The file as the card showed it (`Action::WriteFile`).
+        base: Option<crate::contain::Digest>,
+    },
     Terminal { spec: TerminalSpec },
 }
 

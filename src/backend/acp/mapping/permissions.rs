@@ -209,7 +209,11 @@ impl Mapper {
         self.client_gate(
             id,
             gid,
-            Theirs::Write { path, content },
+            Theirs::Write {
+                path,
+                content,
+                base: old.as_deref().map(|o| crate::contain::digest(o.as_bytes())),
+            },
             perm,
             "WriteTextFileResponse",
             &mut out,

@@ -307,7 +307,7 @@ impl Mapper {
                     self.answer(&gid, &d, &mut enc);
                     (d, enc.lines.into_iter().next())
                 }
-                Theirs::Write { path, content } => {
+                Theirs::Write { path, content, .. } => {
                     if outcome.is_ok() {
                         out.system(
                             "fs",
