@@ -33,8 +33,9 @@ struct Approved {
     gate: String,
     title: String,
     path: PathBuf,
-    /// The file when the approval was given (`None`: it did not exist).
-    base: Option<String>,
+    /// SHA-256 of the file when the approval was given (`None`: it did not exist). A digest,
+    /// not the text: an approval may wait a whole turn and files may be megabytes.
+    base: Option<crate::contain::Digest>,
     edits: Vec<EditDiff>,
     turn: u64,
 }
@@ -145,7 +146,7 @@ impl Mapper {
                 gate: gate.to_string(),
                 title: title.clone(),
                 path,
-                base,
+                base: base.map(|b| crate::contain::digest(b.as_bytes())),
                 edits: mine,
                 turn,
             });
@@ -168,10 +169,10 @@ impl Mapper {
         self.approvals
             .ready
             .retain(|a| running && a.turn == turn_no);
+        // The file now is the file then (same digest), so the diffs apply to it as to that.
+        let now = old.map(|o| crate::contain::digest(o.as_bytes()));
         let at = self.approvals.ready.iter().position(|a| {
-            a.path == *path
-                && a.base.as_deref() == old
-                && apply(a.base.as_deref(), &a.edits).as_deref() == Some(content)
+            a.path == *path && a.base == now && apply(old, &a.edits).as_deref() == Some(content)
         })?;
         let a = self.approvals.ready.remove(at);
         let what = if a.title.is_empty() {
@@ -201,6 +202,20 @@ mod tests {
             old: old.map(str::to_string),
             new: new.into(),
         }
+    }
+
+    #[test]
+    fn an_approval_keeps_a_digest_of_the_file_not_its_text() {
+        let mut m = Mapper::default();
+        m.approvals.allowed.insert(
+            "acp:1".into(),
+            ("Edit f".into(), vec![d(Some("b"), "B")], 0),
+        );
+        let big = "b".to_string() + &"x".repeat(1 << 20);
+        m.approved_files("acp:1", vec![(PathBuf::from("/w/f"), Some(big.clone()))]);
+        let a = &m.approvals.ready[0];
+        assert_eq!(a.base, Some(crate::contain::digest(big.as_bytes())));
+        assert!(std::mem::size_of_val(&a.base) <= 40);
     }
 
     #[test]
