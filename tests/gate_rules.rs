@@ -583,3 +583,17 @@ fn acp_terminal_row_says_more_lines_follow() {
         "{rows:?}"
     );
 }
+
+#[test]
+fn no_cell_carries_a_control_character_newlines_and_tabs_included() {
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 6, 1));
+    for (i, s) in ["a\n", "\t", "\u{1b}", "b\u{202e}", "\r", "\u{85}"]
+        .iter()
+        .enumerate()
+    {
+        buf[(i as u16, 0)].set_symbol(s);
+    }
+    switchboard::ui::scrub(&mut buf);
+    let cells: Vec<&str> = (0..6).map(|x| buf[(x, 0)].symbol()).collect();
+    assert_eq!(cells, ["a", " ", " ", "b", " ", " "]);
+}
