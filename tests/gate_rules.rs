@@ -237,7 +237,7 @@ fn acp_terminal_env_is_shown_matched_and_never_allowed_by_a_rule() {
     let screen = a.screen(120, 40);
     assert!(screen.contains("LD_PRELOAD=/tmp/evil.so"), "{screen}");
     assert!(screen.contains("CI=1"), "{screen}");
-    assert!(screen.contains("⚠ changes what runs"), "{screen}");
+    assert!(screen.contains("⚠ may change what runs"), "{screen}");
     // Harmless variables are part of what rules match: they lead the line.
     let mut b = Acp::new();
     b.rule(allow("terminal", Some("make")));

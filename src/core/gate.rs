@@ -94,70 +94,48 @@ pub fn command_summary(command: &str) -> String {
     }
 }
 
-/// Variables that change which program runs or what it loads before a line of the command
-/// is read: a request setting one is never allowed by a rule.
-const DANGEROUS_ENV: &[&str] = &[
-    "PATH",
-    "BASH_ENV",
-    "ENV",
-    "IFS",
-    "CDPATH",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "GLOBIGNORE",
-    "PS4",
-    "PROMPT_COMMAND",
-    "HOME",
-    "ZDOTDIR",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "PERLLIB",
-    "RUBYOPT",
-    "RUBYLIB",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "CLASSPATH",
-    "GCONV_PATH",
-    "LOCPATH",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "EDITOR",
-    "VISUAL",
-    "PAGER",
-    "SSH_ASKPASS",
-    "SUDO_ASKPASS",
-    "CC",
-    "CXX",
-    "LD",
-    "RUSTC",
-    "RUSTC_WRAPPER",
-    "MAKEFLAGS",
+/// Variables known not to change which program runs or what it loads: an allowlist, not a
+/// denylist. Programs read hundreds of variables that load code or pick helpers (`LD_*`,
+/// `RUSTC_WRAPPER`, `GIT_SSH_COMMAND`, `LESSOPEN`, `PROMPT_COMMAND`, every tool's `*_OPTS`…)
+/// and new ones appear with every tool release; a denylist is wrong as soon as one is missed,
+/// an allowlist only makes a person look at a harmless one. A request setting anything else
+/// is marked on the card and never allowed by a rule.
+const HARMLESS_ENV: &[&str] = &[
+    "CI",
+    "TERM",
+    "COLORTERM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+    "DEBUG",
+    "NODE_ENV",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
 ];
 
-/// Prefixes of dangerous variable families (`LD_PRELOAD`, `PYTHONPATH`, `GIT_SSH_COMMAND`…).
-const DANGEROUS_ENV_PREFIX: &[&str] = &[
-    "LD_",
-    "DYLD_",
-    "PYTHON",
-    "PERL5",
-    "GIT_",
-    "BASH_FUNC_",
-    "NPM_CONFIG_",
-];
+/// Families of harmless variables (`LC_ALL`, `LC_CTYPE`…).
+const HARMLESS_ENV_PREFIX: &[&str] = &["LC_"];
 
-/// Whether setting `name` can change what a command runs or loads. Names that are not plain
-/// identifiers are dangerous too: no shell would let a user type them.
+/// Whether setting `name` may change what a command runs or loads: anything not on the
+/// allowlist (compared exactly: environment names are case-sensitive, so `lang` is not `LANG`).
 pub fn dangerous_env(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
     let plain = name
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    !plain
-        || DANGEROUS_ENV.contains(&upper.as_str())
-        || DANGEROUS_ENV_PREFIX.iter().any(|p| upper.starts_with(p))
+    !(plain
+        && (HARMLESS_ENV.contains(&name)
+            || HARMLESS_ENV_PREFIX.iter().any(|p| name.starts_with(p))))
 }
 
 /// One answer the agent offers for a permission request (ACP `PermissionOption`).
@@ -508,7 +486,33 @@ mod tests {
         ] {
             assert!(dangerous_env(k), "{k:?}");
         }
-        for k in ["CI", "RUST_LOG", "TERM", "LANG", "MY_FLAG"] {
+        // Not on the allowlist, whatever they are: the families the denylist used to miss too.
+        for k in [
+            "MY_FLAG",
+            "XDG_CONFIG_HOME",
+            "RUSTFLAGS",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "CARGO_HOME",
+            "MAVEN_OPTS",
+            "GRADLE_OPTS",
+            "DOCKER_HOST",
+            "KUBECONFIG",
+            "SSH_AUTH_SOCK",
+            "GEM_HOME",
+            "RUBYOPT",
+            "PERL5OPT",
+            "NPM_CONFIG_PREFIX",
+            "LESSOPEN",
+            "EDITOR",
+            "PAGER",
+            "SHELL",
+            "PROMPT_COMMAND",
+            "PS4",
+            "lang",
+        ] {
+            assert!(dangerous_env(k), "{k:?}");
+        }
+        for k in ["CI", "RUST_LOG", "TERM", "LANG", "LC_ALL", "TZ", "NO_COLOR"] {
             assert!(!dangerous_env(k), "{k:?}");
         }
     }

@@ -93,7 +93,7 @@ fn card_parts(
                 let kv = format!("{k}={v}");
                 if dangerous_env(k) {
                     l.extend(wrap(
-                        &format!("{kv}  ⚠ changes what runs: no rule allows this"),
+                        &format!("{kv}  ⚠ may change what runs: no rule allows this"),
                         w,
                         theme.warn,
                         Span::styled("env ", theme.warn),
