@@ -263,6 +263,18 @@ impl Root {
         bytes: &[u8],
         expect: Option<Option<Digest>>,
     ) -> Result<(), FsError> {
+        self.write_atomic_with(rel, bytes, expect, None)
+    }
+
+    /// `write_atomic_if`, a file it creates getting `new_mode` (before the umask; `None`:
+    /// 0666) from its first byte on. The rules file is written this way too (0600).
+    pub fn write_atomic_with(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        expect: Option<Option<Digest>>,
+        new_mode: Option<u32>,
+    ) -> Result<(), FsError> {
         let mut rel = Self::checked(rel)?;
         if rel.as_os_str().is_empty() {
             return Err(FsError::Io(io::Error::other(
@@ -325,6 +337,8 @@ impl Root {
             ));
             let mut o = OpenOptions::new();
             o.write(true).create_new(true);
+            #[cfg(unix)]
+            cap_std::fs::OpenOptionsExt::mode(&mut o, new_mode.unwrap_or(0o666));
             match parent.open_with(&tmp, &o) {
                 Ok(f) => break (tmp, f.into_std()),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
@@ -363,6 +377,10 @@ impl Root {
                 return Err(FsError::Changed);
             }
             return Err(e.into());
+        }
+        // The rename itself is durable once the directory is synced.
+        if let Ok(d) = parent.open(".") {
+            let _ = d.into_std().sync_all();
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::actions::Action;
 use super::{Mapper, Out};
+use crate::core::diff::{Edit, apply_edits};
 
 /// A diff of a tool call, as the agent sent it.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,35 +50,20 @@ pub(super) struct Approvals {
     ready: Vec<Approved>,
 }
 
-/// `base` with `edits` applied in order, or `None` when one does not apply exactly once.
+/// `base` (`None`: missing, read as empty) with `edits` applied in order, by the one function
+/// both backends use (`core::diff::apply_edits`): a diff without old text creates a file that
+/// is missing or empty and never replaces text the card did not show; a snippet applies at
+/// its one occurrence, overlapping ones counted.
 pub fn apply(base: Option<&str>, edits: &[EditDiff]) -> Option<String> {
-    let mut text = base.map(str::to_string);
-    for e in edits {
-        text = Some(match (e.old.as_deref(), text) {
-            // A diff without old text was shown as a new file (`@@ -0,0 +1,N @@`): it never
-            // covers replacing text the card did not show.
-            (None | Some(""), t) if t.as_deref().unwrap_or("").is_empty() => e.new.clone(),
-            (None | Some(""), _) | (Some(_), None) => return None,
-            (Some(old), Some(t)) => {
-                let at = t.find(old)?;
-                if occurs_again(&t, old, at) {
-                    return None;
-                }
-                format!("{}{}{}", &t[..at], e.new, &t[at + old.len()..])
-            }
-        });
-    }
-    text
-}
-
-/// Whether `needle` occurs in `hay` anywhere after the start of the match at `at`
-/// (overlapping occurrences count: "aa" occurs twice in "aaa").
-fn occurs_again(hay: &str, needle: &str, at: usize) -> bool {
-    let next = hay[at..]
-        .char_indices()
-        .nth(1)
-        .map_or(hay.len(), |(i, _)| at + i);
-    hay[next..].contains(needle)
+    let edits: Vec<Edit> = edits
+        .iter()
+        .map(|e| Edit {
+            old: e.old.clone().unwrap_or_default(),
+            new: e.new.clone(),
+            replace_all: false,
+        })
+        .collect();
+    apply_edits(base.unwrap_or(""), &edits)
 }
 
 impl Mapper {
