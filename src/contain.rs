@@ -170,13 +170,16 @@ impl Root {
         if rel.as_os_str().is_empty() {
             return Ok((rel, self.dir.try_clone()?.into_std_file()));
         }
-        let real = self.dir.canonicalize(&rel).map_err(|e| match FsError::from(e) {
-            FsError::Io(e) => FsError::Outside(format!(
-                "{} leads outside the session directory ({e})",
-                rel.display()
-            )),
-            other => other,
-        })?;
+        let real = self
+            .dir
+            .canonicalize(&rel)
+            .map_err(|e| match FsError::from(e) {
+                FsError::Io(e) => FsError::Outside(format!(
+                    "{} leads outside the session directory ({e})",
+                    rel.display()
+                )),
+                other => other,
+            })?;
         let dir = self.dir.open_dir(&real)?;
         Ok((real, dir.into_std_file()))
     }
@@ -440,7 +443,10 @@ mod tests {
         std::fs::write(s.cwd.join("file"), "x").unwrap();
         let r = s.root();
         assert_eq!(r.open_dir(Path::new("")).unwrap().0, PathBuf::new());
-        assert_eq!(r.open_dir(Path::new("sub")).unwrap().0, PathBuf::from("sub"));
+        assert_eq!(
+            r.open_dir(Path::new("sub")).unwrap().0,
+            PathBuf::from("sub")
+        );
         // A link inside resolves to where it leads; one out (`build -> ~`) is refused.
         assert_eq!(
             r.open_dir(Path::new("alias")).unwrap().0,
@@ -473,10 +479,15 @@ mod tests {
             Err(FsError::Changed)
         ));
         // Still what was shown: written.
-        r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(Some(digest(b"changed\n"))))
-            .unwrap();
+        r.write_atomic_if(
+            Path::new("f.txt"),
+            b"new\n",
+            Some(Some(digest(b"changed\n"))),
+        )
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "new\n");
-        r.write_atomic_if(Path::new("g.txt"), b"g", Some(None)).unwrap();
+        r.write_atomic_if(Path::new("g.txt"), b"g", Some(None))
+            .unwrap();
         assert_eq!(std::fs::read_to_string(s.cwd.join("g.txt")).unwrap(), "g");
     }
 

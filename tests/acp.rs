@@ -747,11 +747,17 @@ fn an_option_whose_name_contradicts_its_kind_is_marked_and_covers_no_write() {
         "{screen}"
     );
     assert!(screen.contains("allow always"), "{screen}");
-    assert!(!screen.contains("allow always:"), "a name that only repeats the kind: {screen}");
+    assert!(
+        !screen.contains("allow always:"),
+        "a name that only repeats the kind: {screen}"
+    );
     sc.key(KeyCode::Char('y'));
     // Answered at once: no approval is kept for a choice whose name said "Reject".
     assert_eq!(sc.sent.last().unwrap()["id"], 30);
-    assert_eq!(sc.sent.last().unwrap()["result"]["outcome"]["optionId"], "ok");
+    assert_eq!(
+        sc.sent.last().unwrap()["result"]["outcome"]["optionId"],
+        "ok"
+    );
     assert!(
         !sc.actions
             .iter()
@@ -820,7 +826,11 @@ fn a_covered_write_still_meets_deny_and_ask_rules() {
     assert!(sc.s.active().is_none());
     assert_eq!(sc.sent.last().unwrap()["id"], 51);
     assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
-    assert!(!sc.actions.iter().any(|a| matches!(a, Action::WriteFile { .. })));
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::WriteFile { .. }))
+    );
     // An ask rule shows the card, with what the approval would have covered.
     sc.s.rules.list.clear();
     sc.s.rules.add(rule(RuleAction::Ask), Origin::Session);
@@ -835,8 +845,16 @@ fn a_covered_write_still_meets_deny_and_ask_rules() {
     let GateKind::Permission(p) = &sc.s.active().expect("the ask rule shows the card").kind else {
         panic!()
     };
-    assert!(p.covered_by.as_deref().is_some_and(|c| c.contains("acp:52")));
-    assert!(!sc.actions.iter().any(|a| matches!(a, Action::WriteFile { .. })));
+    assert!(
+        p.covered_by
+            .as_deref()
+            .is_some_and(|c| c.contains("acp:52"))
+    );
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::WriteFile { .. }))
+    );
 }
 
 // ---- The scripted Checkfu agent ----------------------------------------------------------------

