@@ -1226,6 +1226,38 @@ async fn scripted_link_swapped_in_while_the_write_gate_waits_is_not_followed() {
     l.h.quit().await;
 }
 
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_terminal_cwd_through_a_link_is_refused() {
+    let Some(mut l) = scripted("termcwd", None).await else {
+        return;
+    };
+    let outside = l.cwd.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir(l.cwd.join("sub")).unwrap();
+    // `build -> outside` (like `build -> ~`), `alias -> sub` (inside, but not what is shown).
+    std::os::unix::fs::symlink(&outside, l.cwd.join("build")).unwrap();
+    std::os::unix::fs::symlink("sub", l.cwd.join("alias")).unwrap();
+    l.send("TERMCWD");
+    for n in 0..3 {
+        l.wait("a terminal gate", |s| s.active().is_some() || turns_done(s, 1))
+            .await;
+        assert!(l.h.state().active().is_some(), "gate {n}");
+        l.h.key(KeyCode::Char('y'));
+    }
+    l.wait("the termcwd turn", |s| turns_done(s, 1)).await;
+    let want = format!(
+        "termcwd: build=error -32000 alias=error -32000 sub={}",
+        l.cwd.join("sub").display()
+    );
+    assert!(
+        has_text(l.h.state(), &want),
+        "{want}\n{}",
+        transcript_text(l.h.state())
+    );
+    l.h.quit().await;
+}
+
 // ---- The real claude-agent-acp -----------------------------------------------------------------
 
 fn acp_bin() -> Option<PathBuf> {
