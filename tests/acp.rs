@@ -1240,8 +1240,10 @@ async fn scripted_terminal_cwd_through_a_link_is_refused() {
     std::os::unix::fs::symlink("sub", l.cwd.join("alias")).unwrap();
     l.send("TERMCWD");
     for n in 0..3 {
-        l.wait("a terminal gate", |s| s.active().is_some() || turns_done(s, 1))
-            .await;
+        l.wait("a terminal gate", |s| {
+            s.active().is_some() || turns_done(s, 1)
+        })
+        .await;
         assert!(l.h.state().active().is_some(), "gate {n}");
         l.h.key(KeyCode::Char('y'));
     }
