@@ -764,6 +764,20 @@ fn an_option_whose_name_contradicts_its_kind_is_marked_and_covers_no_write() {
             .any(|a| matches!(a, Action::AnswerAfterSnapshot { .. }))
     );
     assert!(write_notes(&mut sc, 31, "alpha\nBETA\ngamma\n", Some(BASE)));
+    // An "allow always" called "Reject always" adds no standing rule.
+    let rules = sc.s.rules.list.len();
+    sc.line(json!({"jsonrpc":"2.0","id":32,"method":"session/request_permission","params":{"sessionId":"sess_1",
+        "toolCall":{"toolCallId":"call_c2","title":"rm -rf build","kind":"execute",
+            "rawInput":{"command":"rm -rf build"}},
+        "options":[{"optionId":"always","name":"Reject always","kind":"allow_always"},
+                   {"optionId":"no","name":"Reject","kind":"reject_once"}]}}));
+    sc.key(KeyCode::Char('a'));
+    assert_eq!(sc.sent.last().unwrap()["id"], 32);
+    assert_eq!(
+        sc.s.rules.list.len(),
+        rules,
+        "no session rule from a contradicting name"
+    );
 }
 
 #[test]

@@ -151,7 +151,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
                 Some(PermChoice::AgentOption(i)) => {
                     if let Some(o) = p.options.get(i) {
-                        if o.kind == "allow_always" {
+                        // A name that says "Reject" was not knowingly a standing approval.
+                        if o.kind == "allow_always" && !o.contradicts() {
                             super::rules::add_session_rule(state, p);
                         }
                         let decision = Decision::Option {
