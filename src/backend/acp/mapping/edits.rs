@@ -3,12 +3,16 @@
 //! otherwise meet a second gate for the same change. The write is performed without one only
 //! when it is exactly what was approved:
 //! - the same path as an approved diff, in the same prompt turn, the turn still running;
-//! - the file on disk now is byte for byte what it was when the approval was given;
 //! - the content is that file with the approved diffs applied (a whole-file diff creates it:
 //!   it covers only a file that is missing or empty, since its card showed no old text; a
 //!   snippet diff is applied at its one occurrence; none or several: not covered).
 //!
-//! Each approval covers one write. Anything else is an ordinary write gate.
+//! - the file on disk now has the SHA-256 it had then (the write checks it once more just
+//!   before its rename).
+//!
+//! Each approval covers one write. The covered write still reaches the core as a gate marked
+//! `covered_by`, so deny and ask rules for it apply; with none, it is allowed without a card.
+//! Anything else is an ordinary write gate.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
