@@ -5,8 +5,7 @@
 //! - the same path as an approved diff, in the same prompt turn, the turn still running;
 //! - the content is that file with the approved diffs applied (a whole-file diff creates it:
 //!   it covers only a file that is missing or empty, since its card showed no old text; a
-//!   snippet diff is applied at its one occurrence; none or several: not covered).
-//!
+//!   snippet diff is applied at its one occurrence; none or several: not covered);
 //! - the file on disk now has the SHA-256 it had then (the write checks it once more just
 //!   before its rename).
 //!
