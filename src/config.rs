@@ -208,7 +208,6 @@ fn rule_table(spec: &RuleSpec) -> toml_edit::Table {
 /// synced, then renamed over it. A crash leaves the old file or the new one, never half.
 /// A symlinked rules file (dotfiles) is written where the link points, the link kept.
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
         _ => path.to_path_buf(),
@@ -220,34 +219,15 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         .unwrap_or(Path::new("."));
     let name = target
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "rules.toml".into());
-    let mut attempt = 0u32;
-    let (tmp, mut file) = loop {
-        let tmp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        match o.open(&tmp) {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
-            Err(e) => return Err(e),
-        }
-    };
-    let written = file
-        .write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, &target));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written?;
-    // The rename itself is durable once the directory is synced.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+        .ok_or_else(|| std::io::Error::other("the rules file path has no file name"))?;
+    // The same temporary-file-and-rename writer that agent writes use, beneath the
+    // directory's handle; a new rules file is private from its first byte.
+    let root = crate::contain::Root::open(dir)?;
+    root.write_atomic_with(Path::new(name), text.as_bytes(), None, Some(0o600))
+        .map_err(|e| match e {
+            crate::contain::FsError::Io(e) => e,
+            e => std::io::Error::other(e.to_string()),
+        })
 }
 
 /// Add `spec` as a `[[rule]]` table at the end of the rules file (created when missing),

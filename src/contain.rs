@@ -29,8 +29,12 @@ pub enum FsError {
     /// The file is not UTF-8 text.
     NotText,
     NotFound,
+    /// The file is no longer what the card showed when the write was approved.
+    Changed,
     Io(io::Error),
 }
+
+const CHANGED: &str = "the file changed since the card showed it";
 
 impl std::fmt::Display for FsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,6 +46,9 @@ impl std::fmt::Display for FsError {
             ),
             FsError::NotText => f.write_str("the file is not UTF-8 text"),
             FsError::NotFound => f.write_str("no such file"),
+            FsError::Changed => f.write_str(
+                "the file changed since the write was approved: not written (ask again)",
+            ),
             FsError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -65,6 +72,14 @@ fn is_escape(e: &io::Error) -> bool {
     // EXDEV from openat2 RESOLVE_BENEATH; cap-std's own walk reports PermissionDenied with
     // "a path led outside of the filesystem".
     e.raw_os_error() == Some(libc::EXDEV) || e.to_string().contains("outside of the filesystem")
+}
+
+/// SHA-256 of a file's bytes.
+pub type Digest = [u8; 32];
+
+pub fn digest(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
 }
 
 /// The most a read returns, and the most of a file it reads to get there.
@@ -147,6 +162,28 @@ impl Root {
         Ok(out)
     }
 
+    /// The directory `rel` names, opened beneath the root with every link in it resolved
+    /// there, and where it really is (relative to the root). A link leading outside, or to
+    /// something that is not a directory, is refused.
+    pub fn open_dir(&self, rel: &Path) -> Result<(PathBuf, std::fs::File), FsError> {
+        let rel = Self::checked(rel)?;
+        if rel.as_os_str().is_empty() {
+            return Ok((rel, self.dir.try_clone()?.into_std_file()));
+        }
+        let real = self
+            .dir
+            .canonicalize(&rel)
+            .map_err(|e| match FsError::from(e) {
+                FsError::Io(e) => FsError::Outside(format!(
+                    "{} leads outside the session directory ({e})",
+                    rel.display()
+                )),
+                other => other,
+            })?;
+        let dir = self.dir.open_dir(&real)?;
+        Ok((real, dir.into_std_file()))
+    }
+
     /// Metadata of `rel` (links followed, beneath the root only).
     pub fn metadata(&self, rel: &Path) -> Result<cap_std::fs::Metadata, FsError> {
         let rel = Self::checked(rel)?;
@@ -217,6 +254,30 @@ impl Root {
     /// followed only to a file beneath the root (that file is replaced, the link kept);
     /// a dangling link or one leading out is refused.
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), FsError> {
+        self.write_atomic_if(rel, bytes, None)
+    }
+
+    /// `write_atomic`, when `expect` is `Some(base)`, only if the file is still `base` just
+    /// before the rename (`Some(None)`: it must not exist; `Some(Some(d))`: its SHA-256 is
+    /// `d`): a file changed since a person approved a diff of it is refused, not replaced.
+    pub fn write_atomic_if(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        expect: Option<Option<Digest>>,
+    ) -> Result<(), FsError> {
+        self.write_atomic_with(rel, bytes, expect, None)
+    }
+
+    /// `write_atomic_if`, a file it creates getting `new_mode` (before the umask; `None`:
+    /// 0666) from its first byte on. The rules file is written this way too (0600).
+    pub fn write_atomic_with(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        expect: Option<Option<Digest>>,
+        new_mode: Option<u32>,
+    ) -> Result<(), FsError> {
         let mut rel = Self::checked(rel)?;
         if rel.as_os_str().is_empty() {
             return Err(FsError::Io(io::Error::other(
@@ -279,6 +340,8 @@ impl Root {
             ));
             let mut o = OpenOptions::new();
             o.write(true).create_new(true);
+            #[cfg(unix)]
+            cap_std::fs::OpenOptionsExt::mode(&mut o, new_mode.unwrap_or(0o666));
             match parent.open_with(&tmp, &o) {
                 Ok(f) => break (tmp, f.into_std()),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
@@ -295,11 +358,32 @@ impl Root {
             }
             file.write_all(bytes)?;
             file.sync_all()?;
+            if let Some(want) = expect {
+                let now = match parent.open(&name) {
+                    Ok(f) => {
+                        let mut cur = Vec::new();
+                        f.into_std().take(READ_CAP + 1).read_to_end(&mut cur)?;
+                        Some(digest(&cur))
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(e),
+                };
+                if now != want {
+                    return Err(io::Error::other(CHANGED));
+                }
+            }
             parent.rename(&tmp, &parent, &name)
         })();
         if let Err(e) = written {
             let _ = parent.remove_file(&tmp);
+            if e.to_string() == CHANGED {
+                return Err(FsError::Changed);
+            }
             return Err(e.into());
+        }
+        // The rename itself is durable once the directory is synced.
+        if let Ok(d) = parent.open(".") {
+            let _ = d.into_std().sync_all();
         }
         Ok(())
     }
@@ -348,6 +432,63 @@ mod tests {
             Err(FsError::Outside(_)) => {}
             other => panic!("expected a refusal as outside, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_working_directory_is_opened_beneath_the_root_and_says_where_it_is() {
+        let s = Scratch::new("opendir");
+        std::fs::create_dir_all(s.cwd.join("sub")).unwrap();
+        symlink(&s.outside, s.cwd.join("home")).unwrap();
+        symlink("sub", s.cwd.join("alias")).unwrap();
+        std::fs::write(s.cwd.join("file"), "x").unwrap();
+        let r = s.root();
+        assert_eq!(r.open_dir(Path::new("")).unwrap().0, PathBuf::new());
+        assert_eq!(
+            r.open_dir(Path::new("sub")).unwrap().0,
+            PathBuf::from("sub")
+        );
+        // A link inside resolves to where it leads; one out (`build -> ~`) is refused.
+        assert_eq!(
+            r.open_dir(Path::new("alias")).unwrap().0,
+            PathBuf::from("sub")
+        );
+        outside(r.open_dir(Path::new("home")));
+        outside(r.open_dir(Path::new("../outside")));
+        assert!(r.open_dir(Path::new("file")).is_err(), "not a directory");
+        assert!(r.open_dir(Path::new("missing")).is_err());
+    }
+
+    #[test]
+    fn a_write_is_refused_when_the_file_changed_since_the_card() {
+        let s = Scratch::new("changed");
+        let r = s.root();
+        let f = s.cwd.join("f.txt");
+        std::fs::write(&f, "shown\n").unwrap();
+        let shown = Some(digest(b"shown\n"));
+        // Changed after the card: refused, the file keeps the newer text, no temporary left.
+        std::fs::write(&f, "changed\n").unwrap();
+        assert!(matches!(
+            r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(shown)),
+            Err(FsError::Changed)
+        ));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "changed\n");
+        assert_eq!(std::fs::read_dir(&s.cwd).unwrap().count(), 1);
+        // Shown as missing, created since: refused too.
+        assert!(matches!(
+            r.write_atomic_if(Path::new("f.txt"), b"new\n", Some(None)),
+            Err(FsError::Changed)
+        ));
+        // Still what was shown: written.
+        r.write_atomic_if(
+            Path::new("f.txt"),
+            b"new\n",
+            Some(Some(digest(b"changed\n"))),
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new\n");
+        r.write_atomic_if(Path::new("g.txt"), b"g", Some(None))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(s.cwd.join("g.txt")).unwrap(), "g");
     }
 
     #[test]

@@ -669,7 +669,9 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
     assert!(!write_notes(&mut sc, 10, want, Some(BASE)));
     let n = sc.actions.len();
     assert!(
-        matches!(&sc.actions[n - 1], Action::WriteFile { id, content, .. } if *id == json!(10) && content == want),
+        matches!(&sc.actions[n - 1], Action::WriteFile { id, content, base, .. }
+            if *id == json!(10) && content == want
+                && *base == Some(switchboard::contain::digest(BASE.as_bytes()))),
         "{:?}",
         sc.actions
     );
@@ -718,6 +720,155 @@ fn an_approved_edit_is_written_once_without_a_second_gate() {
     ask_edit(&mut sc, 5, 'y', Some(BASE));
     next_turn(&mut sc);
     assert!(write_notes(&mut sc, 17, want, Some(BASE)));
+}
+
+#[test]
+fn an_option_whose_name_contradicts_its_kind_is_marked_and_covers_no_write() {
+    let mut sc = ready_scene();
+    sc.type_prompt("Uppercase beta");
+    sc.line(upd(
+        json!({"sessionUpdate":"tool_call","toolCallId":"call_c","title":"Edit notes.txt",
+        "kind":"edit","status":"pending","locations":[{"path":NOTES}],
+        "content":[{"type":"diff","path":NOTES,"oldText":"beta\n","newText":"BETA\n"}]}),
+    ));
+    sc.line(json!({"jsonrpc":"2.0","id":30,"method":"session/request_permission","params":{"sessionId":"sess_1",
+        "toolCall":{"toolCallId":"call_c"},
+        "options":[{"optionId":"ok","name":"Reject","kind":"allow_once"},
+                   {"optionId":"no","name":"Allow","kind":"reject_once"},
+                   {"optionId":"always","name":"Always Allow","kind":"allow_always"}]}}));
+    let screen = sc.screen(160, 40);
+    // The kind is always shown with the name, and a contradiction is marked.
+    assert!(
+        screen.contains("allow once: Reject ⚠ the name contradicts what it does"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("reject once: Allow ⚠ the name contradicts what it does"),
+        "{screen}"
+    );
+    assert!(screen.contains("allow always"), "{screen}");
+    assert!(
+        !screen.contains("allow always:"),
+        "a name that only repeats the kind: {screen}"
+    );
+    sc.key(KeyCode::Char('y'));
+    // Answered at once: no approval is kept for a choice whose name said "Reject".
+    assert_eq!(sc.sent.last().unwrap()["id"], 30);
+    assert_eq!(
+        sc.sent.last().unwrap()["result"]["outcome"]["optionId"],
+        "ok"
+    );
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::AnswerAfterSnapshot { .. }))
+    );
+    assert!(write_notes(&mut sc, 31, "alpha\nBETA\ngamma\n", Some(BASE)));
+    // An "allow always" called "Reject always" adds no standing rule.
+    let rules = sc.s.rules.list.len();
+    sc.line(json!({"jsonrpc":"2.0","id":32,"method":"session/request_permission","params":{"sessionId":"sess_1",
+        "toolCall":{"toolCallId":"call_c2","title":"rm -rf build","kind":"execute",
+            "rawInput":{"command":"rm -rf build"}},
+        "options":[{"optionId":"always","name":"Reject always","kind":"allow_always"},
+                   {"optionId":"no","name":"Reject","kind":"reject_once"}]}}));
+    sc.key(KeyCode::Char('a'));
+    assert_eq!(sc.sent.last().unwrap()["id"], 32);
+    assert_eq!(
+        sc.s.rules.list.len(),
+        rules,
+        "no session rule from a contradicting name"
+    );
+}
+
+#[test]
+fn a_new_file_approval_does_not_cover_overwriting_an_existing_file() {
+    let mut sc = ready_scene();
+    sc.type_prompt("Write notes");
+    let ask = |sc: &mut Scene, id: u64| {
+        let call = format!("call_n{id}");
+        sc.line(upd(
+            json!({"sessionUpdate":"tool_call","toolCallId":call,"title":"Write notes.txt",
+            "kind":"edit","status":"pending","locations":[{"path":NOTES}],
+            "content":[{"type":"diff","path":NOTES,"oldText":null,"newText":"fresh\n"}]}),
+        ));
+        sc.line(json!({"jsonrpc":"2.0","id":id,"method":"session/request_permission","params":{"sessionId":"sess_1",
+            "toolCall":{"toolCallId":call},
+            "options":[{"optionId":"ok","name":"Allow","kind":"allow_once"},
+                       {"optionId":"no","name":"Reject","kind":"reject_once"}]}}));
+        sc.key(KeyCode::Char('y'));
+    };
+    // The card showed a new file; the file exists with content: the write is gated.
+    ask(&mut sc, 40);
+    let Some(Action::AnswerAfterSnapshot { line, gate, .. }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    sc.m.approved_files(&gate, vec![(PathBuf::from(NOTES), Some(BASE.into()))]);
+    sc.sent.push(line_value(&line));
+    assert!(write_notes(&mut sc, 41, "fresh\n", Some(BASE)));
+    // A file that is really missing is created without a second gate.
+    next_turn(&mut sc);
+    ask(&mut sc, 42);
+    let Some(Action::AnswerAfterSnapshot { line, gate, .. }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    sc.m.approved_files(&gate, vec![(PathBuf::from(NOTES), None)]);
+    sc.sent.push(line_value(&line));
+    assert!(!write_notes(&mut sc, 43, "fresh\n", None));
+}
+
+#[test]
+fn a_covered_write_still_meets_deny_and_ask_rules() {
+    use switchboard::core::rules::{Action as RuleAction, Origin, RuleSpec};
+    let rule = |action| RuleSpec {
+        action,
+        tool: "fs/write_text_file".into(),
+        pattern: Some(NOTES.into()),
+        exact: false,
+    };
+    let want = "alpha\nBETA\ngamma\n";
+    let mut sc = ready_scene();
+    sc.type_prompt("Uppercase beta");
+    // A deny rule for the path refuses the write the approval would cover.
+    sc.s.rules.add(rule(RuleAction::Deny), Origin::Session);
+    ask_edit(&mut sc, 50, 'y', Some(BASE));
+    sc.line(json!({"jsonrpc":"2.0","id":51,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":want}}));
+    let Some(Action::PrepareWrite { id, path, content }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    let out = sc.m.write_gate(id, path, content, Some(BASE.into()));
+    sc.absorb(out);
+    assert!(sc.s.active().is_none());
+    assert_eq!(sc.sent.last().unwrap()["id"], 51);
+    assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::WriteFile { .. }))
+    );
+    // An ask rule shows the card, with what the approval would have covered.
+    sc.s.rules.list.clear();
+    sc.s.rules.add(rule(RuleAction::Ask), Origin::Session);
+    next_turn(&mut sc);
+    ask_edit(&mut sc, 52, 'y', Some(BASE));
+    sc.line(json!({"jsonrpc":"2.0","id":53,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":NOTES,"content":want}}));
+    let Some(Action::PrepareWrite { id, path, content }) = sc.actions.pop() else {
+        panic!("{:?}", sc.actions)
+    };
+    let out = sc.m.write_gate(id, path, content, Some(BASE.into()));
+    sc.absorb(out);
+    let GateKind::Permission(p) = &sc.s.active().expect("the ask rule shows the card").kind else {
+        panic!()
+    };
+    assert!(
+        p.covered_by
+            .as_deref()
+            .is_some_and(|c| c.contains("acp:52"))
+    );
+    assert!(
+        !sc.actions
+            .iter()
+            .any(|a| matches!(a, Action::WriteFile { .. }))
+    );
 }
 
 // ---- The scripted Checkfu agent ----------------------------------------------------------------
@@ -1086,6 +1237,40 @@ async fn scripted_link_swapped_in_while_the_write_gate_waits_is_not_followed() {
         transcript_text(l.h.state())
     );
     assert!(!outside.join("f.txt").exists(), "nothing written outside");
+    l.h.quit().await;
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_terminal_cwd_through_a_link_is_refused() {
+    let Some(mut l) = scripted("termcwd", None).await else {
+        return;
+    };
+    let outside = l.cwd.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir(l.cwd.join("sub")).unwrap();
+    // `build -> outside` (like `build -> ~`), `alias -> sub` (inside, but not what is shown).
+    std::os::unix::fs::symlink(&outside, l.cwd.join("build")).unwrap();
+    std::os::unix::fs::symlink("sub", l.cwd.join("alias")).unwrap();
+    l.send("TERMCWD");
+    for n in 0..3 {
+        l.wait("a terminal gate", |s| {
+            s.active().is_some() || turns_done(s, 1)
+        })
+        .await;
+        assert!(l.h.state().active().is_some(), "gate {n}");
+        l.h.key(KeyCode::Char('y'));
+    }
+    l.wait("the termcwd turn", |s| turns_done(s, 1)).await;
+    let want = format!(
+        "termcwd: build=error -32000 alias=error -32000 sub={}",
+        l.cwd.join("sub").display()
+    );
+    assert!(
+        has_text(l.h.state(), &want),
+        "{want}\n{}",
+        transcript_text(l.h.state())
+    );
     l.h.quit().await;
 }
 

@@ -164,12 +164,7 @@ impl App {
         let Some(cmd) = &self.notify_command else {
             return;
         };
-        let message = self
-            .state
-            .gates
-            .back()
-            .map(crate::core::update::gate_subject)
-            .unwrap_or_default();
+        let message = notify_message(&self.state);
         let spawned = std::process::Command::new("sh")
             .arg("-c")
             .arg(cmd)
@@ -195,5 +190,41 @@ impl App {
             0 => "switchboard".to_string(),
             n => format!("switchboard ({n} waiting)"),
         }
+    }
+}
+
+/// `SWITCHBOARD_MESSAGE` for the notification command: what the newest gate is about,
+/// neutralized (`^[`, `<U+202E>`), since the command may print it to a terminal or hand it to a
+/// notifier that renders it.
+fn notify_message(state: &State) -> String {
+    let subject = state
+        .gates
+        .back()
+        .map(crate::core::update::gate_subject)
+        .unwrap_or_default();
+    crate::core::text::neutralize(&subject).into_owned()
+}
+
+#[cfg(test)]
+mod notify_tests {
+    use super::*;
+
+    #[test]
+    fn the_notification_message_carries_no_control_character() {
+        let mut s = State::new("claude", "agent", 0);
+        let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
+            "input":{"command":"ls \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{202e}x\u{0}"}});
+        s.gates.push_back(crate::core::gate::Gate {
+            id: "g".into(),
+            node_key: "root".into(),
+            asked_by: None,
+            kind: crate::backend::claude::gates::permission(&req),
+            opened_ms: 0,
+            default_reply: String::new(),
+            reply_definition: "",
+        });
+        let m = notify_message(&s);
+        assert!(!m.chars().any(crate::core::text::is_hostile), "{m:?}");
+        assert!(m.contains("ls ^[]52;c;cGF5bG9hZA==^G<U+202E>x^@"), "{m}");
     }
 }

@@ -55,7 +55,9 @@ pub struct Edit {
 
 /// The file after `edits`, applied in order as the CLI applies them; `None` when an edit
 /// cannot apply (its text is missing, or occurs more than once without `replace_all`): the
-/// CLI refuses those, and no line numbers can be given.
+/// CLI refuses those, and no line numbers can be given. Occurrences that overlap count
+/// ("aa" is twice in "aaa"): a snippet names one place or none. Shared by the Claude card and
+/// the ACP check of a write against its approved diff, so both decide the same way.
 pub fn apply_edits(file: &str, edits: &[Edit]) -> Option<String> {
     let mut text = file.to_string();
     for e in edits {
@@ -67,17 +69,26 @@ pub fn apply_edits(file: &str, edits: &[Edit]) -> Option<String> {
             text = e.new.clone();
             continue;
         }
-        let mut at = text.match_indices(&e.old).map(|(i, _)| i);
-        let first = at.next()?;
+        let first = text.find(&e.old)?;
         if e.replace_all {
             text = text.replace(&e.old, &e.new);
-        } else if at.next().is_some() {
+        } else if occurs_again(&text, &e.old, first) {
             return None;
         } else {
             text.replace_range(first..first + e.old.len(), &e.new);
         }
     }
     Some(text)
+}
+
+/// Whether `needle` occurs in `hay` again after the start of the match at `at`, overlapping
+/// occurrences included.
+fn occurs_again(hay: &str, needle: &str, at: usize) -> bool {
+    let next = hay[at..]
+        .char_indices()
+        .nth(1)
+        .map_or(hay.len(), |(i, _)| at + i);
+    hay[next..].contains(needle)
 }
 
 impl Diff {
@@ -426,6 +437,8 @@ mod tests {
             "a\nB\nc\nB\n"
         );
         assert_eq!(apply_edits(file, &[one("zz", "B", false)]), None);
+        // Overlapping occurrences: two places, so none (as the ACP write check decides).
+        assert_eq!(apply_edits("aaa", &[one("aa", "x", false)]), None);
         assert_eq!(
             apply_edits("", &[one("", "new\n", false)]).unwrap(),
             "new\n"

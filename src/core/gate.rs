@@ -69,13 +69,17 @@ pub struct Permission {
     /// `rule_arg` is a shell line (Claude `Bash`, ACP terminals, `execute`-kind tools): allow
     /// rules never cover a chained line, whatever the tool is called.
     pub shell: bool,
-    /// The whole command as it will run (every line; argv shell-quoted), sanitized for
-    /// display. The card shows it in full, never a one-line summary.
+    /// The whole command as it will run (every line; argv shell-quoted), exact: the card
+    /// shows it in full with hostile characters made visible (`^[`), never stripped.
     pub command: Option<String>,
     /// Environment variables the request sets (ACP `terminal/create`), as sent. The card
     /// shows every one, rules match them (they lead `rule_arg`), and a dangerous one keeps
     /// every allow rule away.
     pub env: Vec<(String, String)>,
+    /// An earlier approval already covers this request (ACP: the write of an edit the person
+    /// allowed, exactly as shown): with no deny or ask rule for it, it is allowed without a
+    /// second card, audited as covered by that approval.
+    pub covered_by: Option<String>,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more
@@ -90,70 +94,48 @@ pub fn command_summary(command: &str) -> String {
     }
 }
 
-/// Variables that change which program runs or what it loads before a line of the command
-/// is read: a request setting one is never allowed by a rule.
-const DANGEROUS_ENV: &[&str] = &[
-    "PATH",
-    "BASH_ENV",
-    "ENV",
-    "IFS",
-    "CDPATH",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "GLOBIGNORE",
-    "PS4",
-    "PROMPT_COMMAND",
-    "HOME",
-    "ZDOTDIR",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "PERLLIB",
-    "RUBYOPT",
-    "RUBYLIB",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "CLASSPATH",
-    "GCONV_PATH",
-    "LOCPATH",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "EDITOR",
-    "VISUAL",
-    "PAGER",
-    "SSH_ASKPASS",
-    "SUDO_ASKPASS",
-    "CC",
-    "CXX",
-    "LD",
-    "RUSTC",
-    "RUSTC_WRAPPER",
-    "MAKEFLAGS",
+/// Variables known not to change which program runs or what it loads: an allowlist, not a
+/// denylist. Programs read hundreds of variables that load code or pick helpers (`LD_*`,
+/// `RUSTC_WRAPPER`, `GIT_SSH_COMMAND`, `LESSOPEN`, `PROMPT_COMMAND`, every tool's `*_OPTS`…)
+/// and new ones appear with every tool release; a denylist is wrong as soon as one is missed,
+/// an allowlist only makes a person look at a harmless one. A request setting anything else
+/// is marked on the card and never allowed by a rule.
+const HARMLESS_ENV: &[&str] = &[
+    "CI",
+    "TERM",
+    "COLORTERM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+    "DEBUG",
+    "NODE_ENV",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
 ];
 
-/// Prefixes of dangerous variable families (`LD_PRELOAD`, `PYTHONPATH`, `GIT_SSH_COMMAND`…).
-const DANGEROUS_ENV_PREFIX: &[&str] = &[
-    "LD_",
-    "DYLD_",
-    "PYTHON",
-    "PERL5",
-    "GIT_",
-    "BASH_FUNC_",
-    "NPM_CONFIG_",
-];
+/// Families of harmless variables (`LC_ALL`, `LC_CTYPE`…).
+const HARMLESS_ENV_PREFIX: &[&str] = &["LC_"];
 
-/// Whether setting `name` can change what a command runs or loads. Names that are not plain
-/// identifiers are dangerous too: no shell would let a user type them.
+/// Whether setting `name` may change what a command runs or loads: anything not on the
+/// allowlist (compared exactly: environment names are case-sensitive, so `lang` is not `LANG`).
 pub fn dangerous_env(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
     let plain = name
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    !plain
-        || DANGEROUS_ENV.contains(&upper.as_str())
-        || DANGEROUS_ENV_PREFIX.iter().any(|p| upper.starts_with(p))
+    !(plain
+        && (HARMLESS_ENV.contains(&name)
+            || HARMLESS_ENV_PREFIX.iter().any(|p| name.starts_with(p))))
 }
 
 /// One answer the agent offers for a permission request (ACP `PermissionOption`).
@@ -168,6 +150,50 @@ pub struct PermOption {
 impl PermOption {
     pub fn allows(&self) -> bool {
         self.kind.starts_with("allow")
+    }
+
+    /// The option's name says the opposite of its kind: an `allow_once` called "Reject", a
+    /// `reject_once` called "Allow". What the agent does follows the kind, so such a name can
+    /// only mislead; the card marks it and its approval covers nothing further.
+    pub fn contradicts(&self) -> bool {
+        const NO: &[&str] = &[
+            "reject", "deny", "refuse", "decline", "cancel", "block", "abort", "no", "never",
+            "forbid", "disallow", "stop", "skip",
+        ];
+        const YES: &[&str] = &[
+            "allow", "accept", "approve", "yes", "proceed", "grant", "permit", "ok", "okay",
+            "always",
+        ];
+        let name = self.name.to_lowercase();
+        let mut words = name.split(|c: char| !c.is_alphanumeric());
+        if self.allows() {
+            words.any(|w| NO.contains(&w))
+        } else if self.kind.starts_with("reject") {
+            words.any(|w| YES.contains(&w))
+        } else {
+            false
+        }
+    }
+
+    /// What the card and the audit call the option: its kind, then the agent's name for it
+    /// when that says more than the kind (`allow once: Reject ⚠ the name contradicts what it
+    /// does`; `Allow` alone reads `allow once`).
+    pub fn label(&self) -> String {
+        let kind = self.kind.replace('_', " ");
+        let name = self.name.to_lowercase();
+        let says_no_more = name
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .all(|w| kind.split(' ').any(|k| k == w));
+        let mut label = if says_no_more {
+            kind
+        } else {
+            format!("{kind}: {}", self.name)
+        };
+        if self.contradicts() {
+            label.push_str(" ⚠ the name contradicts what it does");
+        }
+        label
     }
 }
 
@@ -262,7 +288,7 @@ impl Permission {
             PermChoice::AgentOption(i) => self
                 .options
                 .get(i)
-                .map(|o| o.name.clone())
+                .map(PermOption::label)
                 .unwrap_or_default(),
             c => c.label().to_string(),
         }
@@ -460,7 +486,33 @@ mod tests {
         ] {
             assert!(dangerous_env(k), "{k:?}");
         }
-        for k in ["CI", "RUST_LOG", "TERM", "LANG", "MY_FLAG"] {
+        // Not on the allowlist, whatever they are: the families the denylist used to miss too.
+        for k in [
+            "MY_FLAG",
+            "XDG_CONFIG_HOME",
+            "RUSTFLAGS",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "CARGO_HOME",
+            "MAVEN_OPTS",
+            "GRADLE_OPTS",
+            "DOCKER_HOST",
+            "KUBECONFIG",
+            "SSH_AUTH_SOCK",
+            "GEM_HOME",
+            "RUBYOPT",
+            "PERL5OPT",
+            "NPM_CONFIG_PREFIX",
+            "LESSOPEN",
+            "EDITOR",
+            "PAGER",
+            "SHELL",
+            "PROMPT_COMMAND",
+            "PS4",
+            "lang",
+        ] {
+            assert!(dangerous_env(k), "{k:?}");
+        }
+        for k in ["CI", "RUST_LOG", "TERM", "LANG", "LC_ALL", "TZ", "NO_COLOR"] {
             assert!(!dangerous_env(k), "{k:?}");
         }
     }

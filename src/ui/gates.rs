@@ -10,7 +10,9 @@ use super::theme::Theme;
 use super::wrap::{clip, wrap};
 use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
 use crate::core::state::{EditorPurpose, GateUi, State};
-use crate::core::text::sanitize;
+// Spans built here without `wrap`/`clip` neutralize agent text themselves (`^[`, `<U+202E>`):
+// the last-line scrub would only drop the control bytes and leave the rest reading as plain.
+use crate::core::text::neutralize;
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -57,6 +59,10 @@ fn card_parts(
             if let Some(d) = &p.description {
                 l.extend(wrap(d, w, theme.dim, Span::raw(""), Span::raw("")));
             }
+            if let Some(c) = &p.covered_by {
+                // Shown only when an ask rule stopped it: say what it would have passed as.
+                kv(&mut l, "covered by", &format!("{c} (an ask rule shows it)"));
+            }
             match &p.diff {
                 // `t`: side by side when there is room for two readable columns.
                 Some(d) if state.side_by_side && w >= 100 => {
@@ -86,10 +92,11 @@ fn card_parts(
             }
             // Every variable the request sets; the ones that change what runs are marked.
             for (k, v) in &p.env {
-                let kv = sanitize(&format!("{k}={v}"));
+                // `wrap` shows hostile characters visibly.
+                let kv = format!("{k}={v}");
                 if dangerous_env(k) {
                     l.extend(wrap(
-                        &format!("{kv}  ⚠ changes what runs: no rule allows this"),
+                        &format!("{kv}  ⚠ may change what runs: no rule allows this"),
                         w,
                         theme.warn,
                         Span::styled("env ", theme.warn),
@@ -135,9 +142,9 @@ fn card_parts(
         }
         GateKind::Breakpoint(b) => {
             l.push(Line::from(vec![
-                Span::styled(format!("{} ", b.hook_event), theme.dim),
-                Span::styled(format!("{} ", b.tool), theme.tool),
-                Span::styled(b.summary.clone(), theme.text),
+                Span::styled(format!("{} ", neutralize(&b.hook_event)), theme.dim),
+                Span::styled(format!("{} ", neutralize(&b.tool)), theme.tool),
+                Span::styled(neutralize(&b.summary).into_owned(), theme.text),
             ]));
             l.extend(wrap(&b.input, w, theme.dim, pad(2), pad(2)));
             l.push(choices_line(
@@ -164,7 +171,7 @@ fn card_parts(
             for (i, o) in d.options.iter().enumerate() {
                 let active = i == ui.choice;
                 l.push(Line::from(Span::styled(
-                    format!("{} {o}", if active { "›" } else { " " }),
+                    format!("{} {}", if active { "›" } else { " " }, neutralize(o)),
                     if active {
                         theme.choice_active
                     } else {
@@ -276,12 +283,15 @@ fn card_parts(
                             "{} {}. {mark} {}",
                             if active { "›" } else { " " },
                             i + 1,
-                            o.label
+                            neutralize(&o.label)
                         ),
                         style,
                     )];
                     if !o.description.is_empty() {
-                        spans.push(Span::styled(format!("  {}", o.description), theme.dim));
+                        spans.push(Span::styled(
+                            format!("  {}", neutralize(&o.description)),
+                            theme.dim,
+                        ));
                     }
                     l.push(Line::from(spans));
                 }
@@ -411,7 +421,10 @@ fn choices_line(
         } else {
             theme.choice
         };
-        spans.push(Span::styled(format!("[{key}] {label}"), style));
+        spans.push(Span::styled(
+            format!("[{key}] {}", neutralize(label)),
+            style,
+        ));
         spans.push(Span::raw("  "));
     }
     spans.push(Span::styled(hint.to_string(), theme.dim));

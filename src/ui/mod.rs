@@ -70,10 +70,11 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
 /// format character to the terminal. ratatui drops C0 itself but appends zero-width
 /// characters such as U+202E to the previous cell.
 pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
-    use crate::core::text::is_hostile;
+    // `\n` and `\t` too: inside a cell they move the cursor and shift everything after.
+    let bad = |c: char| c.is_control() || crate::core::text::is_hostile(c);
     for cell in buf.content.iter_mut() {
-        if cell.symbol().chars().any(is_hostile) {
-            let kept: String = cell.symbol().chars().filter(|c| !is_hostile(*c)).collect();
+        if cell.symbol().chars().any(bad) {
+            let kept: String = cell.symbol().chars().filter(|c| !bad(*c)).collect();
             cell.set_symbol(if kept.is_empty() { " " } else { &kept });
         }
     }

@@ -219,13 +219,12 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                             clip(&r.spec.tool, 22),
                             // Patterns come from agent requests too (`a`, `A`): one row each.
                             clip(
-                                &crate::core::text::sanitize(
-                                    &match (&r.spec.pattern, r.spec.exact) {
-                                        (Some(p), true) => format!("= {p}"),
-                                        (Some(p), false) => p.clone(),
-                                        (None, _) => "(any)".into(),
-                                    }
-                                )
+                                // `clip` shows hostile characters visibly.
+                                &match (&r.spec.pattern, r.spec.exact) {
+                                    (Some(p), true) => format!("= {p}"),
+                                    (Some(p), false) => p.clone(),
+                                    (None, _) => "(any)".into(),
+                                }
                                 .replace('\n', "⏎"),
                                 28
                             ),

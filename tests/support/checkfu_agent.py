@@ -15,6 +15,7 @@ word of the prompt picks a script:
              of exactly that change, then a second write of something else
   LINKS      a write to `dangling` and a read of `link/secret.txt` (links the test plants)
   SWAP       a write to `sub/f.txt` (the test swaps `sub` for a link while the gate waits)
+  TERMCWD    `pwd -P` in client terminals with cwd `build`, `alias` and `sub` (links the test plants)
 Every turn ends with `checkfu.turn` telemetry in the prompt result. Its own request ids start at 0
 so they collide with the client's.
 """
@@ -220,6 +221,21 @@ def turn(rid, text):
                                         "content": "pwned\n"})
         say("swap: write=%s" % ("ok" if "result" in w else "error %s" % w.get("error", {}).get("code")))
         end(rid, fs=1)
+    elif word == "TERMCWD":
+        res = []
+        for d in ("build", "alias", "sub"):
+            c = call("terminal/create", {"sessionId": SESSION, "command": "pwd", "args": ["-P"],
+                                         "cwd": os.path.join(cwd[0], d)})
+            if "error" in c:
+                res.append("%s=error %s" % (d, c["error"]["code"]))
+                continue
+            tid = c["result"]["terminalId"]
+            call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": tid})
+            o = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})
+            call("terminal/release", {"sessionId": SESSION, "terminalId": tid})
+            res.append("%s=%s" % (d, o.get("result", {}).get("output", "").strip()))
+        say("termcwd: " + " ".join(res))
+        end(rid, shell=3)
     elif word == "UNKNOWN":
         r = call("_x/unknown", {"sessionId": SESSION})
         say("unknown answered %s" % r.get("error", {}).get("code"))

@@ -83,6 +83,8 @@ struct Io {
     root: Result<Arc<Root>, String>,
     /// Outstanding `terminal/wait_for_exit` answers (each is a task until its process exits).
     waits: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Terminal waiters hand their answer back here (`terminal/wait_for_exit`).
+    waited: mpsc::Sender<(Value, Value)>,
 }
 
 /// JSON-RPC "Invalid Request": the answer to a request line too long to read.
@@ -110,7 +112,7 @@ async fn beneath<T: Send + 'static>(
 /// The JSON-RPC error for a file request that failed.
 fn fs_error(id: &Value, path: &Path, e: &FsError) -> String {
     let code = match e {
-        FsError::Outside(_) => codec::REFUSED,
+        FsError::Outside(_) | FsError::Changed => codec::REFUSED,
         FsError::NotFound => -32002,
         _ => codec::INTERNAL_ERROR,
     };
@@ -215,11 +217,17 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
                 }
             }
         }
-        Action::WriteFile { id, path, content } => {
-            // Opened again beneath the handle: the tree may have changed while the gate waited.
+        Action::WriteFile {
+            id,
+            path,
+            content,
+            base,
+        } => {
+            // Opened again beneath the handle: the tree may have changed while the gate waited,
+            // and the file must still be the one the card showed.
             let len = content.len();
             let written = beneath(&io.root, &path, move |root, rel| {
-                root.write_atomic(rel, content.as_bytes())
+                root.write_atomic_if(rel, content.as_bytes(), Some(base))
             })
             .await;
             let line_out = match written {
@@ -260,15 +268,42 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             record(&io.rec, Dir::Note, &text);
             None
         }
-        Action::CreateTerminal { id, spec } => match io.terms.create(&spec) {
-            Ok(tid) => Some(mapper.terminal_created(&id, &tid, &spec.command_line())),
-            Err(e) => {
-                let m = format!("cannot start `{}`: {e}", spec.command_line());
-                io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
-                    .await;
-                None
+        Action::CreateTerminal { id, spec } => {
+            // The working directory opened beneath the session's handle: a link in it that
+            // leads outside is refused, and one that leads elsewhere inside would run the
+            // command somewhere the card did not show, so it is refused too.
+            let shown = spec.cwd.clone();
+            let opened = beneath(&io.root, &spec.cwd, |root, rel| {
+                let (real, dir) = root.open_dir(rel)?;
+                if real != rel {
+                    return Err(FsError::Outside(format!(
+                        "the working directory resolves to {}, not the {} the card showed",
+                        root.path().join(&real).display(),
+                        root.path().join(rel).display()
+                    )));
+                }
+                Ok(dir)
+            })
+            .await;
+            let dir = match opened {
+                Ok(d) => d,
+                Err(e) => {
+                    let m = format!("terminal/create refused: {}: {e}", shown.display());
+                    link.protocol(Level::Warn, m.clone()).await;
+                    io.write(link, vec![fail(&id, codec::REFUSED, m)]).await;
+                    return None;
+                }
+            };
+            match io.terms.create(&spec, dir) {
+                Ok(tid) => Some(mapper.terminal_created(&id, &tid, &spec.command_line())),
+                Err(e) => {
+                    let m = format!("cannot start `{}`: {e}", spec.command_line());
+                    io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
+                        .await;
+                    None
+                }
             }
-        },
+        }
         Action::TerminalOutput { id, terminal_id } => {
             let line_out = match io.terms.output(&terminal_id) {
                 Some(v) => reply(&id, v),
@@ -284,22 +319,23 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
                     // able to start them without bound.
                     let m =
                         format!("more than {MAX_WAITS} terminal/wait_for_exit requests pending");
+                    mapper.waited(&id);
                     io.write(link, vec![fail(&id, codec::INTERNAL_ERROR, m)])
                         .await;
                 }
                 Some(fut) => {
-                    // Answered when the process exits, without blocking the session.
-                    let tx = io.agent.stdin.clone();
+                    // Answered when the process exits, without blocking the session: through
+                    // the session loop, which frees the id in the mapper as it sends.
+                    let tx = io.waited.clone();
                     let permit = io.waits.clone().try_acquire_owned().ok();
                     tokio::spawn(async move {
                         let _permit = permit;
                         let v = fut.await;
-                        if let Some(tx) = tx {
-                            let _ = tx.send(codec::result(&id, v)).await;
-                        }
+                        let _ = tx.send((id, v)).await;
                     });
                 }
                 None => {
+                    mapper.waited(&id);
                     io.write(link, vec![unknown_terminal(&id, &terminal_id)])
                         .await
                 }
@@ -366,7 +402,10 @@ async fn run(
         pid: agent.pid,
     })
     .await;
+    // One message per waiter: a waiter that finds it full waits its turn.
+    let (waited_tx, mut waited_rx) = mpsc::channel::<(Value, Value)>(16);
     let mut io = Io {
+        waited: waited_tx,
         agent,
         rec: rec.clone(),
         terms: Terminals::new(),
@@ -434,6 +473,10 @@ async fn run(
                     deliver(&mut io, &mut mapper, &link, out).await;
                 }
             },
+            Some((id, v)) = waited_rx.recv() => {
+                mapper.waited(&id);
+                io.write(&link, vec![codec::result(&id, v)]).await;
+            },
             status = io.agent.child.wait(), if !exited && !stdout_open => {
                 exited = true;
                 link.exited(&status, &rec, &stderr_tail).await;
@@ -455,7 +498,18 @@ async fn run(
         let lines = mapper.shutdown_answers();
         io.write(&link, lines).await;
         // Give terminal waiters a moment to answer for their killed processes.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        let until = tokio::time::Instant::now() + Duration::from_millis(50);
+        while mapper.waiting() > 0 {
+            match tokio::time::timeout_at(until, waited_rx.recv()).await {
+                Ok(Some((id, v))) => {
+                    mapper.waited(&id);
+                    io.write(&link, vec![codec::result(&id, v)]).await;
+                }
+                _ => break,
+            }
+        }
+        let lines = mapper.waiting_answers();
+        io.write(&link, lines).await;
         let status = io.agent.stop(SHUTDOWN_GRACE, &rec).await;
         link.exited(&status, &rec, &stderr_tail).await;
     }

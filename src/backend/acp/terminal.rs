@@ -193,8 +193,10 @@ impl Terminals {
         }
     }
 
-    /// Start the process; returns its terminal id.
-    pub fn create(&mut self, spec: &TerminalSpec) -> std::io::Result<String> {
+    /// Start the process in `dir` (the working directory, opened beneath the session's
+    /// handle: the child changes into that very directory, never a path looked up again);
+    /// returns its terminal id.
+    pub fn create(&mut self, spec: &TerminalSpec, dir: std::fs::File) -> std::io::Result<String> {
         let mut cmd = if spec.args.is_empty() {
             // A whole shell line in `command` (what claude-code-acp sends).
             let mut c = Command::new("sh");
@@ -205,8 +207,25 @@ impl Terminals {
             c.args(&spec.args);
             c
         };
-        cmd.current_dir(&spec.cwd)
-            .stdin(Stdio::null())
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = dir.as_raw_fd();
+            // SAFETY: fchdir is async-signal-safe; `dir` outlives the spawn below, and the
+            // descriptor (close-on-exec) stays open in the child until exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::fchdir(fd) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        #[cfg(not(unix))]
+        cmd.current_dir(&spec.cwd);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -216,6 +235,7 @@ impl Terminals {
         #[cfg(unix)]
         cmd.process_group(0);
         let mut child = cmd.spawn()?;
+        drop(dir);
         self.next += 1;
         let tid = format!("term-{}", self.next);
         let limit = spec
@@ -337,6 +357,44 @@ impl Terminals {
 mod tests {
     use super::*;
 
+    /// The child runs in the directory opened beneath the session's handle, even when the
+    /// path it was opened by now leads somewhere else (a link swapped in after the check).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_command_runs_in_the_opened_directory_not_a_path_looked_up_again() {
+        use std::path::{Path, PathBuf};
+        let base = std::env::temp_dir().join(format!("sb-term-cwd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("cwd/build")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        let base = base.canonicalize().unwrap();
+        let root = crate::contain::Root::open(&base.join("cwd")).unwrap();
+        let (real, dir) = root.open_dir(Path::new("build")).unwrap();
+        assert_eq!(real, PathBuf::from("build"));
+        // Swap: build moves away, a link to outside takes its name.
+        std::fs::rename(base.join("cwd/build"), base.join("cwd/moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), base.join("cwd/build")).unwrap();
+        let mut terms = Terminals::new();
+        let spec = TerminalSpec {
+            command: "pwd -P".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: base.join("cwd/build"),
+            output_byte_limit: None,
+        };
+        let tid = terms.create(&spec, dir).unwrap();
+        let fut = terms.wait(&tid).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), fut)
+            .await
+            .unwrap();
+        let out = terms.output(&tid).unwrap();
+        assert_eq!(
+            out["output"].as_str().unwrap().trim(),
+            base.join("cwd/moved").display().to_string()
+        );
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn limit_keeps_the_tail_at_a_char_boundary() {
         let mut s = Shared {
@@ -364,7 +422,10 @@ mod tests {
         let mut terms = Terminals::new();
         // 64 MiB of output, with a limit far above what we keep.
         let tid = terms
-            .create(&spec("head -c 67108864 /dev/zero", Some(u64::MAX)))
+            .create(
+                &spec("head -c 67108864 /dev/zero", Some(u64::MAX)),
+                std::fs::File::open(std::env::temp_dir()).unwrap(),
+            )
             .unwrap();
         let mut updates = 0;
         let last = loop {

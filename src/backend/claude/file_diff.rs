@@ -102,13 +102,36 @@ pub async fn attach(events: &mut [BackendEvent], cwd: &Path) {
             continue;
         };
         let dir = cwd.to_path_buf();
-        let read = tokio::task::spawn_blocking(move || read_beneath(&dir, &path)).await;
-        if let Ok(Ok(file)) = read
-            && let Some(d) = file_diff(&p.tool, &input, file.as_deref())
-        {
-            p.diff = Some(d);
+        let read = tokio::task::spawn_blocking(move || read_beneath(&dir, &path))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        match read {
+            Ok(file) => {
+                if let Some(d) = file_diff(&p.tool, &input, file.as_deref()) {
+                    p.diff = Some(d);
+                }
+            }
+            // The input's own diff reads like a new file (`@@ -0,0 +1,N @@`) or a snippet at
+            // line 1: the card says the file on disk was not compared.
+            Err(why) => {
+                let note = unread_note(&p.tool, &why);
+                p.description = Some(match p.description.take() {
+                    Some(d) if !d.is_empty() => format!("{note}\n{d}"),
+                    _ => note,
+                });
+            }
         }
     }
+}
+
+/// What a card says when the file its diff applies to could not be read.
+fn unread_note(tool: &str, why: &str) -> String {
+    let shows = if tool == "Write" {
+        "the diff shows only the new content, not what it replaces"
+    } else {
+        "the diff shows only the edit's own text, not the file around it"
+    };
+    format!("⚠ existing file not read ({why}): {shows}")
 }
 
 #[cfg(test)]
@@ -254,6 +277,19 @@ mod tests {
                 d.lines.iter().all(|l| l.kind != DiffKind::Remove),
                 "{why}: the outside file leaked into the card"
             );
+            // Never reads as a new file: the card says the file on disk was not compared.
+            let BackendEvent::GateOpen(g) = &events[0] else {
+                panic!()
+            };
+            let GateKind::Permission(p) = &g.kind else {
+                panic!()
+            };
+            let note = p.description.as_deref().unwrap_or("");
+            assert!(
+                note.starts_with("⚠ existing file not read (")
+                    && note.contains("the diff shows only the new content"),
+                "{why}: {note}"
+            );
         }
         // A FIFO is never opened for a blocking read.
         let fifo = cwd.join("pipe");
@@ -267,6 +303,22 @@ mod tests {
         std::fs::write(cwd.join("big"), big).unwrap();
         let err = read_beneath(&cwd, "big").unwrap_err();
         assert!(err.contains("larger than"), "{err}");
+        let mut events = vec![gate(
+            "Edit",
+            serde_json::json!({"file_path":"big","old_string":"a","new_string":"b"}),
+        )];
+        attach(&mut events, &cwd).await;
+        let BackendEvent::GateOpen(g) = &events[0] else {
+            panic!()
+        };
+        let GateKind::Permission(p) = &g.kind else {
+            panic!()
+        };
+        let note = p.description.as_deref().unwrap_or("");
+        assert!(
+            note.contains("larger than") && note.contains("not the file around it"),
+            "{note}"
+        );
         let _ = std::fs::remove_dir_all(&cwd);
         let _ = std::fs::remove_dir_all(&outside);
     }

@@ -7,10 +7,12 @@ use crate::core::gate::{
     Breakpoint, Dialog, Elicitation, Field, FieldKind, GateKind, Permission, QOption, QSpec,
     Question,
 };
-use crate::core::text::{pretty_json, sanitize, tool_input_summary};
+use crate::core::text::{pretty_json, tool_input_summary};
 
+/// A string field exactly as sent: whatever draws it shows hostile characters visibly
+/// (`^[]0;…^G`); stripping here would hide part of what a person approves.
 fn s(v: &Value, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(sanitize)
+    v.get(k).and_then(Value::as_str).map(str::to_string)
 }
 
 fn b(v: &Value, k: &str) -> bool {
@@ -92,9 +94,9 @@ pub fn suggestion_label(v: &Value) -> String {
         _ => String::new(),
     };
     if dest.is_empty() || dest == "session" {
-        sanitize(&format!("{kind} {what}"))
+        format!("{kind} {what}")
     } else {
-        sanitize(&format!("{kind} {what} (was {dest})"))
+        format!("{kind} {what} (was {dest})")
     }
 }
 
@@ -187,7 +189,12 @@ pub fn permission(req: &Value) -> GateKind {
     // command whole; other tools show their whole input.
     let shell = tool == "Bash" || input.get("command").is_some_and(Value::is_string);
     let command = (tool == "Bash")
-        .then(|| input.get("command").and_then(Value::as_str).map(sanitize))
+        .then(|| {
+            input
+                .get("command")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .flatten();
     GateKind::Permission(Permission {
         summary: match &command {
@@ -208,6 +215,7 @@ pub fn permission(req: &Value) -> GateKind {
         shell,
         command,
         env: Vec::new(),
+        covered_by: None,
         tool,
     })
 }

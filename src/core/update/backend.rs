@@ -1,6 +1,6 @@
 //! Applying backend events to the state.
 
-use super::super::gate::Decision;
+use super::super::gate::{Decision, GateKind};
 use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
 use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
@@ -240,6 +240,15 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     if let Some((decision, rule)) = rule {
         // A rule answers at once: no bell, no focus change, an audit row naming the rule.
         fx.extend(super::decide::answer_by_rule(state, &id, decision, &rule));
+        return;
+    }
+    // Covered by an earlier approval (and no deny rule, seen above): allowed without a card,
+    // unless an ask rule wants the person to see it.
+    if let Some(GateKind::Permission(p)) = state.gate(&id).map(|g| &g.kind)
+        && let Some(why) = p.covered_by.clone()
+        && !super::rules::asks(state, p)
+    {
+        fx.extend(super::decide::answer_covered(state, &id, &why));
         return;
     }
     if state.settings.bell {

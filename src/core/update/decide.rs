@@ -13,29 +13,57 @@ pub fn answer(state: &mut State, id: &str, decision: Decision) -> Vec<Effect> {
     answer_noted(state, id, decision, None)
 }
 
+/// Allow `id` without a card: an earlier approval covers it (`why` names it).
+pub fn answer_covered(state: &mut State, id: &str, why: &str) -> Vec<Effect> {
+    let allow = Decision::Allow {
+        updated_input: None,
+        always: false,
+    };
+    answer_as(state, id, allow, By::Approval(why))
+}
+
+/// Who decided, for the audit row and the recording.
+enum By<'a> {
+    Human,
+    Rule(&'a str),
+    Approval(&'a str),
+}
+
 fn answer_noted(
     state: &mut State,
     id: &str,
     decision: Decision,
     rule: Option<&str>,
 ) -> Vec<Effect> {
+    answer_as(state, id, decision, rule.map_or(By::Human, By::Rule))
+}
+
+fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Effect> {
     let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
         state.status_line = Some(format!("request {id} is no longer pending"));
         return Vec::new();
     };
     let gate = state.gates.remove(pos).expect("position is in range");
     let (mut text, tone) = audit_text(&gate, &decision);
-    if let Some(rule) = rule
-        && let Some((head, rest)) = text.split_once(": ")
-    {
-        // The rule is the reason: the message it sent the agent would only repeat it.
-        let subject = rest.split(" — ").next().unwrap_or(rest);
-        text = format!("{head} by rule {rule}: {subject}");
-    }
     let mut fx = Vec::new();
-    if rule.is_some() {
-        // The recording keeps which rule decided, beside the wire reply.
-        fx.push(Effect::Send(Command::Note(format!("rule: {text}"))));
+    match by {
+        By::Human => {}
+        By::Rule(rule) => {
+            if let Some((head, rest)) = text.split_once(": ") {
+                // The rule is the reason: the message it sent the agent would only repeat it.
+                let subject = rest.split(" — ").next().unwrap_or(rest);
+                text = format!("{head} by rule {rule}: {subject}");
+            }
+            // The recording keeps which rule decided, beside the wire reply.
+            fx.push(Effect::Send(Command::Note(format!("rule: {text}"))));
+        }
+        By::Approval(why) => {
+            text = format!(
+                "allowed without a second card: {}, covered by {why}",
+                gate_subject(&gate)
+            );
+            fx.push(Effect::Send(Command::Note(format!("covered: {text}"))));
+        }
     }
     let node = state.tree.resolve(Some(&gate.node_key));
     let at = state.now_ms;

@@ -95,12 +95,17 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 KeyCode::Char('A') => {
                     let spec = super::super::rules::suggest(&super::rules::subject(p));
                     let text = super::super::rules::spec_line(&spec);
-                    // The editor draws the text: never an agent's control bytes.
-                    open_editor(
-                        state,
-                        EditorPurpose::Rule,
-                        &super::super::text::sanitize(&text),
-                    );
+                    // A rule is text a person reads and edits: one for an argument holding
+                    // control, bidi or invisible characters could not show what it matches
+                    // (stripping them would make it match something else), so none is offered.
+                    if text.chars().any(super::super::text::is_hostile) {
+                        set_error(
+                            state,
+                            "no rule offered: the argument holds control or invisible characters (shown as ^[ or <U+…>); answer this request with y, a or n",
+                        );
+                    } else {
+                        open_editor(state, EditorPurpose::Rule, &text);
+                    }
                     None
                 }
                 KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),
@@ -146,12 +151,13 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
                 Some(PermChoice::AgentOption(i)) => {
                     if let Some(o) = p.options.get(i) {
-                        if o.kind == "allow_always" {
+                        // A name that says "Reject" was not knowingly a standing approval.
+                        if o.kind == "allow_always" && !o.contradicts() {
                             super::rules::add_session_rule(state, p);
                         }
                         let decision = Decision::Option {
                             option_id: o.option_id.clone(),
-                            name: o.name.clone(),
+                            name: o.label(),
                             allow: o.allows(),
                         };
                         fx.extend(answer(state, &id, decision));

@@ -16,6 +16,14 @@ pub fn subject(p: &Permission) -> Subject<'_> {
     }
 }
 
+/// An ask rule is the strongest rule matching this permission: the person sees it.
+pub fn asks(state: &State, p: &Permission) -> bool {
+    state
+        .rules
+        .evaluate(&subject(p))
+        .is_some_and(|i| state.rules.list[i].spec.action == Action::Ask)
+}
+
 /// A rule's answer for a new gate: `Some((decision, rule description))` when an allow or
 /// deny rule matches. Only permissions are ruled: questions, dialogs, forms and breakpoints
 /// always wait for the human (a breakpoint stops even where rules would allow).
@@ -38,7 +46,7 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
         {
             Some(o) => Decision::Option {
                 option_id: o.option_id.clone(),
-                name: o.name.clone(),
+                name: o.label(),
                 allow: true,
             },
             None if p.options.is_empty() => Decision::Allow {
@@ -56,7 +64,7 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
         {
             Some(o) => Decision::Option {
                 option_id: o.option_id.clone(),
-                name: o.name.clone(),
+                name: o.label(),
                 allow: false,
             },
             None if p.options.is_empty() => Decision::Deny {
@@ -108,7 +116,7 @@ pub fn save_rule(
         state.status_line = Some(format!(
             "rule saved to {path}: {}; it cannot answer this request, which sets {}",
             super::super::rules::spec_line(&spec),
-            super::super::text::sanitize(name)
+            super::super::text::neutralize(name)
         ));
     }
     fx.push(super::super::msg::Effect::SaveRule { path, spec });

@@ -56,10 +56,13 @@ pub enum Action {
         path: PathBuf,
         content: String,
     },
+    /// Write the file, if it is still what the card showed: `base` is the SHA-256 of the file
+    /// then (`None`: it did not exist). Anything else is refused, not overwritten.
     WriteFile {
         id: Value,
         path: PathBuf,
         content: String,
+        base: Option<crate::contain::Digest>,
     },
     CreateTerminal {
         id: Value,

@@ -162,16 +162,27 @@ impl Mapper {
                     _ => cancelled,
                 };
                 // What the agent is told is what counts: an allow option actually selected.
+                // One whose name says otherwise ("Reject") was not knowingly an approval of
+                // the edit, so it covers no write (that write meets its own gate).
                 let allowed = body["outcome"]["optionId"].as_str().is_some_and(|oid| {
                     options
                         .iter()
-                        .any(|o| o.option_id == oid && o.kind.starts_with("allow"))
+                        .any(|o| o.option_id == oid && o.allows() && !o.contradicts())
                 });
                 self.permission_answered(gate_id, allowed, codec::result(&id, body), out);
             }
-            Theirs::Write { path, content } => {
+            Theirs::Write {
+                path,
+                content,
+                base,
+            } => {
                 if allows(d) {
-                    out.actions.push(Action::WriteFile { id, path, content });
+                    out.actions.push(Action::WriteFile {
+                        id,
+                        path,
+                        content,
+                        base,
+                    });
                 } else {
                     self.refuse(
                         &id,

@@ -3,11 +3,15 @@
 //! otherwise meet a second gate for the same change. The write is performed without one only
 //! when it is exactly what was approved:
 //! - the same path as an approved diff, in the same prompt turn, the turn still running;
-//! - the file on disk now is byte for byte what it was when the approval was given;
-//! - the content is that file with the approved diffs applied (a whole-file diff replaces it,
-//!   a snippet diff is applied at its one occurrence; none or several: not covered).
+//! - the content is that file with the approved diffs applied (a whole-file diff creates it:
+//!   it covers only a file that is missing or empty, since its card showed no old text; a
+//!   snippet diff is applied at its one occurrence; none or several: not covered);
+//! - the file on disk now has the SHA-256 it had then (the write checks it once more just
+//!   before its rename).
 //!
-//! Each approval covers one write. Anything else is an ordinary write gate.
+//! Each approval covers one write. The covered write still reaches the core as a gate marked
+//! `covered_by`, so deny and ask rules for it apply; with none, it is allowed without a card.
+//! Anything else is an ordinary write gate.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,8 +20,7 @@ use serde_json::Value;
 
 use super::actions::Action;
 use super::{Mapper, Out};
-use crate::core::text::sanitize;
-use crate::core::transcript::{ItemKind, Tone};
+use crate::core::diff::{Edit, apply_edits};
 
 /// A diff of a tool call, as the agent sent it.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +37,9 @@ struct Approved {
     gate: String,
     title: String,
     path: PathBuf,
-    /// The file when the approval was given (`None`: it did not exist).
-    base: Option<String>,
+    /// SHA-256 of the file when the approval was given (`None`: it did not exist). A digest,
+    /// not the text: an approval may wait a whole turn and files may be megabytes.
+    base: Option<crate::contain::Digest>,
     edits: Vec<EditDiff>,
     turn: u64,
 }
@@ -49,34 +53,20 @@ pub(super) struct Approvals {
     ready: Vec<Approved>,
 }
 
-/// `base` with `edits` applied in order, or `None` when one does not apply exactly once.
+/// `base` (`None`: missing, read as empty) with `edits` applied in order, by the one function
+/// both backends use (`core::diff::apply_edits`): a diff without old text creates a file that
+/// is missing or empty and never replaces text the card did not show; a snippet applies at
+/// its one occurrence, overlapping ones counted.
 pub fn apply(base: Option<&str>, edits: &[EditDiff]) -> Option<String> {
-    let mut text = base.map(str::to_string);
-    for e in edits {
-        text = Some(match (e.old.as_deref(), text) {
-            (None, _) => e.new.clone(),
-            (Some(""), t) if t.as_deref().unwrap_or("").is_empty() => e.new.clone(),
-            (Some(""), _) | (Some(_), None) => return None,
-            (Some(old), Some(t)) => {
-                let at = t.find(old)?;
-                if occurs_again(&t, old, at) {
-                    return None;
-                }
-                format!("{}{}{}", &t[..at], e.new, &t[at + old.len()..])
-            }
-        });
-    }
-    text
-}
-
-/// Whether `needle` occurs in `hay` anywhere after the start of the match at `at`
-/// (overlapping occurrences count: "aa" occurs twice in "aaa").
-fn occurs_again(hay: &str, needle: &str, at: usize) -> bool {
-    let next = hay[at..]
-        .char_indices()
-        .nth(1)
-        .map_or(hay.len(), |(i, _)| at + i);
-    hay[next..].contains(needle)
+    let edits: Vec<Edit> = edits
+        .iter()
+        .map(|e| Edit {
+            old: e.old.clone().unwrap_or_default(),
+            new: e.new.clone(),
+            replace_all: false,
+        })
+        .collect();
+    apply_edits(base.unwrap_or(""), &edits)
 }
 
 impl Mapper {
@@ -98,7 +88,7 @@ impl Mapper {
         self.approvals.asked.retain(|g, _| theirs.contains_key(g));
         self.approvals
             .asked
-            .insert(gid.to_string(), (sanitize(title), edits));
+            .insert(gid.to_string(), (title.to_string(), edits));
     }
 
     /// The answer to a permission gate: with edits allowed, their files are read first (the
@@ -145,58 +135,46 @@ impl Mapper {
                 gate: gate.to_string(),
                 title: title.clone(),
                 path,
-                base,
+                base: base.map(|b| crate::contain::digest(b.as_bytes())),
                 edits: mine,
                 turn,
             });
         }
     }
 
-    /// A write that an approval covers: performed without a gate, audited as covered.
+    /// The approval a write is covered by (used up), described for the card and the audit;
+    /// the gate then goes to the core, which checks the rules for the write before allowing it
+    /// without a card.
     pub(super) fn covered_write(
         &mut self,
         id: &Value,
         path: &PathBuf,
         content: &str,
         old: Option<&str>,
-    ) -> Option<Out> {
+        out: &mut Out,
+    ) -> Option<String> {
         let (turn_no, running) = (self.turn_no, self.turn);
         // Approvals of an earlier turn, or of a turn that ended, cover nothing any more.
         self.approvals
             .ready
             .retain(|a| running && a.turn == turn_no);
+        // The file now is the file then (same digest), so the diffs apply to it as to that.
+        let now = old.map(|o| crate::contain::digest(o.as_bytes()));
         let at = self.approvals.ready.iter().position(|a| {
-            a.path == *path
-                && a.base.as_deref() == old
-                && apply(a.base.as_deref(), &a.edits).as_deref() == Some(content)
+            a.path == *path && a.base == now && apply(old, &a.edits).as_deref() == Some(content)
         })?;
         let a = self.approvals.ready.remove(at);
-        let mut out = Out::default();
-        let shown = sanitize(&path.display().to_string());
         let what = if a.title.is_empty() {
             String::new()
         } else {
             format!(" ({})", a.title)
         };
-        out.push(ItemKind::Audit {
-            text: format!(
-                "write {shown} ({} bytes) allowed: covered by the approval of {}{what}, the same change",
-                content.len(),
-                a.gate
-            ),
-            tone: Tone::Allowed,
-        });
         out.actions.push(Action::Note(format!(
-            "fs/write_text_file {id} for {} covered by the approval of {}: no second gate",
+            "fs/write_text_file {id} for {} covered by the approval of {}: no second gate unless a rule denies or asks",
             path.display(),
             a.gate
         )));
-        out.actions.push(Action::WriteFile {
-            id: id.clone(),
-            path: path.clone(),
-            content: content.to_string(),
-        });
-        Some(out)
+        Some(format!("the approval of {}{what}, the same change", a.gate))
     }
 }
 
@@ -213,9 +191,25 @@ mod tests {
     }
 
     #[test]
+    fn an_approval_keeps_a_digest_of_the_file_not_its_text() {
+        let mut m = Mapper::default();
+        m.approvals.allowed.insert(
+            "acp:1".into(),
+            ("Edit f".into(), vec![d(Some("b"), "B")], 0),
+        );
+        let big = "b".to_string() + &"x".repeat(1 << 20);
+        m.approved_files("acp:1", vec![(PathBuf::from("/w/f"), Some(big.clone()))]);
+        let a = &m.approvals.ready[0];
+        assert_eq!(a.base, Some(crate::contain::digest(big.as_bytes())));
+        assert!(std::mem::size_of_val(&a.base) <= 40);
+    }
+
+    #[test]
     fn diffs_apply_whole_or_at_their_one_occurrence() {
         assert_eq!(apply(None, &[d(None, "new\n")]).as_deref(), Some("new\n"));
-        assert_eq!(apply(Some("x"), &[d(None, "y")]).as_deref(), Some("y"));
+        // A whole-file diff (shown as a new file) does not replace text it never showed.
+        assert_eq!(apply(Some("x"), &[d(None, "y")]), None);
+        assert_eq!(apply(Some(""), &[d(None, "y")]).as_deref(), Some("y"));
         assert_eq!(
             apply(Some("a\nb\nc\n"), &[d(Some("b\n"), "B\n")]).as_deref(),
             Some("a\nB\nc\n")

@@ -31,6 +31,7 @@ use serde_json::{Map, Value, json};
 
 use super::codec;
 use super::codec::Frame;
+use crate::contain::Digest;
 use crate::core::diff::Diff;
 use crate::core::gate::PermOption;
 use crate::core::msg::{BackendEvent, Capabilities};
@@ -98,9 +99,18 @@ enum Ours {
 
 #[derive(Clone, Debug)]
 enum Theirs {
-    Permission { options: Vec<PermOption> },
-    Write { path: PathBuf, content: String },
-    Terminal { spec: TerminalSpec },
+    Permission {
+        options: Vec<PermOption>,
+    },
+    /// `base`: SHA-256 of the file as the card showed it (`Action::WriteFile`).
+    Write {
+        path: PathBuf,
+        content: String,
+        base: Option<Digest>,
+    },
+    Terminal {
+        spec: TerminalSpec,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -155,6 +165,10 @@ pub struct Mapper {
     next_id: u64,
     ours: HashMap<String, Ours>,
     theirs: BTreeMap<String, Incoming>,
+    /// Agent requests answered later by the session, not by a gate (`terminal/wait_for_exit`
+    /// waits for its process): in flight until `waited`, so a reused id is caught as a
+    /// duplicate instead of getting a second answer that would land on the first request.
+    waiting: BTreeMap<String, Value>,
     session_id: Option<String>,
     checkfu: Map<String, Value>,
     caps: Capabilities,

@@ -13,7 +13,7 @@ use crate::backend::acp::codec::schema;
 use crate::core::diff::Diff;
 use crate::core::gate::{Gate, GateKind, PermOption, Permission};
 use crate::core::msg::BackendEvent;
-use crate::core::text::{pretty_json, sanitize};
+use crate::core::text::pretty_json;
 use crate::core::transcript::Level;
 use crate::core::tree::ROOT_KEY;
 
@@ -39,7 +39,7 @@ impl Mapper {
             .iter()
             .map(|o| PermOption {
                 option_id: o.option_id.0.to_string(),
-                name: sanitize(&o.name),
+                name: o.name.clone(),
                 kind: wire_name(&o.kind),
             })
             .collect();
@@ -78,17 +78,19 @@ impl Mapper {
         let default_reply =
             pretty_json(&json!({"outcome":{"outcome":"selected","optionId":default.option_id}}));
         let kind = GateKind::Permission(Permission {
-            tool: sanitize(&tool),
-            summary: crate::core::gate::command_summary(&sanitize(
+            // Every text exactly as sent: the card shows hostile characters visibly
+            // (`^[]0;…^G`) instead of losing what follows them.
+            tool: tool.clone(),
+            summary: crate::core::gate::command_summary(
                 &command.clone().unwrap_or_else(|| view.title.clone()),
-            )),
+            ),
             rule_arg: match (&command, &view.raw_input) {
                 (Some(c), _) => c.clone(),
                 (None, Some(r)) => r.0.to_string(),
                 (None, None) => view.title.clone(),
             },
-            input: sanitize(&input),
-            title: Some(sanitize(&view.title)).filter(|t| !t.is_empty()),
+            input,
+            title: Some(view.title.clone()).filter(|t| !t.is_empty()),
             description: None,
             decision_reason: None,
             blocked_path: None,
@@ -98,8 +100,9 @@ impl Mapper {
             diff: view.diff.clone(),
             options: options.clone(),
             shell,
-            command: command.as_deref().map(sanitize),
+            command: command.clone(),
             env: Vec::new(),
+            covered_by: None,
         });
         self.theirs.insert(
             gid.clone(),
@@ -174,20 +177,20 @@ impl Mapper {
             );
             return out;
         }
-        if let Some(covered) = self.covered_write(&id, &path, &content, old.as_deref()) {
-            return covered;
-        }
+        // Covered by an approved edit: still a gate, so deny and ask rules for the write are
+        // checked first; the core allows it without a card when none applies.
+        let covered_by = self.covered_write(&id, &path, &content, old.as_deref(), &mut out);
         let shown = path.display().to_string();
         let diff = Diff::unified(&shown, old.as_deref().unwrap_or(""), &content, 3);
         let perm = Permission {
             tool: "fs/write_text_file".into(),
-            summary: sanitize(&shown),
+            summary: shown.clone(),
             rule_arg: crate::core::rules::normalise_path(&shown),
-            input: sanitize(&shown),
+            input: shown.clone(),
             title: Some(format!(
                 "{} {} ({} bytes)",
                 if old.is_some() { "overwrite" } else { "create" },
-                sanitize(&shown),
+                shown,
                 content.len()
             )),
             description: None,
@@ -201,11 +204,16 @@ impl Mapper {
             shell: false,
             command: None,
             env: Vec::new(),
+            covered_by,
         };
         self.client_gate(
             id,
             gid,
-            Theirs::Write { path, content },
+            Theirs::Write {
+                path,
+                content,
+                base: old.as_deref().map(|o| crate::contain::digest(o.as_bytes())),
+            },
             perm,
             "WriteTextFileResponse",
             &mut out,
@@ -239,11 +247,11 @@ impl Mapper {
         rule_arg.push_str(&run);
         let perm = Permission {
             tool: "terminal".into(),
-            summary: crate::core::gate::command_summary(&sanitize(&line)),
+            summary: crate::core::gate::command_summary(&line),
             rule_arg,
-            input: sanitize(&format!("$ {line}\n(in {})", spec.cwd.display())),
+            input: format!("$ {line}\n(in {})", spec.cwd.display()),
             title: Some("run a command in a client terminal".into()),
-            description: Some(sanitize(&format!("in {}", spec.cwd.display()))),
+            description: Some(format!("in {}", spec.cwd.display())),
             decision_reason: None,
             blocked_path: None,
             suggestions: Vec::new(),
@@ -252,8 +260,9 @@ impl Mapper {
             diff: None,
             options: Self::yes_no("Run it"),
             shell: true,
-            command: Some(sanitize(&line)),
+            command: Some(line.clone()),
             env: spec.env.clone(),
+            covered_by: None,
         };
         self.client_gate(
             id,

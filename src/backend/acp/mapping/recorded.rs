@@ -296,6 +296,7 @@ impl Mapper {
         let key = codec::id_key(id);
         let asked = self.rec.asked.remove(&key);
         let gid = Self::gate_id(id);
+        self.waiting.remove(&gid);
         if let Some(inc) = self.theirs.remove(&gid) {
             let (decision, reencoded) = match &inc.what {
                 Theirs::Permission { options } => {
@@ -306,7 +307,7 @@ impl Mapper {
                     self.answer(&gid, &d, &mut enc);
                     (d, enc.lines.into_iter().next())
                 }
-                Theirs::Write { path, content } => {
+                Theirs::Write { path, content, .. } => {
                     if outcome.is_ok() {
                         out.system(
                             "fs",

@@ -37,7 +37,7 @@ impl Mapper {
 
     pub(super) fn agent_request(&mut self, id: Value, method: &str, params: &Value, out: &mut Out) {
         let gid = Self::gate_id(&id);
-        if self.theirs.contains_key(&gid) {
+        if self.theirs.contains_key(&gid) || self.waiting.contains_key(&gid) {
             // Not answered on its own: an answer with this id would land on the first request.
             out.protocol(
                 Level::Error,
@@ -123,10 +123,14 @@ impl Mapper {
                         id,
                         terminal_id: tid,
                     },
-                    "terminal/wait_for_exit" => Action::WaitForExit {
-                        id,
-                        terminal_id: tid,
-                    },
+                    "terminal/wait_for_exit" => {
+                        // Answered when the process exits: in flight until then.
+                        self.waiting.insert(gid, id.clone());
+                        Action::WaitForExit {
+                            id,
+                            terminal_id: tid,
+                        }
+                    }
                     "terminal/kill" => Action::KillTerminal {
                         id,
                         terminal_id: tid,
@@ -153,6 +157,25 @@ impl Mapper {
                 );
             }
         }
+    }
+
+    /// The session sent the answer to a request it answered later (`terminal/wait_for_exit`):
+    /// its id is free again.
+    pub fn waited(&mut self, id: &Value) {
+        self.waiting.remove(&Self::gate_id(id));
+    }
+
+    /// Requests the session still owes an answer outside any gate.
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// On exit, an error answer for each request still in flight whose waiter did not answer.
+    pub fn waiting_answers(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.waiting)
+            .into_values()
+            .map(|id| codec::error(&id, codec::INTERNAL_ERROR, "switchboard exited", None))
+            .collect()
     }
 
     pub(super) fn refuse(&mut self, id: &Value, method: &str, why: &str, out: &mut Out) {

@@ -56,7 +56,7 @@ pub(super) fn term_row(tid: &str, tv: &TermView) -> ItemOp {
         // Never reads as if only the first line ran.
         text.push_str(&format!(
             " · $ {}",
-            crate::core::gate::command_summary(&sanitize(&tv.command))
+            crate::core::gate::command_summary(&tv.command)
         ));
     }
     match &tv.exit {

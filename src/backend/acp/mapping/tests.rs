@@ -95,6 +95,44 @@ fn a_duplicate_pending_id_is_shown_recorded_and_not_answered() {
 }
 
 #[test]
+fn a_terminal_wait_stays_in_flight_until_answered_so_a_reused_id_gets_no_answer() {
+    let mut m = ready();
+    let wait = r#"{"jsonrpc":"2.0","id":9,"method":"terminal/wait_for_exit","params":{"sessionId":"s1","terminalId":"term-1"}}"#;
+    let out = m.on_line(wait);
+    assert!(matches!(
+        out.actions.as_slice(),
+        [Action::WaitForExit { .. }]
+    ));
+    // The same id again, as another wait or as a gate: shown and recorded, never answered
+    // (the answer would land on the waiting request).
+    let perm = r#"{"jsonrpc":"2.0","id":9,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t9","title":"rm x"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"}]}}"#;
+    for again in [wait, perm] {
+        let out = m.on_line(again);
+        assert!(out.lines.is_empty(), "{:?}", out.lines);
+        assert!(
+            out.actions
+                .iter()
+                .all(|a| matches!(a, Action::Note(n) if n.starts_with("duplicate-id"))),
+            "{:?}",
+            out.actions
+        );
+        assert!(!out.actions.is_empty());
+        assert!(m.pending_gates().is_empty());
+    }
+    // Once the session sent the answer, the id may be used again.
+    m.waited(&json!(9));
+    assert!(matches!(
+        m.on_line(wait).actions.as_slice(),
+        [Action::WaitForExit { .. }]
+    ));
+    // A waiter still running on exit gets its one answer.
+    let lines = m.waiting_answers();
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].contains("\"id\":9"), "{lines:?}");
+    assert_eq!(m.waiting(), 0);
+}
+
+#[test]
 fn cancelled_spellings_normalise() {
     assert_eq!(normalise_disposition("canceled"), "cancelled");
     assert_eq!(normalise_disposition("cancelled"), "cancelled");
