@@ -1,7 +1,7 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::diff::Diff;
 
@@ -205,10 +205,39 @@ pub enum ItemOp {
     },
 }
 
+/// How many keys a transcript remembers for `Upsert`/`AppendText`. Keys live as long as a
+/// message or a tool call is being updated (a few hundred frames at most), so the oldest can
+/// be forgotten: a session of days must not grow a map per message for ever. An update for a
+/// forgotten key appends a fresh row, which is shown, never lost.
+pub const KEY_CAP: usize = 8192;
+
+/// How many changed rows the height index may be told about between two frames before it
+/// stops listing them and rebuilds instead (keeps the log bounded when nothing renders, as
+/// while a replay seeks).
+const CHANGE_CAP: usize = 4096;
+
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub items: Vec<Item>,
     by_key: HashMap<String, usize>,
+    /// Keys in insertion order, for forgetting the oldest past `KEY_CAP`.
+    key_order: VecDeque<String>,
+    /// Rows still streaming, with their key: ending a stream looks at these only.
+    streaming: Vec<(String, usize)>,
+    /// Rows changed in place since the renderer last looked (see `take_changes`).
+    changes: Changes,
+    /// Rows examined by stream-ending scans since creation: the test of linear ingest.
+    visits: u64,
+}
+
+/// Rows changed in place (not appended) since the height index was last brought up to date.
+#[derive(Clone, Debug, Default)]
+struct Changes {
+    rows: Vec<usize>,
+    /// Too many to list: the index must rebuild.
+    overflow: bool,
+    /// Bumped on every change, so a cached index can tell it is current.
+    generation: u64,
 }
 
 impl Transcript {
@@ -222,25 +251,123 @@ impl Transcript {
 
     pub fn push(&mut self, kind: ItemKind, at_ms: u64) -> usize {
         self.items.push(Item::new(kind, at_ms));
+        self.changes.generation += 1;
         self.items.len() - 1
     }
 
-    pub fn apply(&mut self, op: ItemOp, at_ms: u64) {
+    /// Rows examined by stream-ending scans so far (each scan looks at live rows only).
+    pub fn visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// True while some row is still streaming.
+    pub fn has_streaming(&self) -> bool {
+        !self.streaming.is_empty()
+    }
+
+    /// Expand or collapse row `i` (changes its height, so the height index is told).
+    pub fn set_expanded(&mut self, i: usize, expanded: bool) {
+        if let Some(item) = self.items.get_mut(i)
+            && item.expanded != expanded
+        {
+            item.expanded = expanded;
+            self.touched(i);
+        }
+    }
+
+    /// A counter that changes whenever a row is appended or changed.
+    pub fn generation(&self) -> u64 {
+        self.changes.generation
+    }
+
+    /// The rows changed in place since `since` was current, or `None` when too many changed
+    /// to list (rebuild). Called by the renderer's height index; pure reads.
+    pub fn changes_since(&self, since: u64) -> Option<&[usize]> {
+        if since == self.changes.generation {
+            return Some(&[]);
+        }
+        (!self.changes.overflow).then_some(self.changes.rows.as_slice())
+    }
+
+    /// Forget the change log once the renderer has taken it in (the log is only a hint; the
+    /// generation counter keeps moving).
+    pub fn clear_changes(&mut self) {
+        self.changes.rows.clear();
+        self.changes.overflow = false;
+    }
+
+    fn touched(&mut self, i: usize) {
+        let c = &mut self.changes;
+        c.generation += 1;
+        if c.overflow || c.rows.last() == Some(&i) {
+            return;
+        }
+        if c.rows.len() >= CHANGE_CAP {
+            c.overflow = true;
+            c.rows.clear();
+        } else {
+            c.rows.push(i);
+        }
+    }
+
+    fn remember(&mut self, key: String, i: usize) {
+        if self.key_order.len() >= KEY_CAP
+            && let Some(old) = self.key_order.pop_front()
+        {
+            self.by_key.remove(&old);
+        }
+        self.key_order.push_back(key.clone());
+        self.by_key.insert(key, i);
+    }
+
+    /// Keep the live list in step with row `i`'s streaming flag.
+    fn track_streaming(&mut self, key: &str, i: usize) {
+        let live = matches!(
+            self.items[i].kind,
+            ItemKind::Assistant {
+                streaming: true,
+                ..
+            } | ItemKind::Thinking {
+                streaming: true,
+                ..
+            }
+        );
+        let pos = self.streaming.iter().position(|(_, j)| *j == i);
+        match (live, pos) {
+            (true, None) => self.streaming.push((key.to_string(), i)),
+            (false, Some(p)) => {
+                self.streaming.swap_remove(p);
+            }
+            _ => {}
+        }
+    }
+
+    /// Apply one backend operation; returns the number of rows it examined (at most the
+    /// rows it changes plus the rows still streaming: never the whole history).
+    pub fn apply(&mut self, op: ItemOp, at_ms: u64) -> usize {
         match op {
             ItemOp::Push(kind) => {
                 self.push(kind, at_ms);
+                1
             }
-            ItemOp::Upsert { key, kind } => match self.by_key.get(&key) {
-                Some(&i) => {
-                    let item = &mut self.items[i];
-                    item.kind = kind;
-                    item.rev = item.rev.wrapping_add(1);
-                }
-                None => {
-                    let i = self.push(kind, at_ms);
-                    self.by_key.insert(key, i);
-                }
-            },
+            ItemOp::Upsert { key, kind } => {
+                let i = match self.by_key.get(&key) {
+                    Some(&i) => {
+                        let item = &mut self.items[i];
+                        item.kind = kind;
+                        item.rev = item.rev.wrapping_add(1);
+                        self.touched(i);
+                        i
+                    }
+                    None => {
+                        let i = self.push(kind, at_ms);
+                        self.remember(key.clone(), i);
+                        i
+                    }
+                };
+                self.track_streaming(&key, i);
+                1
+            }
             ItemOp::AppendText {
                 key,
                 thinking,
@@ -263,7 +390,8 @@ impl Transcript {
                             }
                         };
                         let i = self.push(kind, at_ms);
-                        self.by_key.insert(key, i);
+                        self.remember(key.clone(), i);
+                        self.streaming.push((key, i));
                         i
                     }
                 };
@@ -272,36 +400,46 @@ impl Transcript {
                     ItemKind::Assistant { text, .. } | ItemKind::Thinking { text, .. } => {
                         text.push_str(&delta)
                     }
-                    _ => return,
+                    _ => return 1,
                 }
                 item.rev = item.rev.wrapping_add(1);
+                self.touched(i);
+                1
             }
             ItemOp::EndStreaming {
                 key_prefix,
                 aborted: abort,
-            } => {
-                let idx: Vec<usize> = self
-                    .by_key
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(&key_prefix))
-                    .map(|(_, &i)| i)
-                    .collect();
-                for i in idx {
-                    let item = &mut self.items[i];
-                    match &mut item.kind {
-                        ItemKind::Assistant {
-                            streaming, aborted, ..
-                        } => {
-                            *streaming = false;
-                            *aborted |= abort;
-                        }
-                        ItemKind::Thinking { streaming, .. } => *streaming = false,
-                        _ => continue,
-                    }
-                    item.rev = item.rev.wrapping_add(1);
-                }
-            }
+            } => self.end_streaming(&key_prefix, abort),
         }
+    }
+
+    /// Settle every row still streaming whose key starts with `prefix` (all of them for an
+    /// empty prefix). Looks at the live rows only.
+    pub fn end_streaming(&mut self, prefix: &str, abort: bool) -> usize {
+        let seen = self.streaming.len();
+        self.visits += seen as u64;
+        let mut k = 0;
+        while k < self.streaming.len() {
+            if !self.streaming[k].0.starts_with(prefix) {
+                k += 1;
+                continue;
+            }
+            let (_, i) = self.streaming.swap_remove(k);
+            let item = &mut self.items[i];
+            match &mut item.kind {
+                ItemKind::Assistant {
+                    streaming, aborted, ..
+                } => {
+                    *streaming = false;
+                    *aborted |= abort;
+                }
+                ItemKind::Thinking { streaming, .. } => *streaming = false,
+                _ => continue,
+            }
+            item.rev = item.rev.wrapping_add(1);
+            self.touched(i);
+        }
+        seen
     }
 }
 
@@ -338,6 +476,124 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t.items[0].kind.text(), "Hello!");
         assert!(t.items[0].rev >= 3);
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+
+    fn stream(t: &mut Transcript, msg: usize) {
+        for d in ["a", "b"] {
+            t.apply(
+                ItemOp::AppendText {
+                    key: format!("m{msg}#0"),
+                    thinking: false,
+                    delta: d.into(),
+                },
+                0,
+            );
+        }
+    }
+
+    /// Ending a stream costs the live rows, not the history (it used to scan every key).
+    #[test]
+    fn end_streaming_visits_only_live_rows() {
+        let mut t = Transcript::default();
+        for m in 0..100_000 {
+            stream(&mut t, m);
+            t.apply(
+                ItemOp::EndStreaming {
+                    key_prefix: format!("m{m}#"),
+                    aborted: false,
+                },
+                0,
+            );
+        }
+        assert_eq!(t.len(), 100_000);
+        stream(&mut t, 100_000);
+        let before = t.visits();
+        let seen = t.apply(
+            ItemOp::EndStreaming {
+                key_prefix: "m100000#".into(),
+                aborted: false,
+            },
+            0,
+        );
+        assert_eq!(seen, 1);
+        assert_eq!(t.visits() - before, 1);
+        assert!(!t.has_streaming());
+        assert!(matches!(
+            t.items[100_000].kind,
+            ItemKind::Assistant {
+                streaming: false,
+                ..
+            }
+        ));
+        // Settled rows keep their revision: nothing bumps the history.
+        assert_eq!(t.items[0].rev, 3);
+    }
+
+    #[test]
+    fn upsert_settles_and_keys_are_bounded() {
+        let mut t = Transcript::default();
+        stream(&mut t, 0);
+        t.apply(
+            ItemOp::Upsert {
+                key: "m0#0".into(),
+                kind: ItemKind::Assistant {
+                    text: "ab".into(),
+                    streaming: false,
+                    aborted: false,
+                },
+            },
+            0,
+        );
+        assert!(!t.has_streaming(), "a settled upsert leaves the live list");
+        for k in 0..KEY_CAP + 10 {
+            t.apply(
+                ItemOp::Upsert {
+                    key: format!("tool:{k}"),
+                    kind: ItemKind::System {
+                        label: "x".into(),
+                        text: String::new(),
+                    },
+                },
+                0,
+            );
+        }
+        assert_eq!(t.by_key.len(), KEY_CAP);
+        assert_eq!(t.key_order.len(), KEY_CAP);
+        // The newest keys still update in place.
+        let len = t.len();
+        t.apply(
+            ItemOp::Upsert {
+                key: format!("tool:{}", KEY_CAP + 9),
+                kind: ItemKind::System {
+                    label: "y".into(),
+                    text: String::new(),
+                },
+            },
+            0,
+        );
+        assert_eq!(t.len(), len);
+    }
+
+    #[test]
+    fn change_log_is_bounded_and_names_changed_rows() {
+        let mut t = Transcript::default();
+        stream(&mut t, 0);
+        let g = t.generation();
+        t.clear_changes();
+        t.set_expanded(0, true);
+        assert_ne!(t.generation(), g);
+        assert_eq!(t.changes_since(g), Some(&[0usize][..]));
+        for m in 1..(CHANGE_CAP + 10) {
+            stream(&mut t, m);
+        }
+        assert_eq!(t.changes_since(g), None, "overflow asks for a rebuild");
+        t.clear_changes();
+        assert_eq!(t.changes_since(t.generation()), Some(&[][..]));
     }
 }
 

@@ -38,7 +38,7 @@ impl Mapper {
                     }
                     StartBlock::Other => return,
                 };
-                self.stream.entry(msg).or_default().push(StreamBlock {
+                self.stream_blocks(&msg).push(StreamBlock {
                     index,
                     kind,
                     settled: false,
