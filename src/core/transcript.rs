@@ -1,6 +1,6 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 
 use super::diff::Diff;
@@ -211,9 +211,9 @@ pub enum ItemOp {
 /// forgotten key appends a fresh row, which is shown, never lost.
 pub const KEY_CAP: usize = 8192;
 
-/// How many changed rows the height index may be told about between two frames before it
-/// stops listing them and rebuilds instead (keeps the log bounded when nothing renders, as
-/// while a replay seeks).
+/// How many in-place changes a transcript remembers for the renderer's height index. An index
+/// further behind than that rebuilds (the log stays bounded when nothing renders, as while a
+/// replay seeks).
 const CHANGE_CAP: usize = 4096;
 
 #[derive(Clone, Debug, Default)]
@@ -224,20 +224,124 @@ pub struct Transcript {
     key_order: VecDeque<String>,
     /// Rows still streaming, with their key: ending a stream looks at these only.
     streaming: Vec<(String, usize)>,
-    /// Rows changed in place since the renderer last looked (see `take_changes`).
+    /// Recent in-place changes, for the renderer's height index (see `changes_since`).
     changes: Changes,
+    /// Render cache: row heights at one width and their prefix sums (written by `ui`).
+    pub heights: RefCell<HeightIndex>,
     /// Rows examined by stream-ending scans since creation: the test of linear ingest.
     visits: u64,
 }
 
-/// Rows changed in place (not appended) since the height index was last brought up to date.
+/// The last `CHANGE_CAP` rows changed in place (appends are not listed: the index sees the
+/// length), each with the generation of its latest change.
 #[derive(Clone, Debug, Default)]
 struct Changes {
-    rows: Vec<usize>,
-    /// Too many to list: the index must rebuild.
-    overflow: bool,
-    /// Bumped on every change, so a cached index can tell it is current.
+    rows: VecDeque<(u64, usize)>,
+    /// Changes up to this generation were forgotten.
+    forgotten: u64,
+    /// Bumped on every append or change, so a cached index can tell it is current.
     generation: u64,
+}
+
+/// Row heights at one width with their prefix sums in a Fenwick tree: a frame finds its first
+/// visible row and a row's offset in O(log n), and a changed or appended row costs O(log n),
+/// so drawing does not grow with the session. A render cache, filled by `ui`.
+#[derive(Clone, Debug, Default)]
+pub struct HeightIndex {
+    width: u16,
+    /// The transcript generation this index reflects.
+    pub generation: u64,
+    heights: Vec<u32>,
+    /// 1-based Fenwick tree over `heights` (`tree[0]` unused).
+    tree: Vec<u64>,
+}
+
+impl HeightIndex {
+    pub fn width(&self) -> u16 {
+        self.width
+    }
+
+    /// Rows indexed so far (a prefix of the transcript).
+    pub fn len(&self) -> usize {
+        self.heights.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heights.is_empty()
+    }
+
+    /// Forget everything and index at `width` from row 0.
+    pub fn reset(&mut self, width: u16) {
+        self.width = width;
+        self.generation = 0;
+        self.heights.clear();
+        self.tree.clear();
+    }
+
+    pub fn height(&self, i: usize) -> u32 {
+        self.heights[i]
+    }
+
+    /// Sum of the heights of the first `n` rows.
+    pub fn prefix(&self, n: usize) -> u64 {
+        let mut i = n.min(self.heights.len());
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.tree[i];
+            i &= i - 1;
+        }
+        sum
+    }
+
+    pub fn total(&self) -> u64 {
+        self.prefix(self.heights.len())
+    }
+
+    pub fn push(&mut self, h: u32) {
+        if self.tree.is_empty() {
+            self.tree.push(0);
+        }
+        let i = self.heights.len() + 1;
+        // tree[i] covers rows (i - lowbit(i), i].
+        let low = i & i.wrapping_neg();
+        let covered = self.prefix(i - 1) - self.prefix(i - low);
+        self.heights.push(h);
+        self.tree.push(covered + h as u64);
+    }
+
+    pub fn set(&mut self, i: usize, h: u32) {
+        let old = self.heights[i];
+        if old == h {
+            return;
+        }
+        self.heights[i] = h;
+        let mut k = i + 1;
+        while k < self.tree.len() {
+            self.tree[k] = self.tree[k] - old as u64 + h as u64;
+            k += k & k.wrapping_neg();
+        }
+    }
+
+    /// The row holding line `y` (counted from the top), or `len()` past the end.
+    pub fn find(&self, y: u64) -> usize {
+        let n = self.heights.len();
+        let mut pos = 0;
+        let mut rem = y;
+        let mut step = if n == 0 {
+            0
+        } else {
+            1 << (usize::BITS - 1 - n.leading_zeros())
+        };
+        while step > 0 {
+            let next = pos + step;
+            if next <= n && self.tree[next] <= rem {
+                pos = next;
+                rem -= self.tree[next];
+            }
+            step >>= 1;
+        }
+        pos
+    }
 }
 
 impl Transcript {
@@ -280,34 +384,32 @@ impl Transcript {
         self.changes.generation
     }
 
-    /// The rows changed in place since `since` was current, or `None` when too many changed
-    /// to list (rebuild). Called by the renderer's height index; pure reads.
-    pub fn changes_since(&self, since: u64) -> Option<&[usize]> {
-        if since == self.changes.generation {
-            return Some(&[]);
+    /// The rows changed in place after generation `since` (possibly listed twice), or `None`
+    /// when some were forgotten (the caller rebuilds). Appended rows are not listed.
+    pub fn changes_since(&self, since: u64) -> Option<impl Iterator<Item = usize> + '_> {
+        if since < self.changes.forgotten {
+            return None;
         }
-        (!self.changes.overflow).then_some(self.changes.rows.as_slice())
-    }
-
-    /// Forget the change log once the renderer has taken it in (the log is only a hint; the
-    /// generation counter keeps moving).
-    pub fn clear_changes(&mut self) {
-        self.changes.rows.clear();
-        self.changes.overflow = false;
+        let rows = &self.changes.rows;
+        let start = rows.partition_point(|(g, _)| *g <= since);
+        Some(rows.range(start..).map(|(_, r)| *r))
     }
 
     fn touched(&mut self, i: usize) {
         let c = &mut self.changes;
         c.generation += 1;
-        if c.overflow || c.rows.last() == Some(&i) {
+        if let Some(last) = c.rows.back_mut()
+            && last.1 == i
+        {
+            last.0 = c.generation;
             return;
         }
-        if c.rows.len() >= CHANGE_CAP {
-            c.overflow = true;
-            c.rows.clear();
-        } else {
-            c.rows.push(i);
+        if c.rows.len() >= CHANGE_CAP
+            && let Some((g, _)) = c.rows.pop_front()
+        {
+            c.forgotten = g;
         }
+        c.rows.push_back((c.generation, i));
     }
 
     fn remember(&mut self, key: String, i: usize) {
@@ -583,17 +685,46 @@ mod linear_tests {
     fn change_log_is_bounded_and_names_changed_rows() {
         let mut t = Transcript::default();
         stream(&mut t, 0);
+        stream(&mut t, 1);
         let g = t.generation();
-        t.clear_changes();
+        assert_eq!(t.changes_since(g).unwrap().count(), 0);
         t.set_expanded(0, true);
         assert_ne!(t.generation(), g);
-        assert_eq!(t.changes_since(g), Some(&[0usize][..]));
-        for m in 1..(CHANGE_CAP + 10) {
+        assert_eq!(t.changes_since(g).unwrap().collect::<Vec<_>>(), vec![0]);
+        for m in 2..(CHANGE_CAP + 10) {
             stream(&mut t, m);
         }
-        assert_eq!(t.changes_since(g), None, "overflow asks for a rebuild");
-        t.clear_changes();
-        assert_eq!(t.changes_since(t.generation()), Some(&[][..]));
+        assert!(t.changes_since(g).is_none(), "too far behind: rebuild");
+        assert!(t.changes.rows.len() <= CHANGE_CAP);
+        let now = t.generation();
+        stream(&mut t, 5);
+        assert_eq!(t.changes_since(now).unwrap().collect::<Vec<_>>(), vec![5]);
+    }
+
+    #[test]
+    fn height_index_sums_finds_and_updates() {
+        let mut ix = HeightIndex::default();
+        ix.reset(80);
+        let hs = [3u32, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5];
+        for h in hs {
+            ix.push(h);
+        }
+        for n in 0..=hs.len() {
+            assert_eq!(ix.prefix(n), hs[..n].iter().map(|h| *h as u64).sum::<u64>());
+        }
+        // Line 0..3 is row 0, line 3 is row 1, lines 4..8 row 2.
+        assert_eq!(ix.find(0), 0);
+        assert_eq!(ix.find(2), 0);
+        assert_eq!(ix.find(3), 1);
+        assert_eq!(ix.find(4), 2);
+        assert_eq!(ix.find(7), 2);
+        assert_eq!(ix.find(8), 3);
+        assert_eq!(ix.find(ix.total()), hs.len());
+        ix.set(2, 10);
+        assert_eq!(ix.prefix(3), 14);
+        assert_eq!(ix.total(), 44 + 6);
+        assert_eq!(ix.find(13), 2);
+        assert_eq!(ix.find(14), 3);
     }
 }
 

@@ -8,8 +8,8 @@
 
 use std::borrow::Cow;
 
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// One stdout line, classified. Short-lived (parsed, mapped, dropped), so variant sizes
@@ -291,9 +291,17 @@ pub struct StreamEvent {
 
 #[derive(Debug)]
 pub enum StreamPayload {
-    MessageStart { message: StreamMessage },
-    ContentBlockStart { index: u32, content_block: StartBlock },
-    ContentBlockDelta { index: u32, delta: Delta },
+    MessageStart {
+        message: StreamMessage,
+    },
+    ContentBlockStart {
+        index: u32,
+        content_block: StartBlock,
+    },
+    ContentBlockDelta {
+        index: u32,
+        delta: Delta,
+    },
     ContentBlockStop {},
     MessageDelta {},
     MessageStop {},
@@ -652,7 +660,10 @@ mod tests {
     #[test]
     fn type_is_read_from_the_head_or_anywhere() {
         // The CLI's own order: read from the head, parsed once.
-        assert_eq!(head_type(r#"{"type":"stream_event","x":1}"#), Some("stream_event"));
+        assert_eq!(
+            head_type(r#"{"type":"stream_event","x":1}"#),
+            Some("stream_event")
+        );
         // Another order or an escape takes the general path and still classifies.
         assert_eq!(head_type(r#"{"uuid":"u","type":"user"}"#), None);
         assert_eq!(head_type(r#"{"type":"us\u0065r"}"#), None);
@@ -684,7 +695,9 @@ mod tests {
         let a = parse(
             r#"{"type":"user","message":{"content":[{"type":"tool_use","name":"Bash"},{"type":"text","text":7},{"type":"tool_result","tool_use_id":"t","content":null,"is_error":true},"bare"]}}"#,
         );
-        let Inbound::User(u) = a else { panic!("not user") };
+        let Inbound::User(u) = a else {
+            panic!("not user")
+        };
         let Content::Blocks(b) = u.message.content else {
             panic!("no blocks")
         };
