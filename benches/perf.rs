@@ -10,7 +10,8 @@
 //!
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--sdk-ns X` is the
-//! SDK's time per line (from compare.sh); `--idle-secs S` (default 30).
+//! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
+//! after the ingest figures (for profiling).
 
 #[path = "support/gen.rs"]
 mod generator;
@@ -46,7 +47,13 @@ struct Check {
 }
 
 impl Check {
-    fn new(name: impl Into<String>, value: f64, unit: &'static str, target: f64, lower: bool) -> Check {
+    fn new(
+        name: impl Into<String>,
+        value: f64,
+        unit: &'static str,
+        target: f64,
+        lower: bool,
+    ) -> Check {
         Check {
             name: name.into(),
             value,
@@ -75,7 +82,12 @@ struct Args {
 
 fn args() -> Args {
     let v: Vec<String> = std::env::args().collect();
-    let val = |k: &str| v.iter().position(|a| a == k).and_then(|i| v.get(i + 1)).cloned();
+    let val = |k: &str| {
+        v.iter()
+            .position(|a| a == k)
+            .and_then(|i| v.get(i + 1))
+            .cloned()
+    };
     Args {
         full: v.iter().any(|a| a == "--bench"),
         stream: val("--stream"),
@@ -260,7 +272,20 @@ fn state_with_items(n: usize, seed: u64) -> State {
     let t = &mut s.tree.nodes[0].transcript;
     for i in 0..n {
         let len = rng.range(20, 400);
-        let text: String = (0..len / 8).map(|k| ["the ", "session ", "store ", "keeps\n", "tokens ", "ünïcode ", "→ ", "rotation "][(k + i) % 8]).collect();
+        let text: String = (0..len / 8)
+            .map(|k| {
+                [
+                    "the ",
+                    "session ",
+                    "store ",
+                    "keeps\n",
+                    "tokens ",
+                    "ünïcode ",
+                    "→ ",
+                    "rotation ",
+                ][(k + i) % 8]
+            })
+            .collect();
         let kind = match i % 6 {
             0 => ItemKind::User { text },
             1 | 4 => ItemKind::Assistant {
@@ -313,7 +338,8 @@ fn frame_times(n: usize, frames: usize) -> (f64, f64) {
     let theme = Theme::dark();
     let mut state = state_with_items(n, n as u64);
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
     // Steady state: the height index complete (it is built a few thousand rows per frame).
     let iw = state.view.transcript_area.get().width - 1;
     switchboard::ui::items::sync_heights(&state.tree.nodes[0].transcript, iw, &theme, None);
@@ -321,7 +347,8 @@ fn frame_times(n: usize, frames: usize) -> (f64, f64) {
     for i in 0..frames {
         stream_word(&mut state, i);
         let t = Instant::now();
-        term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+        term.draw(|f| switchboard::ui::render(&state, &theme, f))
+            .unwrap();
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     times.sort_by(f64::total_cmp);
@@ -334,7 +361,8 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
     let theme = Theme::dark();
     let mut state = state_with_items(n, 3);
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
     let iw = state.view.transcript_area.get().width - 1;
     switchboard::ui::items::sync_heights(&state.tree.nodes[0].transcript, iw, &theme, None);
     let mut last = (0, 0);
@@ -344,14 +372,16 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
         last = (w, h);
     }
     let t = Instant::now();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
     let follow = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(state.size, last);
     state.scroll_back = 1000;
     term.backend_mut().resize(200, 50);
     let _ = update(&mut state, Msg::Resize(200, 50));
     let t = Instant::now();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
     let scrolled = t.elapsed().as_secs_f64() * 1e3;
     (follow, scrolled)
 }
@@ -372,7 +402,8 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
     }
     let _ = update(&mut state, Msg::Resize(200, 50));
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        .unwrap();
     // The backend: its own thread maps lines and sends events through a bounded channel.
     let (tx, rx) = mpsc::sync_channel::<BackendEvent>(switchboard::backend::EVENT_CHANNEL);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -417,14 +448,18 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
                 KeyCode::Char('x')
             };
             typed += 1;
-            let _ = update(&mut state, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+            let _ = update(
+                &mut state,
+                Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)),
+            );
             pending = Some(key_at);
             key_at += Duration::from_millis(rng.range(20, 80) as u64);
             dirty = true;
             continue;
         }
         if dirty && now >= last_draw + FRAME {
-            term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+            term.draw(|f| switchboard::ui::render(&state, &theme, f))
+                .unwrap();
             last_draw = Instant::now();
             dirty = false;
             if let Some(t0) = pending.take() {
@@ -467,7 +502,10 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
 fn idle_cpu(secs: f64) -> Result<(f64, usize), String> {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let exe = env!("CARGO_BIN_EXE_switchboard");
-    let rec = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/recordings/claude/bash_write.jsonl");
+    let rec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/recordings/claude/bash_write.jsonl"
+    );
     let pair = native_pty_system()
         .openpty(PtySize {
             rows: 50,
@@ -516,7 +554,9 @@ fn idle_cpu(secs: f64) -> Result<(f64, usize), String> {
     if b0 < 1000 {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!("the replay drew only {b0} bytes in 2 s: did it start?"));
+        return Err(format!(
+            "the replay drew only {b0} bytes in 2 s: did it start?"
+        ));
     }
     let start = Instant::now();
     std::thread::sleep(Duration::from_secs_f64(secs));
@@ -550,7 +590,8 @@ fn replay_checks(lines: &[String]) -> (f64, f64, f64) {
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
     let t = Instant::now();
     let mut player = Player::open_path(&path, None).unwrap();
-    term.draw(|f| switchboard::ui::render(player.state(), &theme, f)).unwrap();
+    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
+        .unwrap();
     let open = t.elapsed().as_secs_f64();
     let frames = player.total();
     let t = Instant::now();
@@ -567,7 +608,10 @@ fn replay_checks(lines: &[String]) -> (f64, f64, f64) {
 
 fn read_stream(path: &str) -> Vec<String> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    std::io::BufReader::new(f).lines().map(|l| l.unwrap()).collect()
+    std::io::BufReader::new(f)
+        .lines()
+        .map(|l| l.unwrap())
+        .collect()
 }
 
 fn main() {
@@ -596,7 +640,9 @@ fn main() {
         "perf ({}), on {} cores, load {}",
         if full { "full" } else { "smoke" },
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
 
     let lines = match &a.stream {
@@ -616,7 +662,11 @@ fn main() {
     );
     println!(
         "chunks of {chunk} lines (ms): {}",
-        ing.chunks_ms.iter().map(|c| format!("{c:.1}")).collect::<Vec<_>>().join(" ")
+        ing.chunks_ms
+            .iter()
+            .map(|c| format!("{c:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     println!(
         "bytes retained: {:.0} per line, {:.0} per row; rows visited per stream/turn end: {:.2}",
@@ -625,18 +675,45 @@ fn main() {
     // Linear ingest, deterministic: a stream end looks at live rows only (it used to look at
     // every key of the session, thousands by the end of this stream).
     if ing.visits_per_end > 4.0 {
-        broken.push(format!("{:.1} rows visited per stream end", ing.visits_per_end));
+        broken.push(format!(
+            "{:.1} rows visited per stream end",
+            ing.visits_per_end
+        ));
     }
     if ing.malformed > 0 {
-        broken.push(format!("{} protocol rows from the generated stream", ing.malformed));
+        broken.push(format!(
+            "{} protocol rows from the generated stream",
+            ing.malformed
+        ));
+    }
+    if std::env::args().any(|a| a == "--ingest-only") {
+        return;
     }
     let acp_ns = acp_ingest(if full { 300_000 } else { 5_000 });
     println!("ACP ingest (recorded mapper + reducer): {acp_ns:.0} ns per line");
 
     let mut checks = vec![
-        Check::new("P4 ingest (decode+map+reduce), lines/s", 1e9 / ing.reduce_ns, "/s", 50_000.0, false),
-        Check::new("ingest: last chunk / first chunk", last / first.max(1e-9), "x", 1.2, true),
-        Check::new("bytes retained per event (line), text included", ing.bytes_per_event, "B", 300.0, true),
+        Check::new(
+            "P4 ingest (decode+map+reduce), lines/s",
+            1e9 / ing.reduce_ns,
+            "/s",
+            50_000.0,
+            false,
+        ),
+        Check::new(
+            "ingest: last chunk / first chunk",
+            last / first.max(1e-9),
+            "x",
+            1.2,
+            true,
+        ),
+        Check::new(
+            "bytes retained per event (line), text included",
+            ing.bytes_per_event,
+            "B",
+            300.0,
+            true,
+        ),
     ];
     // The SDK column (benches/compare.sh): the official SDK's json.loads + parse_message.
     match a.sdk_ns {
@@ -645,9 +722,17 @@ fn main() {
                 "SDK parse_message {sdk:.0} ns per line; switchboard decode {:.0}, decode+map {:.0}, decode+map+reduce {:.0}",
                 ing.decode_ns, ing.map_ns, ing.reduce_ns
             );
-            checks.push(Check::new("SDK parse_message / decode+map+reduce", sdk / ing.reduce_ns, "x", 20.0, false));
+            checks.push(Check::new(
+                "SDK parse_message / decode+map+reduce",
+                sdk / ing.reduce_ns,
+                "x",
+                20.0,
+                false,
+            ));
         }
-        None => println!("SKIP   SDK column: run benches/compare.sh (Python claude-agent-sdk in a throwaway venv)"),
+        None => println!(
+            "SKIP   SDK column: run benches/compare.sh (Python claude-agent-sdk in a throwaway venv)"
+        ),
     }
 
     let mut p50s = Vec::new();
@@ -657,15 +742,39 @@ fn main() {
         p50s.push((n, p50, p99));
     }
     let small = p50s[0];
-    let big = p50s.iter().find(|p| p.0 == 1_000_000).copied().unwrap_or(*p50s.last().unwrap());
-    checks.push(Check::new(format!("frame p50 {}k / {}k rows", big.0 / 1000, small.0 / 1000), big.1 / small.1, "x", 1.1, true));
+    let big = p50s
+        .iter()
+        .find(|p| p.0 == 1_000_000)
+        .copied()
+        .unwrap_or(*p50s.last().unwrap());
+    checks.push(Check::new(
+        format!("frame p50 {}k / {}k rows", big.0 / 1000, small.0 / 1000),
+        big.1 / small.1,
+        "x",
+        1.1,
+        true,
+    ));
     let worst_p99 = p50s.iter().map(|p| p.2).fold(0.0, f64::max);
-    checks.push(Check::new("frame p99, every size, 200x50", worst_p99, "ms", 2.0, true));
+    checks.push(Check::new(
+        "frame p99, every size, 200x50",
+        worst_p99,
+        "ms",
+        2.0,
+        true,
+    ));
 
     let resize_rows = if full { 1_000_000 } else { 10_000 };
     let (resize, resize_scrolled) = resize_first_frame(resize_rows);
-    println!("resize while scrolled (index rebuilt at the new width, information): {resize_scrolled:.1} ms");
-    checks.push(Check::new(format!("first frame after resizes, {}k rows", resize_rows / 1000), resize, "ms", 50.0, true));
+    println!(
+        "resize while scrolled (index rebuilt at the new width, information): {resize_scrolled:.1} ms"
+    );
+    checks.push(Check::new(
+        format!("first frame after resizes, {}k rows", resize_rows / 1000),
+        resize,
+        "ms",
+        50.0,
+        true,
+    ));
 
     let secs = if full { 10.0 } else { 0.3 };
     let preload = if full { 200_000 } else { 2_000 };
@@ -674,18 +783,56 @@ fn main() {
     if paced.is_empty() || flood.is_empty() {
         broken.push("no key latency measured".into());
     } else {
-        println!("keys under 2,000 events/s: {} presses, p50 {:.1} ms", paced.len(), pct(&paced, 50));
-        println!("keys under a flood: {} presses, p50 {:.1} ms", flood.len(), pct(&flood, 50));
-        checks.push(Check::new("key→frame p95 at 2,000 events/s", pct(&paced, 95), "ms", 16.0, true));
-        checks.push(Check::new("key→frame p99 at 2,000 events/s", pct(&paced, 99), "ms", 33.0, true));
-        checks.push(Check::new("key→frame p99 under a flood", pct(&flood, 99), "ms", 100.0, true));
+        println!(
+            "keys under 2,000 events/s: {} presses, p50 {:.1} ms",
+            paced.len(),
+            pct(&paced, 50)
+        );
+        println!(
+            "keys under a flood: {} presses, p50 {:.1} ms",
+            flood.len(),
+            pct(&flood, 50)
+        );
+        checks.push(Check::new(
+            "key→frame p95 at 2,000 events/s",
+            pct(&paced, 95),
+            "ms",
+            16.0,
+            true,
+        ));
+        checks.push(Check::new(
+            "key→frame p99 at 2,000 events/s",
+            pct(&paced, 99),
+            "ms",
+            33.0,
+            true,
+        ));
+        checks.push(Check::new(
+            "key→frame p99 under a flood",
+            pct(&flood, 99),
+            "ms",
+            100.0,
+            true,
+        ));
     }
 
     if full {
         let (open, end, back) = replay_checks(&lines);
-        checks.push(Check::new("replay of 1M frames: first frame", open, "s", 0.5, true));
+        checks.push(Check::new(
+            "replay of 1M frames: first frame",
+            open,
+            "s",
+            0.5,
+            true,
+        ));
         checks.push(Check::new("replay of 1M frames: End", end, "s", 0.3, true));
-        checks.push(Check::new("replay of 1M frames: one step back at the end", back, "s", 0.1, true));
+        checks.push(Check::new(
+            "replay of 1M frames: one step back at the end",
+            back,
+            "s",
+            0.1,
+            true,
+        ));
     }
 
     let idle_secs = a.idle_secs.unwrap_or(if full { 30.0 } else { 1.0 });
@@ -693,7 +840,13 @@ fn main() {
         Ok((cpu, bytes)) => {
             println!("idle {idle_secs:.0} s: {cpu:.2}% CPU, {bytes} bytes drawn");
             checks.push(Check::new("idle CPU (replay, paused)", cpu, "%", 1.0, true));
-            checks.push(Check::new("idle bytes drawn (no redraw)", bytes as f64, "B", 0.0, true));
+            checks.push(Check::new(
+                "idle bytes drawn (no redraw)",
+                bytes as f64,
+                "B",
+                0.0,
+                true,
+            ));
         }
         Err(e) => println!("SKIP   idle CPU: {e}"),
     }
@@ -728,7 +881,10 @@ fn main() {
     }
     println!("took {:?}", started.elapsed());
     let failed = failed + broken.len();
-    println!("perf: {} passed, {failed} failed", checks.len().saturating_sub(failed));
+    println!(
+        "perf: {} passed, {failed} failed",
+        checks.len().saturating_sub(failed)
+    );
     if failed > 0 {
         std::process::exit(1);
     }

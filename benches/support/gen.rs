@@ -56,11 +56,55 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "session", "store", "keeps", "tokens", "in", "memory", "and", "expires", "them",
-    "after", "an", "hour;", "I'll", "read", "src/auth.rs", "first,", "then", "check", "the",
-    "tests.", "The", "failing", "case", "is", "`refresh_token`", "when", "clock", "skew",
-    "exceeds", "30s.", "Let", "me", "look", "at", "how", "rotation", "works", "—", "it",
-    "uses", "a", "\"sliding\"", "window", "ünïcode", "naïve", "config.toml", "→", "fix",
+    "the",
+    "session",
+    "store",
+    "keeps",
+    "tokens",
+    "in",
+    "memory",
+    "and",
+    "expires",
+    "them",
+    "after",
+    "an",
+    "hour;",
+    "I'll",
+    "read",
+    "src/auth.rs",
+    "first,",
+    "then",
+    "check",
+    "the",
+    "tests.",
+    "The",
+    "failing",
+    "case",
+    "is",
+    "`refresh_token`",
+    "when",
+    "clock",
+    "skew",
+    "exceeds",
+    "30s.",
+    "Let",
+    "me",
+    "look",
+    "at",
+    "how",
+    "rotation",
+    "works",
+    "—",
+    "it",
+    "uses",
+    "a",
+    "\"sliding\"",
+    "window",
+    "ünïcode",
+    "naïve",
+    "config.toml",
+    "→",
+    "fix",
 ];
 
 /// JSON string literal (quotes and escapes included).
@@ -180,7 +224,9 @@ impl ClaudeGen {
                     format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"thinking_delta","thinking":{}}}}}"#, js(&d)),
                 );
             }
-            let sig: String = (0..4).map(|_| format!("{:016x}", self.rng.next())).collect();
+            let sig: String = (0..4)
+                .map(|_| format!("{:016x}", self.rng.next()))
+                .collect();
             self.ev(
                 parent,
                 &msg,
@@ -189,9 +235,16 @@ impl ClaudeGen {
             self.assistant(
                 parent,
                 &msg,
-                format!(r#"{{"type":"thinking","thinking":{},"signature":"{sig}"}}"#, js(&all)),
+                format!(
+                    r#"{{"type":"thinking","thinking":{},"signature":"{sig}"}}"#,
+                    js(&all)
+                ),
             );
-            self.ev(parent, &msg, format!(r#"{{"type":"content_block_stop","index":{index}}}"#));
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+            );
             index += 1;
         }
         self.ev(
@@ -210,8 +263,16 @@ impl ClaudeGen {
                 format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":{}}}}}"#, js(&d)),
             );
         }
-        self.assistant(parent, &msg, format!(r#"{{"type":"text","text":{}}}"#, js(&all)));
-        self.ev(parent, &msg, format!(r#"{{"type":"content_block_stop","index":{index}}}"#));
+        self.assistant(
+            parent,
+            &msg,
+            format!(r#"{{"type":"text","text":{}}}"#, js(&all)),
+        );
+        self.ev(
+            parent,
+            &msg,
+            format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+        );
         index += 1;
         let used = tool.map(|name| {
             self.tool += 1;
@@ -256,7 +317,11 @@ impl ClaudeGen {
             self.ev(parent, &msg, format!(r#"{{"type":"content_block_stop","index":{index}}}"#));
             (id, name.to_string())
         });
-        let stop = if used.is_some() { "tool_use" } else { "end_turn" };
+        let stop = if used.is_some() {
+            "tool_use"
+        } else {
+            "end_turn"
+        };
         let out_tokens = self.rng.range(20, 900);
         self.ev(
             parent,
@@ -291,7 +356,7 @@ impl ClaudeGen {
         self.system(r#""subtype":"status","status":"requesting""#.to_string());
         let steps = self.rng.range(1, 4);
         for step in 0..steps {
-            let tool = if self.turn % 5 == 0 && step == 0 {
+            let tool = if self.turn.is_multiple_of(5) && step == 0 {
                 "Agent"
             } else {
                 ["Bash", "Read", "Edit", "Bash"][self.rng.range(0, 3)]
@@ -316,7 +381,7 @@ impl ClaudeGen {
                 }
                 self.message(Some(&id), None, false);
                 self.system(format!(
-                    r#""subtype":"task_notification","task_id":"{task}","tool_use_id":"{id}","status":"completed","summary":"Reviewed the module.","usage":{{"total_tokens":4000,"tool_uses":2,"duration_ms":3100}}"#
+                    r#""subtype":"task_notification","task_id":"{task}","tool_use_id":"{id}","status":"completed","output_file":"/tmp/claude/tasks/{task}.output","summary":"Reviewed the module.","usage":{{"total_tokens":4000,"tool_uses":2,"duration_ms":3100}}"#
                 ));
                 self.tool_result(
                     None,
@@ -409,7 +474,7 @@ impl AcpGen {
             let t = js(&words(&mut self.rng, n));
             self.update(format!(r#"{{"sessionUpdate":"agent_thought_chunk","content":{{"type":"text","text":{t}}}}}"#));
         }
-        if self.turn % 4 == 0 {
+        if self.turn.is_multiple_of(4) {
             self.update(r#"{"sessionUpdate":"plan","entries":[{"content":"Read the module","priority":"high","status":"completed"},{"content":"Fix the bug","priority":"medium","status":"in_progress"}]}"#.into());
         }
         for _ in 0..self.rng.range(1, 3) {

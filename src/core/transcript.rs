@@ -245,8 +245,9 @@ struct Changes {
 
 /// Row heights at one width with their prefix sums in a Fenwick tree: a frame finds its first
 /// visible row and a row's offset in O(log n), and a changed or appended row costs O(log n),
-/// so drawing does not grow with the session. A render cache, filled by `ui`.
-#[derive(Clone, Debug, Default)]
+/// so drawing does not grow with the session. A render cache, filled by `ui`; a copy of the
+/// state (a replay checkpoint) starts without one rather than copying it.
+#[derive(Debug, Default)]
 pub struct HeightIndex {
     width: u16,
     /// The transcript generation this index reflects.
@@ -254,6 +255,12 @@ pub struct HeightIndex {
     heights: Vec<u32>,
     /// 1-based Fenwick tree over `heights` (`tree[0]` unused).
     tree: Vec<u64>,
+}
+
+impl Clone for HeightIndex {
+    fn clone(&self) -> Self {
+        HeightIndex::default()
+    }
 }
 
 impl HeightIndex {
