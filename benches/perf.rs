@@ -776,7 +776,7 @@ fn main() {
         true,
     ));
 
-    let secs = if full { 10.0 } else { 0.3 };
+    let secs = if full { 10.0 } else { 0.5 };
     let preload = if full { 200_000 } else { 2_000 };
     let paced = key_latency(Some(2000.0), secs, preload);
     let flood = key_latency(None, secs.min(5.0), preload);
