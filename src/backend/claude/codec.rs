@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 /// do not matter.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
-pub enum Inbound {
+pub enum Inbound<'a> {
     ControlRequest(ControlRequest),
     ControlResponse(ControlResponse),
     ControlCancel {
@@ -26,7 +26,7 @@ pub enum Inbound {
     Assistant(Assistant),
     User(User),
     Result(TurnResult),
-    StreamEvent(StreamEvent),
+    StreamEvent(StreamEvent<'a>),
     System(System),
     RateLimit(RateLimit),
     ToolProgress,
@@ -283,14 +283,16 @@ pub struct Usage {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct StreamEvent {
-    pub event: StreamPayload,
+pub struct StreamEvent<'a> {
+    /// Borrows its text from the line when it holds no escapes.
+    #[serde(borrow)]
+    pub event: StreamPayload<'a>,
     #[serde(default)]
     pub parent_tool_use_id: Option<String>,
 }
 
 #[derive(Debug)]
-pub enum StreamPayload {
+pub enum StreamPayload<'a> {
     MessageStart {
         message: StreamMessage,
     },
@@ -300,7 +302,7 @@ pub enum StreamPayload {
     },
     ContentBlockDelta {
         index: u32,
-        delta: Delta,
+        delta: Delta<'a>,
     },
     ContentBlockStop {},
     MessageDelta {},
@@ -324,9 +326,9 @@ pub enum StartBlock {
 }
 
 #[derive(Debug)]
-pub enum Delta {
-    TextDelta { text: String },
-    ThinkingDelta { thinking: String },
+pub enum Delta<'a> {
+    TextDelta { text: Cow<'a, str> },
+    ThinkingDelta { thinking: Cow<'a, str> },
     InputJsonDelta {},
     SignatureDelta {},
     Other,
@@ -339,14 +341,15 @@ struct PayloadFields<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     index: Option<u32>,
-    delta: Option<Delta>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
     content_block: Option<StartBlock>,
     message: Option<StreamMessage>,
 }
 
-impl<'de> Deserialize<'de> for StreamPayload {
+impl<'de: 'a, 'a> Deserialize<'de> for StreamPayload<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f = PayloadFields::deserialize(d)?;
+        let f: PayloadFields<'a> = PayloadFields::deserialize(d)?;
         let index = || f.index.ok_or_else(|| de::Error::missing_field("index"));
         Ok(match &*f.kind {
             "message_start" => StreamPayload::MessageStart {
@@ -401,21 +404,50 @@ struct DeltaFields<'a> {
     /// Absent in `message_delta`'s delta (a stop reason), which shares the field name.
     #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
-    text: Option<String>,
-    thinking: Option<String>,
+    #[serde(borrow)]
+    text: Option<Text<'a>>,
+    #[serde(borrow)]
+    thinking: Option<Text<'a>>,
 }
 
-impl<'de> Deserialize<'de> for Delta {
+/// A string borrowed from the line when it has no escapes (serde's own `Cow` support does not
+/// borrow inside an `Option`).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f = DeltaFields::deserialize(d)?;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        d.deserialize_str(V).map(Text)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Delta<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f: DeltaFields<'a> = DeltaFields::deserialize(d)?;
         Ok(match f.kind.as_deref().unwrap_or("") {
             "text_delta" => Delta::TextDelta {
-                text: f.text.ok_or_else(|| de::Error::missing_field("text"))?,
+                text: f.text.ok_or_else(|| de::Error::missing_field("text"))?.0,
             },
             "thinking_delta" => Delta::ThinkingDelta {
                 thinking: f
                     .thinking
-                    .ok_or_else(|| de::Error::missing_field("thinking"))?,
+                    .ok_or_else(|| de::Error::missing_field("thinking"))?
+                    .0,
             },
             "input_json_delta" => Delta::InputJsonDelta {},
             "signature_delta" => Delta::SignatureDelta {},
@@ -537,7 +569,7 @@ fn head_type(line: &str) -> Option<&str> {
 
 /// Classify and parse one stdout line. Never panics; never loses the line (the caller keeps
 /// the raw text for unknown and malformed kinds).
-pub fn parse(line: &str) -> Inbound {
+pub fn parse(line: &str) -> Inbound<'_> {
     let owned;
     let kind: &str = match head_type(line) {
         Some(k) => k,
@@ -566,11 +598,11 @@ pub fn parse(line: &str) -> Inbound {
             &owned
         }
     };
-    fn typed<T: for<'de> Deserialize<'de>>(
-        line: &str,
+    fn typed<'a, T: Deserialize<'a>>(
+        line: &'a str,
         kind: &str,
-        wrap: impl FnOnce(T) -> Inbound,
-    ) -> Inbound {
+        wrap: impl FnOnce(T) -> Inbound<'a>,
+    ) -> Inbound<'a> {
         match serde_json::from_str::<T>(line) {
             Ok(v) => wrap(v),
             // Read from the head, the type does not prove the line is JSON at all.
@@ -584,7 +616,7 @@ pub fn parse(line: &str) -> Inbound {
         }
     }
     /// Kinds whose fields we do not read are still checked to be JSON.
-    fn bare(line: &str, inbound: Inbound) -> Inbound {
+    fn bare<'a>(line: &str, inbound: Inbound<'a>) -> Inbound<'a> {
         match serde_json::from_str::<IgnoredAny>(line) {
             Ok(_) => inbound,
             Err(e) => Inbound::NotJson {
@@ -771,6 +803,35 @@ mod tests {
             }
         }
         assert!(n > 500, "only {n} lines read");
+    }
+
+    /// A delta's text is borrowed from the line unless it holds escapes.
+    #[test]
+    fn delta_text_is_borrowed() {
+        let plain = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"plain"}},"parent_tool_use_id":null}"#;
+        let escaped = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a\nb"}},"parent_tool_use_id":null}"#;
+        let Inbound::StreamEvent(e) = parse(plain) else {
+            panic!()
+        };
+        assert!(matches!(
+            e.event,
+            StreamPayload::ContentBlockDelta {
+                delta: Delta::TextDelta {
+                    text: Cow::Borrowed("plain")
+                },
+                ..
+            }
+        ));
+        let Inbound::StreamEvent(e) = parse(escaped) else {
+            panic!()
+        };
+        assert!(matches!(
+            e.event,
+            StreamPayload::ContentBlockDelta {
+                delta: Delta::ThinkingDelta { thinking: Cow::Owned(t) },
+                ..
+            } if t == "a\nb"
+        ));
     }
 
     #[test]
