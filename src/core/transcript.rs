@@ -1,7 +1,7 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
-use std::cell::Cell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
 
 use super::diff::Diff;
 
@@ -205,10 +205,150 @@ pub enum ItemOp {
     },
 }
 
+/// How many keys a transcript remembers for `Upsert`/`AppendText`. Keys live as long as a
+/// message or a tool call is being updated (a few hundred frames at most), so the oldest can
+/// be forgotten: a session of days must not grow a map per message for ever. An update for a
+/// forgotten key appends a fresh row, which is shown, never lost.
+pub const KEY_CAP: usize = 8192;
+
+/// How many in-place changes a transcript remembers for the renderer's height index. An index
+/// further behind than that rebuilds (the log stays bounded when nothing renders, as while a
+/// replay seeks).
+const CHANGE_CAP: usize = 4096;
+
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub items: Vec<Item>,
     by_key: HashMap<String, usize>,
+    /// Keys in insertion order, for forgetting the oldest past `KEY_CAP`.
+    key_order: VecDeque<String>,
+    /// Rows still streaming, with their key: ending a stream looks at these only.
+    streaming: Vec<(String, usize)>,
+    /// Recent in-place changes, for the renderer's height index (see `changes_since`).
+    changes: Changes,
+    /// Render cache: row heights at one width and their prefix sums (written by `ui`).
+    pub heights: RefCell<HeightIndex>,
+    /// Rows examined by stream-ending scans since creation: the test of linear ingest.
+    visits: u64,
+}
+
+/// The last `CHANGE_CAP` rows changed in place (appends are not listed: the index sees the
+/// length), each with the generation of its latest change.
+#[derive(Clone, Debug, Default)]
+struct Changes {
+    rows: VecDeque<(u64, usize)>,
+    /// Changes up to this generation were forgotten.
+    forgotten: u64,
+    /// Bumped on every append or change, so a cached index can tell it is current.
+    generation: u64,
+}
+
+/// Row heights at one width with their prefix sums in a Fenwick tree: a frame finds its first
+/// visible row and a row's offset in O(log n), and a changed or appended row costs O(log n),
+/// so drawing does not grow with the session. A render cache, filled by `ui`; a copy of the
+/// state (a replay checkpoint) starts without one rather than copying it.
+#[derive(Debug, Default)]
+pub struct HeightIndex {
+    width: u16,
+    /// The transcript generation this index reflects.
+    pub generation: u64,
+    heights: Vec<u32>,
+    /// 1-based Fenwick tree over `heights` (`tree[0]` unused).
+    tree: Vec<u64>,
+}
+
+impl Clone for HeightIndex {
+    fn clone(&self) -> Self {
+        HeightIndex::default()
+    }
+}
+
+impl HeightIndex {
+    pub fn width(&self) -> u16 {
+        self.width
+    }
+
+    /// Rows indexed so far (a prefix of the transcript).
+    pub fn len(&self) -> usize {
+        self.heights.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heights.is_empty()
+    }
+
+    /// Forget everything and index at `width` from row 0.
+    pub fn reset(&mut self, width: u16) {
+        self.width = width;
+        self.generation = 0;
+        self.heights.clear();
+        self.tree.clear();
+    }
+
+    pub fn height(&self, i: usize) -> u32 {
+        self.heights[i]
+    }
+
+    /// Sum of the heights of the first `n` rows.
+    pub fn prefix(&self, n: usize) -> u64 {
+        let mut i = n.min(self.heights.len());
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.tree[i];
+            i &= i - 1;
+        }
+        sum
+    }
+
+    pub fn total(&self) -> u64 {
+        self.prefix(self.heights.len())
+    }
+
+    pub fn push(&mut self, h: u32) {
+        if self.tree.is_empty() {
+            self.tree.push(0);
+        }
+        let i = self.heights.len() + 1;
+        // tree[i] covers rows (i - lowbit(i), i].
+        let low = i & i.wrapping_neg();
+        let covered = self.prefix(i - 1) - self.prefix(i - low);
+        self.heights.push(h);
+        self.tree.push(covered + h as u64);
+    }
+
+    pub fn set(&mut self, i: usize, h: u32) {
+        let old = self.heights[i];
+        if old == h {
+            return;
+        }
+        self.heights[i] = h;
+        let mut k = i + 1;
+        while k < self.tree.len() {
+            self.tree[k] = self.tree[k] - old as u64 + h as u64;
+            k += k & k.wrapping_neg();
+        }
+    }
+
+    /// The row holding line `y` (counted from the top), or `len()` past the end.
+    pub fn find(&self, y: u64) -> usize {
+        let n = self.heights.len();
+        let mut pos = 0;
+        let mut rem = y;
+        let mut step = if n == 0 {
+            0
+        } else {
+            1 << (usize::BITS - 1 - n.leading_zeros())
+        };
+        while step > 0 {
+            let next = pos + step;
+            if next <= n && self.tree[next] <= rem {
+                pos = next;
+                rem -= self.tree[next];
+            }
+            step >>= 1;
+        }
+        pos
+    }
 }
 
 impl Transcript {
@@ -222,25 +362,121 @@ impl Transcript {
 
     pub fn push(&mut self, kind: ItemKind, at_ms: u64) -> usize {
         self.items.push(Item::new(kind, at_ms));
+        self.changes.generation += 1;
         self.items.len() - 1
     }
 
-    pub fn apply(&mut self, op: ItemOp, at_ms: u64) {
+    /// Rows examined by stream-ending scans so far (each scan looks at live rows only).
+    pub fn visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// True while some row is still streaming.
+    pub fn has_streaming(&self) -> bool {
+        !self.streaming.is_empty()
+    }
+
+    /// Expand or collapse row `i` (changes its height, so the height index is told).
+    pub fn set_expanded(&mut self, i: usize, expanded: bool) {
+        if let Some(item) = self.items.get_mut(i)
+            && item.expanded != expanded
+        {
+            item.expanded = expanded;
+            self.touched(i);
+        }
+    }
+
+    /// A counter that changes whenever a row is appended or changed.
+    pub fn generation(&self) -> u64 {
+        self.changes.generation
+    }
+
+    /// The rows changed in place after generation `since` (possibly listed twice), or `None`
+    /// when some were forgotten (the caller rebuilds). Appended rows are not listed.
+    pub fn changes_since(&self, since: u64) -> Option<impl Iterator<Item = usize> + '_> {
+        if since < self.changes.forgotten {
+            return None;
+        }
+        let rows = &self.changes.rows;
+        let start = rows.partition_point(|(g, _)| *g <= since);
+        Some(rows.range(start..).map(|(_, r)| *r))
+    }
+
+    fn touched(&mut self, i: usize) {
+        let c = &mut self.changes;
+        c.generation += 1;
+        if let Some(last) = c.rows.back_mut()
+            && last.1 == i
+        {
+            last.0 = c.generation;
+            return;
+        }
+        if c.rows.len() >= CHANGE_CAP
+            && let Some((g, _)) = c.rows.pop_front()
+        {
+            c.forgotten = g;
+        }
+        c.rows.push_back((c.generation, i));
+    }
+
+    fn remember(&mut self, key: String, i: usize) {
+        if self.key_order.len() >= KEY_CAP
+            && let Some(old) = self.key_order.pop_front()
+        {
+            self.by_key.remove(&old);
+        }
+        self.key_order.push_back(key.clone());
+        self.by_key.insert(key, i);
+    }
+
+    /// Keep the live list in step with row `i`'s streaming flag.
+    fn track_streaming(&mut self, key: &str, i: usize) {
+        let live = matches!(
+            self.items[i].kind,
+            ItemKind::Assistant {
+                streaming: true,
+                ..
+            } | ItemKind::Thinking {
+                streaming: true,
+                ..
+            }
+        );
+        let pos = self.streaming.iter().position(|(_, j)| *j == i);
+        match (live, pos) {
+            (true, None) => self.streaming.push((key.to_string(), i)),
+            (false, Some(p)) => {
+                self.streaming.swap_remove(p);
+            }
+            _ => {}
+        }
+    }
+
+    /// Apply one backend operation; returns the number of rows it examined (at most the
+    /// rows it changes plus the rows still streaming: never the whole history).
+    pub fn apply(&mut self, op: ItemOp, at_ms: u64) -> usize {
         match op {
             ItemOp::Push(kind) => {
                 self.push(kind, at_ms);
+                1
             }
-            ItemOp::Upsert { key, kind } => match self.by_key.get(&key) {
-                Some(&i) => {
-                    let item = &mut self.items[i];
-                    item.kind = kind;
-                    item.rev = item.rev.wrapping_add(1);
-                }
-                None => {
-                    let i = self.push(kind, at_ms);
-                    self.by_key.insert(key, i);
-                }
-            },
+            ItemOp::Upsert { key, kind } => {
+                let i = match self.by_key.get(&key) {
+                    Some(&i) => {
+                        let item = &mut self.items[i];
+                        item.kind = kind;
+                        item.rev = item.rev.wrapping_add(1);
+                        self.touched(i);
+                        i
+                    }
+                    None => {
+                        let i = self.push(kind, at_ms);
+                        self.remember(key.clone(), i);
+                        i
+                    }
+                };
+                self.track_streaming(&key, i);
+                1
+            }
             ItemOp::AppendText {
                 key,
                 thinking,
@@ -263,7 +499,8 @@ impl Transcript {
                             }
                         };
                         let i = self.push(kind, at_ms);
-                        self.by_key.insert(key, i);
+                        self.remember(key.clone(), i);
+                        self.streaming.push((key, i));
                         i
                     }
                 };
@@ -272,36 +509,46 @@ impl Transcript {
                     ItemKind::Assistant { text, .. } | ItemKind::Thinking { text, .. } => {
                         text.push_str(&delta)
                     }
-                    _ => return,
+                    _ => return 1,
                 }
                 item.rev = item.rev.wrapping_add(1);
+                self.touched(i);
+                1
             }
             ItemOp::EndStreaming {
                 key_prefix,
                 aborted: abort,
-            } => {
-                let idx: Vec<usize> = self
-                    .by_key
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(&key_prefix))
-                    .map(|(_, &i)| i)
-                    .collect();
-                for i in idx {
-                    let item = &mut self.items[i];
-                    match &mut item.kind {
-                        ItemKind::Assistant {
-                            streaming, aborted, ..
-                        } => {
-                            *streaming = false;
-                            *aborted |= abort;
-                        }
-                        ItemKind::Thinking { streaming, .. } => *streaming = false,
-                        _ => continue,
-                    }
-                    item.rev = item.rev.wrapping_add(1);
-                }
-            }
+            } => self.end_streaming(&key_prefix, abort),
         }
+    }
+
+    /// Settle every row still streaming whose key starts with `prefix` (all of them for an
+    /// empty prefix). Looks at the live rows only.
+    pub fn end_streaming(&mut self, prefix: &str, abort: bool) -> usize {
+        let seen = self.streaming.len();
+        self.visits += seen as u64;
+        let mut k = 0;
+        while k < self.streaming.len() {
+            if !self.streaming[k].0.starts_with(prefix) {
+                k += 1;
+                continue;
+            }
+            let (_, i) = self.streaming.swap_remove(k);
+            let item = &mut self.items[i];
+            match &mut item.kind {
+                ItemKind::Assistant {
+                    streaming, aborted, ..
+                } => {
+                    *streaming = false;
+                    *aborted |= abort;
+                }
+                ItemKind::Thinking { streaming, .. } => *streaming = false,
+                _ => continue,
+            }
+            item.rev = item.rev.wrapping_add(1);
+            self.touched(i);
+        }
+        seen
     }
 }
 
@@ -338,6 +585,153 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t.items[0].kind.text(), "Hello!");
         assert!(t.items[0].rev >= 3);
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+
+    fn stream(t: &mut Transcript, msg: usize) {
+        for d in ["a", "b"] {
+            t.apply(
+                ItemOp::AppendText {
+                    key: format!("m{msg}#0"),
+                    thinking: false,
+                    delta: d.into(),
+                },
+                0,
+            );
+        }
+    }
+
+    /// Ending a stream costs the live rows, not the history (it used to scan every key).
+    #[test]
+    fn end_streaming_visits_only_live_rows() {
+        let mut t = Transcript::default();
+        for m in 0..100_000 {
+            stream(&mut t, m);
+            t.apply(
+                ItemOp::EndStreaming {
+                    key_prefix: format!("m{m}#"),
+                    aborted: false,
+                },
+                0,
+            );
+        }
+        assert_eq!(t.len(), 100_000);
+        stream(&mut t, 100_000);
+        let before = t.visits();
+        let seen = t.apply(
+            ItemOp::EndStreaming {
+                key_prefix: "m100000#".into(),
+                aborted: false,
+            },
+            0,
+        );
+        assert_eq!(seen, 1);
+        assert_eq!(t.visits() - before, 1);
+        assert!(!t.has_streaming());
+        assert!(matches!(
+            t.items[100_000].kind,
+            ItemKind::Assistant {
+                streaming: false,
+                ..
+            }
+        ));
+        // Settled rows keep their revision: nothing bumps the history.
+        assert_eq!(t.items[0].rev, 3);
+    }
+
+    #[test]
+    fn upsert_settles_and_keys_are_bounded() {
+        let mut t = Transcript::default();
+        stream(&mut t, 0);
+        t.apply(
+            ItemOp::Upsert {
+                key: "m0#0".into(),
+                kind: ItemKind::Assistant {
+                    text: "ab".into(),
+                    streaming: false,
+                    aborted: false,
+                },
+            },
+            0,
+        );
+        assert!(!t.has_streaming(), "a settled upsert leaves the live list");
+        for k in 0..KEY_CAP + 10 {
+            t.apply(
+                ItemOp::Upsert {
+                    key: format!("tool:{k}"),
+                    kind: ItemKind::System {
+                        label: "x".into(),
+                        text: String::new(),
+                    },
+                },
+                0,
+            );
+        }
+        assert_eq!(t.by_key.len(), KEY_CAP);
+        assert_eq!(t.key_order.len(), KEY_CAP);
+        // The newest keys still update in place.
+        let len = t.len();
+        t.apply(
+            ItemOp::Upsert {
+                key: format!("tool:{}", KEY_CAP + 9),
+                kind: ItemKind::System {
+                    label: "y".into(),
+                    text: String::new(),
+                },
+            },
+            0,
+        );
+        assert_eq!(t.len(), len);
+    }
+
+    #[test]
+    fn change_log_is_bounded_and_names_changed_rows() {
+        let mut t = Transcript::default();
+        stream(&mut t, 0);
+        stream(&mut t, 1);
+        let g = t.generation();
+        assert_eq!(t.changes_since(g).unwrap().count(), 0);
+        t.set_expanded(0, true);
+        assert_ne!(t.generation(), g);
+        assert_eq!(t.changes_since(g).unwrap().collect::<Vec<_>>(), vec![0]);
+        for m in 2..(CHANGE_CAP + 10) {
+            stream(&mut t, m);
+        }
+        assert!(t.changes_since(g).is_none(), "too far behind: rebuild");
+        assert!(t.changes.rows.len() <= CHANGE_CAP);
+        let now = t.generation();
+        stream(&mut t, 5);
+        assert_eq!(t.changes_since(now).unwrap().collect::<Vec<_>>(), vec![5]);
+    }
+
+    #[test]
+    fn height_index_sums_finds_and_updates() {
+        let mut ix = HeightIndex::default();
+        ix.reset(80);
+        let hs = [3u32, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5];
+        for h in hs {
+            ix.push(h);
+        }
+        for n in 0..=hs.len() {
+            assert_eq!(ix.prefix(n), hs[..n].iter().map(|h| *h as u64).sum::<u64>());
+        }
+        // Line 0..3 is row 0, line 3 is row 1, lines 4..8 row 2.
+        assert_eq!(ix.find(0), 0);
+        assert_eq!(ix.find(2), 0);
+        assert_eq!(ix.find(3), 1);
+        assert_eq!(ix.find(4), 2);
+        assert_eq!(ix.find(7), 2);
+        assert_eq!(ix.find(8), 3);
+        assert_eq!(ix.find(ix.total()), hs.len());
+        ix.set(2, 10);
+        assert_eq!(ix.prefix(3), 14);
+        assert_eq!(ix.total(), 44 + 6);
+        assert_eq!(ix.find(13), 2);
+        assert_eq!(ix.find(14), 3);
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::transcript::Transcript;
+use super::transcript::{ItemOp, Transcript};
 
 pub type NodeId = usize;
 
@@ -85,6 +85,10 @@ pub struct NodePatch {
 pub struct Tree {
     pub nodes: Vec<Node>,
     by_key: HashMap<String, NodeId>,
+    /// Nodes that may hold streaming rows: a turn end visits these, not every node.
+    live: Vec<NodeId>,
+    /// Nodes examined by turn ends since creation: the test of linear ingest.
+    visits: u64,
 }
 
 impl Tree {
@@ -109,6 +113,8 @@ impl Tree {
         Tree {
             nodes: vec![root],
             by_key,
+            live: Vec::new(),
+            visits: 0,
         }
     }
 
@@ -174,6 +180,28 @@ impl Tree {
                 }
             }
         }
+    }
+
+    /// Apply a row operation to node `id`, remembering the node when it is left streaming.
+    pub fn apply(&mut self, id: NodeId, op: ItemOp, at_ms: u64) {
+        let t = &mut self.nodes[id].transcript;
+        t.apply(op, at_ms);
+        if t.has_streaming() && !self.live.contains(&id) {
+            self.live.push(id);
+        }
+    }
+
+    /// A finished turn settles every row still streaming, on the nodes that have any.
+    pub fn end_turn(&mut self) {
+        for id in std::mem::take(&mut self.live) {
+            self.visits += 1;
+            self.nodes[id].transcript.end_streaming("", false);
+        }
+    }
+
+    /// Nodes examined by turn ends so far.
+    pub fn visits(&self) -> u64 {
+        self.visits
     }
 
     /// Nodes in display order (depth first), each with its depth.

@@ -7,7 +7,7 @@ use super::theme::Theme;
 use super::wrap::{clip, wrap};
 use crate::core::diff::{Diff, DiffKind};
 use crate::core::text::{human_count, human_duration, neutralize};
-use crate::core::transcript::{Item, ItemKind, Level, Tone};
+use crate::core::transcript::{Item, ItemKind, Level, Tone, Transcript};
 
 /// Lines shown for a collapsed tool result or diff.
 const COLLAPSED_RESULT: usize = 3;
@@ -387,8 +387,49 @@ pub fn side_by_side_lines(d: &Diff, width: u16, theme: &Theme) -> Vec<Line<'stat
     out
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Rows whose height was asked for: the test that a frame's cost is the screen's.
+    pub static HEIGHTS_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Bring `t`'s height index up to date at `width`: changed rows are re-measured, new rows
+/// appended, at most `budget` of them when one is given (a resized long transcript is
+/// re-indexed over several frames while the tail is drawn directly). True when complete.
+pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<usize>) -> bool {
+    let mut ix = t.heights.borrow_mut();
+    if ix.width() != width || ix.len() > t.len() {
+        ix.reset(width);
+    }
+    if ix.generation != t.generation() && !ix.is_empty() {
+        match t.changes_since(ix.generation) {
+            Some(rows) => {
+                for r in rows {
+                    if r < ix.len() {
+                        let h = item_height(&t.items[r], width, theme) as u32;
+                        ix.set(r, h);
+                    }
+                }
+            }
+            None => ix.reset(width),
+        }
+    }
+    let end = match budget {
+        Some(b) => t.len().min(ix.len() + b),
+        None => t.len(),
+    };
+    for item in &t.items[ix.len()..end] {
+        let h = item_height(item, width, theme) as u32;
+        ix.push(h);
+    }
+    ix.generation = t.generation();
+    ix.len() == t.len()
+}
+
 /// Height of `item` at `width`, cached per (width, revision, expanded).
 pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
+    #[cfg(test)]
+    HEIGHTS_ASKED.with(|c| c.set(c.get() + 1));
     if let Some((w, rev, exp, h)) = item.height_cache.get()
         && w == width
         && rev == item.rev

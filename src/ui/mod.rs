@@ -16,7 +16,11 @@ use crate::core::msg::TurnState;
 use crate::core::state::{Focus, State};
 use crate::core::text::{human_count, human_duration, one_line};
 use crate::core::tree::NodeStatus;
-use items::{item_height, item_lines};
+use items::{item_height, item_lines, sync_heights};
+
+/// Rows measured per frame while a long transcript is re-indexed at a new width in the
+/// background of following (the tail is drawn without the index meanwhile).
+const REINDEX_PER_FRAME: usize = 4096;
 use theme::Theme;
 use wrap::clip;
 
@@ -145,8 +149,9 @@ fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::st
 
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
+    let order = crate::core::update::visible_nodes(state);
     // Sub-agents by state; the root counts only when it waits on a gate.
-    for id in crate::core::update::visible_nodes(state) {
+    for &id in &order {
         let n = &state.tree.nodes[id];
         if state.gates_on(id) > 0 {
             waiting += 1;
@@ -181,19 +186,24 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(block, area);
     state.view.tree_area.set(inner);
     let w = inner.width as usize;
-    let mut lines: Vec<Line> = Vec::new();
-    let mut rows: Vec<usize> = Vec::new();
-    let mut selected_row = 0;
+    let h = inner.height as usize;
+    // Two rows per node; only the nodes in the window are formatted, so thousands of
+    // sub-agents cost the pane's height, not their number.
+    let selected_row = 2 * order
+        .iter()
+        .position(|id| *id == state.selected_node)
+        .unwrap_or(0);
+    let top = (selected_row + 2).saturating_sub(h);
+    let first = top / 2;
+    let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
+    let mut rows: Vec<usize> = Vec::with_capacity(h + 1);
     let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for id in crate::core::update::visible_nodes(state) {
+    for &id in order.iter().skip(first).take(h / 2 + 2) {
         let n = &state.tree.nodes[id];
         let indent = "  ".repeat(n.depth - base);
         rows.extend([id, id]);
         let (glyph, gstyle) = status_glyph(state, id, theme);
         let selected = id == state.selected_node;
-        if selected {
-            selected_row = lines.len();
-        }
         let name_style = if selected {
             theme.selected
         } else {
@@ -232,11 +242,11 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.dim,
         )));
     }
-    let h = inner.height as usize;
-    let top = (selected_row + 2).saturating_sub(h);
+    // `top` may fall on a node's second row.
+    let skip = top - 2 * first;
     state.view.tree_top.set(top);
-    *state.view.tree_rows.borrow_mut() = rows.into_iter().skip(top).take(h).collect();
-    let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
+    *state.view.tree_rows.borrow_mut() = rows.into_iter().skip(skip).take(h).collect();
+    let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
 
@@ -270,29 +280,54 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         state.view.drawn_scroll_back.set(0);
         return;
     }
-    // Heights are cached per item; only the visible items are turned into lines.
+    // Only the visible items are measured and turned into lines: following the tail, the
+    // frame walks back from the last item; scrolled or with a selection, the height index
+    // (prefix sums per width) finds the first visible item in O(log n). Either way a frame
+    // costs the screen, not the session.
     // One gutter column marks the selected item, so items wrap one column narrower.
     let iw = w.saturating_sub(1).max(1);
-    let heights: Vec<usize> = items
-        .iter()
-        .map(|i| item_height(i, iw, theme) as usize)
-        .collect();
-    let total: usize = heights.iter().sum();
-    let max_back = total.saturating_sub(h);
-    let mut back = state.scroll_back.min(max_back);
-    if let Some(sel) = state.selected_item.filter(|s| *s < items.len()) {
-        // Keep the selected item in view.
-        let top_of_sel: usize = heights[..sel].iter().sum();
-        let bottom_of_sel = top_of_sel + heights[sel];
-        let view_top = max_back - back;
-        if top_of_sel < view_top {
-            back = max_back - top_of_sel;
-        } else if bottom_of_sel > view_top + h {
-            back = max_back.saturating_sub(bottom_of_sel.saturating_sub(h));
+    let t = &node.transcript;
+    let selected = state.selected_item.filter(|s| *s < items.len());
+    let (first, skip, back) = if state.scroll_back == 0 && selected.is_none() {
+        // Keep the index current (changes and new rows only; a few thousand rows per frame
+        // after a resize) so scrolling up later finds it ready.
+        sync_heights(t, iw, theme, Some(REINDEX_PER_FRAME));
+        let mut need = h;
+        let mut i = items.len();
+        let mut skip = 0;
+        while i > 0 && need > 0 {
+            i -= 1;
+            let ih = item_height(&items[i], iw, theme) as usize;
+            if ih >= need {
+                skip = ih - need;
+                need = 0;
+            } else {
+                need -= ih;
+            }
         }
-    }
+        (i, skip, 0)
+    } else {
+        sync_heights(t, iw, theme, None);
+        let ix = t.heights.borrow();
+        let total = ix.total() as usize;
+        let max_back = total.saturating_sub(h);
+        let mut back = state.scroll_back.min(max_back);
+        if let Some(sel) = selected {
+            // Keep the selected item in view.
+            let top_of_sel = ix.prefix(sel) as usize;
+            let bottom_of_sel = top_of_sel + ix.height(sel) as usize;
+            let view_top = max_back - back;
+            if top_of_sel < view_top {
+                back = max_back - top_of_sel;
+            } else if bottom_of_sel > view_top + h {
+                back = max_back.saturating_sub(bottom_of_sel.saturating_sub(h));
+            }
+        }
+        let top = total.saturating_sub(h).saturating_sub(back);
+        let first = ix.find(top as u64).min(items.len().saturating_sub(1));
+        (first, top - ix.prefix(first) as usize, back)
+    };
     state.view.drawn_scroll_back.set(back);
-    let top = total.saturating_sub(h).saturating_sub(back);
     let mut lines: Vec<Line> = Vec::with_capacity(h);
     let mut rows: Vec<usize> = Vec::with_capacity(h);
     let query = state
@@ -300,17 +335,19 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         .as_ref()
         .map(|s| s.query.to_lowercase())
         .filter(|q| !q.is_empty());
-    let mut y = 0usize;
-    for (i, item) in items.iter().enumerate() {
-        let ih = heights[i];
-        if y + ih <= top {
-            y += ih;
-            continue;
-        }
-        if y >= top + h {
+    for (i, item) in items.iter().enumerate().skip(first) {
+        if lines.len() >= h {
             break;
         }
         let mut il = item_lines(item, iw, theme);
+        let ih = il.len();
+        {
+            // A height that moved without the index hearing of it: heal the visible row.
+            let mut ix = t.heights.borrow_mut();
+            if i < ix.len() && ix.width() == iw && ix.height(i) as usize != ih {
+                ix.set(i, ih as u32);
+            }
+        }
         let selected = state.selected_item == Some(i) && state.focus == Focus::Transcript;
         for (n, l) in il.iter_mut().enumerate() {
             // The blank line after each item stays unmarked.
@@ -318,16 +355,17 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             l.spans
                 .insert(0, Span::styled(if mark { "▍" } else { " " }, theme.accent));
         }
+        let skip = if i == first { skip } else { 0 };
+        let before = lines.len();
+        let take = h - lines.len();
         if let Some(q) = &query {
-            for l in il.iter_mut() {
+            // Highlight only the lines drawn.
+            for l in il.iter_mut().skip(skip).take(take) {
                 highlight(l, q, theme.search_match);
             }
         }
-        let skip = top.saturating_sub(y);
-        let before = lines.len();
-        lines.extend(il.into_iter().skip(skip));
+        lines.extend(il.into_iter().skip(skip).take(take));
         rows.extend(std::iter::repeat_n(i, lines.len() - before));
-        y += ih;
     }
     lines.truncate(h);
     rows.truncate(h);
@@ -551,4 +589,180 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.push(Span::styled(hint, style));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+#[cfg(test)]
+mod flat_tests {
+    use super::*;
+    use crate::core::transcript::{ItemKind, ItemOp};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn state_with(n: usize) -> State {
+        let mut s = State::new("claude", "main", 0);
+        s.size = (200, 50);
+        let t = &mut s.tree.nodes[0].transcript;
+        for i in 0..n {
+            let kind = if i % 3 == 0 {
+                ItemKind::User {
+                    text: format!("prompt {i}\nwith a second line"),
+                }
+            } else {
+                ItemKind::Assistant {
+                    text: format!("answer {i} ").repeat(1 + i % 40),
+                    streaming: false,
+                    aborted: false,
+                }
+            };
+            t.push(kind, 0);
+        }
+        s
+    }
+
+    fn frame(s: &State, term: &mut Terminal<TestBackend>) -> usize {
+        let theme = Theme::dark();
+        items::HEIGHTS_ASKED.with(|c| c.set(0));
+        term.draw(|f| render(s, &theme, f)).unwrap();
+        items::HEIGHTS_ASKED.with(|c| c.get())
+    }
+
+    fn stream_word(s: &mut State) {
+        s.tree.nodes[0].transcript.apply(
+            ItemOp::AppendText {
+                key: "live".into(),
+                thinking: false,
+                delta: "word ".into(),
+            },
+            0,
+        );
+    }
+
+    /// Heights measured by a frame while streaming, following or scrolled: the same at 100k
+    /// items as at 1k (it used to measure every item of the session every frame).
+    #[test]
+    fn frame_cost_is_the_screens_not_the_sessions() {
+        let mut costs = Vec::new();
+        for n in [1_000, 100_000] {
+            let mut s = state_with(n);
+            let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+            // The index is built a few thousand rows per frame while following.
+            while s.tree.nodes[0].transcript.heights.borrow().len() < n {
+                frame(&s, &mut term);
+            }
+            stream_word(&mut s);
+            frame(&s, &mut term);
+            stream_word(&mut s);
+            let follow = frame(&s, &mut term);
+            s.scroll_back = 500;
+            frame(&s, &mut term);
+            stream_word(&mut s);
+            let scrolled = frame(&s, &mut term);
+            s.scroll_back = 0;
+            s.selected_item = Some(n / 2);
+            frame(&s, &mut term);
+            let selected = frame(&s, &mut term);
+            costs.push((follow, scrolled, selected));
+        }
+        // The tail's items differ in height, so the counts may differ by a few rows.
+        let near = |a: usize, b: usize| a.abs_diff(b) <= 5;
+        assert!(
+            near(costs[0].0, costs[1].0)
+                && near(costs[0].1, costs[1].1)
+                && near(costs[0].2, costs[1].2),
+            "1k vs 100k items: {costs:?}"
+        );
+        assert!(costs[1].0 < 100 && costs[1].1 < 100, "{costs:?}");
+    }
+
+    /// The first visible row found through the index is the one a full sum finds, at every
+    /// scroll position and after rows change height.
+    #[test]
+    fn scrolled_view_matches_a_full_sum() {
+        let theme = Theme::dark();
+        let mut s = state_with(3_000);
+        let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        frame(&s, &mut term);
+        let iw = s.view.transcript_area.get().width - 1;
+        let h = s.view.transcript_area.get().height as usize;
+        for back in [1usize, 7, 100, 2_500, 40_000, usize::MAX / 2] {
+            // Change heights behind the view: an expanded row and a grown stream.
+            s.tree.nodes[0].transcript.set_expanded(5, true);
+            stream_word(&mut s);
+            s.scroll_back = back;
+            frame(&s, &mut term);
+            let items = &s.tree.nodes[0].transcript.items;
+            let heights: Vec<usize> = items
+                .iter()
+                .map(|i| item_lines(i, iw, &theme).len())
+                .collect();
+            let total: usize = heights.iter().sum();
+            let back = back.min(total - h);
+            let top = total - h - back;
+            let (mut y, mut first) = (0, 0);
+            while y + heights[first] <= top {
+                y += heights[first];
+                first += 1;
+            }
+            assert_eq!(s.view.drawn_scroll_back.get(), back);
+            assert_eq!(s.view.item_rows.borrow()[0], first, "back {back}");
+            assert_eq!(
+                s.view
+                    .item_rows
+                    .borrow()
+                    .iter()
+                    .filter(|r| **r == first)
+                    .count(),
+                (y + heights[first] - top).min(h)
+            );
+        }
+    }
+
+    /// A resize while following draws the tail at once and re-indexes a bounded number of
+    /// rows per frame; scrolling up then completes the index.
+    #[test]
+    fn resize_draws_the_tail_without_reindexing_everything() {
+        let mut s = state_with(50_000);
+        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+        frame(&s, &mut term);
+        term.backend_mut().resize(150, 40);
+        let asked = frame(&s, &mut term);
+        assert!(asked < REINDEX_PER_FRAME + 200, "{asked}");
+        let last = *s.view.item_rows.borrow().last().unwrap();
+        assert_eq!(last, 49_999, "the tail is drawn");
+        s.scroll_back = 10;
+        frame(&s, &mut term);
+        let t = &s.tree.nodes[0].transcript;
+        assert_eq!(t.heights.borrow().len(), 50_000);
+    }
+
+    /// The tree pane with thousands of sub-agents formats only its window, and the rows it
+    /// reports for clicks are the window of the full list.
+    #[test]
+    fn tree_pane_draws_its_window() {
+        let mut s = state_with(10);
+        for a in 0..3_000 {
+            let parent = (a % 3 == 1).then(|| format!("a{}", a - 1));
+            let id = s.tree.open(&format!("a{a}"), parent.as_deref(), 0);
+            s.tree.nodes[id].name = format!("agent-{a}");
+        }
+        for (sel, height) in [(2_345usize, 41u16), (1_000, 40), (0, 40), (3_000, 33)] {
+            let mut term = Terminal::new(TestBackend::new(200, height)).unwrap();
+            s.selected_node = sel;
+            frame(&s, &mut term);
+            let order = crate::core::update::visible_nodes(&s);
+            let full: Vec<usize> = order.iter().flat_map(|id| [*id, *id]).collect();
+            let h = s.view.tree_area.get().height as usize;
+            let sel_row = 2 * order.iter().position(|id| *id == sel).unwrap();
+            let top = (sel_row + 2).saturating_sub(h);
+            let want: Vec<usize> = full.iter().skip(top).take(h).copied().collect();
+            assert_eq!(
+                *s.view.tree_rows.borrow(),
+                want,
+                "selected {sel}, height {h}"
+            );
+            let screen = buffer_text(term.backend().buffer());
+            let name = s.tree.nodes[sel].name.clone();
+            assert!(screen.contains(&name), "{name} shown");
+        }
+    }
 }

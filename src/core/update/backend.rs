@@ -3,7 +3,7 @@
 use super::super::gate::{Decision, GateKind};
 use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
-use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
+use super::super::transcript::{ItemKind, Level, Tone};
 use super::super::tree::NodeStatus;
 use super::decide::{audit_text, gate_subject};
 
@@ -38,8 +38,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         }
         BackendEvent::Item { node, op } => {
             let id = state.tree.resolve(node.as_deref());
-            let t = &mut state.tree.nodes[id].transcript;
-            t.apply(op, at);
+            state.tree.apply(id, op, at);
         }
         BackendEvent::GateOpen(gate) => open_gate(state, gate, fx),
         BackendEvent::GateWithdrawn { id } => {
@@ -81,16 +80,9 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 };
             }
             if t == TurnState::Idle {
-                // A finished turn ends its streaming rows even if the agent never settled them.
-                for node in &mut state.tree.nodes {
-                    node.transcript.apply(
-                        ItemOp::EndStreaming {
-                            key_prefix: String::new(),
-                            aborted: false,
-                        },
-                        at,
-                    );
-                }
+                // A finished turn ends its streaming rows even if the agent never settled them
+                // (only the nodes that still stream are visited).
+                state.tree.end_turn();
             }
         }
         BackendEvent::Usage {
@@ -306,5 +298,97 @@ impl State {
         self.active_gate
             .as_deref()
             .and_then(|id| self.gate_ui.get(id))
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use crate::core::msg::{BackendEvent, TurnState};
+    use crate::core::transcript::{ItemKind, ItemOp};
+    use crate::core::{Msg, State, update};
+
+    fn ev(s: &mut State, node: Option<&str>, op: ItemOp) {
+        let _ = update(
+            s,
+            Msg::Backend {
+                at_ms: 0,
+                event: BackendEvent::Item {
+                    node: node.map(str::to_string),
+                    op,
+                },
+            },
+        );
+    }
+
+    fn turn_end(s: &mut State) {
+        let _ = update(
+            s,
+            Msg::Backend {
+                at_ms: 0,
+                event: BackendEvent::Turn(TurnState::Idle),
+            },
+        );
+    }
+
+    /// A turn end visits the nodes that still stream and their live rows, whatever came
+    /// before: 100k earlier messages over 1,000 sub-agents cost it nothing.
+    #[test]
+    fn turn_end_cost_is_independent_of_history() {
+        let mut s = State::new("claude", "main", 0);
+        for a in 0..1000 {
+            let _ = update(
+                &mut s,
+                Msg::Backend {
+                    at_ms: 0,
+                    event: BackendEvent::NodeOpen {
+                        key: format!("agent{a}"),
+                        parent: None,
+                        patch: Default::default(),
+                    },
+                },
+            );
+        }
+        for m in 0..100_000 {
+            let node = format!("agent{}", m % 1000);
+            let node = (m % 2 == 0).then_some(node.as_str());
+            ev(
+                &mut s,
+                node,
+                ItemOp::AppendText {
+                    key: format!("m{m}#0"),
+                    thinking: false,
+                    delta: "x".into(),
+                },
+            );
+            ev(
+                &mut s,
+                node,
+                ItemOp::Push(ItemKind::User { text: "y".into() }),
+            );
+            if m % 100 == 99 {
+                turn_end(&mut s);
+            }
+        }
+        // One stream left live on one sub-agent.
+        ev(
+            &mut s,
+            Some("agent7"),
+            ItemOp::AppendText {
+                key: "last#0".into(),
+                thinking: false,
+                delta: "z".into(),
+            },
+        );
+        let id = s.tree.get("agent7").unwrap();
+        let nodes_before = s.tree.visits();
+        let rows_before: u64 = s.tree.nodes.iter().map(|n| n.transcript.visits()).sum();
+        turn_end(&mut s);
+        let rows_after: u64 = s.tree.nodes.iter().map(|n| n.transcript.visits()).sum();
+        assert_eq!(s.tree.visits() - nodes_before, 1, "one live node visited");
+        assert_eq!(rows_after - rows_before, 1, "one live row visited");
+        assert!(!s.tree.nodes[id].transcript.has_streaming());
+        // A second turn end with nothing live visits nothing.
+        turn_end(&mut s);
+        assert_eq!(s.tree.visits() - nodes_before, 1);
     }
 }

@@ -358,15 +358,13 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                     .filter(|i| *i < len);
                 if let Some(i) = item {
                     // A second click on the selected item expands or collapses it.
+                    let t = &mut state.tree.nodes[state.selected_node].transcript;
                     if state.selected_item == Some(i)
                         && state.focus == Focus::Transcript
-                        && let Some(it) = state.tree.nodes[state.selected_node]
-                            .transcript
-                            .items
-                            .get_mut(i)
+                        && let Some(it) = t.items.get(i)
                         && it.kind.expandable()
                     {
-                        it.expanded = !it.expanded;
+                        t.set_expanded(i, !it.expanded);
                     }
                     state.selected_item = Some(i);
                     state.focus = Focus::Transcript;
@@ -477,14 +475,12 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
             }
         }
         KeyCode::Enter | KeyCode::Char(' ') => {
-            if let Some(item) = state.selected_item.and_then(|i| {
-                state.tree.nodes[state.selected_node]
-                    .transcript
-                    .items
-                    .get_mut(i)
-            }) && item.kind.expandable()
+            let t = &mut state.tree.nodes[state.selected_node].transcript;
+            if let Some(i) = state.selected_item
+                && let Some(item) = t.items.get(i)
+                && item.kind.expandable()
             {
-                item.expanded = !item.expanded;
+                t.set_expanded(i, !item.expanded);
             }
         }
         KeyCode::PageUp => {

@@ -115,11 +115,11 @@ pub(super) fn step(state: &mut State, forward: bool) {
     state.selected_item = Some(item);
     state.focus = Focus::Transcript;
     // A match inside collapsed content is shown by expanding it.
-    if let Some(it) = state.tree.nodes[node].transcript.items.get_mut(item)
+    let t = &mut state.tree.nodes[node].transcript;
+    if let Some(it) = t.items.get(item)
         && it.kind.expandable()
-        && !it.expanded
     {
-        it.expanded = true;
+        t.set_expanded(item, true);
     }
     state.status_line = Some(format!(
         "match {}/{total} for {query:?} · n/N move",

@@ -143,8 +143,7 @@ impl Mapper {
         out: &mut Out,
     ) {
         let first_time = !self.tool_node.contains_key(id) || !self.tool_names.contains_key(id);
-        self.tool_node.insert(id.to_string(), node.clone());
-        self.tool_names.insert(id.to_string(), name.to_string());
+        self.remember_tool(id, node.clone(), name);
         out.item(
             node.clone(),
             ItemOp::Upsert {

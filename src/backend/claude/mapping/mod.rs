@@ -10,7 +10,12 @@ mod system;
 mod tests;
 
 use crate::core::gate::Decision;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Streamed messages whose blocks are remembered (a message settles within its own frames).
+const STREAM_CAP: usize = 256;
+/// Tool ids remembered for node lookups (a permission request follows its tool use at once).
+const TOOL_CAP: usize = 8192;
 
 use serde_json::{Value, json};
 
@@ -85,6 +90,11 @@ pub struct Mapper {
     task_node: HashMap<String, String>,
     agent_node: HashMap<String, String>,
     stream: HashMap<String, Vec<StreamBlock>>,
+    /// Message ids of `stream` and tool ids of `tool_node`/`tool_names` in arrival order, so
+    /// the oldest are forgotten past `STREAM_CAP`/`TOOL_CAP` (both maps otherwise grow with
+    /// the session; entries matter only while their message or tool call is live).
+    stream_order: VecDeque<String>,
+    tool_order: VecDeque<String>,
     current_msg: HashMap<Option<String>, String>,
     tool_uses: HashMap<Option<String>, u64>,
     settle_seq: u64,
@@ -100,6 +110,34 @@ impl Mapper {
                 .insert(format!("sb-break-{tool}"), tool.clone());
         }
         m
+    }
+
+    /// Remember the blocks of a newly streamed message, forgetting the oldest past the cap.
+    fn stream_blocks(&mut self, msg: &str) -> &mut Vec<StreamBlock> {
+        if !self.stream.contains_key(msg) {
+            if self.stream_order.len() >= STREAM_CAP
+                && let Some(old) = self.stream_order.pop_front()
+            {
+                self.stream.remove(&old);
+            }
+            self.stream_order.push_back(msg.to_string());
+        }
+        self.stream.entry(msg.to_string()).or_default()
+    }
+
+    /// Remember a tool id's node and name, forgetting the oldest past the cap.
+    fn remember_tool(&mut self, id: &str, node: Option<String>, name: &str) {
+        if !self.tool_node.contains_key(id) && !self.tool_names.contains_key(id) {
+            if self.tool_order.len() >= TOOL_CAP
+                && let Some(old) = self.tool_order.pop_front()
+            {
+                self.tool_node.remove(&old);
+                self.tool_names.remove(&old);
+            }
+            self.tool_order.push_back(id.to_string());
+        }
+        self.tool_node.insert(id.to_string(), node);
+        self.tool_names.insert(id.to_string(), name.to_string());
     }
 
     fn next_request_id(&mut self) -> String {

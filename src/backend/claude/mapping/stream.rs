@@ -9,7 +9,7 @@ use crate::core::text::sanitize;
 use crate::core::transcript::ItemOp;
 
 impl Mapper {
-    pub(super) fn stream_event(&mut self, e: codec::StreamEvent, out: &mut Out) {
+    pub(super) fn stream_event(&mut self, e: codec::StreamEvent<'_>, out: &mut Out) {
         let parent = e.parent_tool_use_id.clone();
         let node = self.node_for(parent.as_deref(), out);
         match e.event {
@@ -38,7 +38,7 @@ impl Mapper {
                     }
                     StartBlock::Other => return,
                 };
-                self.stream.entry(msg).or_default().push(StreamBlock {
+                self.stream_blocks(&msg).push(StreamBlock {
                     index,
                     kind,
                     settled: false,

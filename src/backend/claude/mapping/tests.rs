@@ -483,3 +483,33 @@ fn answers_are_encoded_once_and_echo_the_input() {
         "a second answer is not sent"
     );
 }
+
+/// The mapper's per-message and per-tool maps are bounded: a session of days does not grow
+/// them for ever (they used to keep every streamed message and every tool id).
+#[test]
+fn per_message_maps_stay_bounded() {
+    let mut m = Mapper::new(&[]);
+    let n = STREAM_CAP.max(TOOL_CAP) + 100;
+    for i in 0..n {
+        let id = format!("msg_{i}");
+        let tool = format!("toolu_{i}");
+        feed(
+            &mut m,
+            &[
+                stream(None, json!({"type":"message_start","message":{"id":id}})),
+                stream(
+                    None,
+                    json!({"type":"content_block_start","index":0,
+                        "content_block":{"type":"tool_use","id":tool,"name":"Bash","input":{}}}),
+                ),
+                stream(None, json!({"type":"message_stop"})),
+            ],
+        );
+    }
+    assert_eq!(m.stream.len(), STREAM_CAP);
+    assert_eq!(m.tool_node.len(), TOOL_CAP);
+    assert_eq!(m.tool_names.len(), TOOL_CAP);
+    // The newest are still known.
+    assert!(m.stream.contains_key(&format!("msg_{}", n - 1)));
+    assert!(m.tool_names.contains_key(&format!("toolu_{}", n - 1)));
+}

@@ -1,0 +1,508 @@
+//! A realistic, seeded stream generator for the benchmarks (and their smoke tests).
+//!
+//! The shapes are those of the real CLI's stdout in `fixtures/recordings/claude` (CLI 2.x with
+//! `--include-partial-messages`): every line carries `session_id` and `uuid`; a turn is
+//! `system/status`, then messages of `message_start`, thinking blocks (thinking deltas and a
+//! signature delta), text blocks (text deltas), tool_use blocks (`input_json_delta`), each
+//! block closed by `content_block_stop` and settled by its own `assistant` line, then
+//! `message_delta` and `message_stop`; tool results come back as `user` lines; every few turns
+//! an `Agent` tool runs a sub-agent (`system/task_*` frames and lines with
+//! `parent_tool_use_id`); each turn ends with a `result` carrying usage. About 70% of the
+//! lines are `content_block_delta`, as in long real sessions.
+//!
+//! The ACP stream follows `fixtures/recordings/acp`: `session/prompt` out, then
+//! `session/update` notifications (thought and message chunks, tool calls and their updates,
+//! plans, sub-agent `session_info_update`s) and the prompt's `stopReason` response.
+//!
+//! Deterministic: the same seed gives the same bytes.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+
+/// splitmix64: small, fast, and good enough to vary shapes.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn uuid(&mut self) -> String {
+        let a = self.next();
+        let b = self.next();
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0xfff,
+            (b >> 48) & 0x3fff | 0x8000,
+            b & 0xffff_ffff_ffff
+        )
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "session",
+    "store",
+    "keeps",
+    "tokens",
+    "in",
+    "memory",
+    "and",
+    "expires",
+    "them",
+    "after",
+    "an",
+    "hour;",
+    "I'll",
+    "read",
+    "src/auth.rs",
+    "first,",
+    "then",
+    "check",
+    "the",
+    "tests.",
+    "The",
+    "failing",
+    "case",
+    "is",
+    "`refresh_token`",
+    "when",
+    "clock",
+    "skew",
+    "exceeds",
+    "30s.",
+    "Let",
+    "me",
+    "look",
+    "at",
+    "how",
+    "rotation",
+    "works",
+    "—",
+    "it",
+    "uses",
+    "a",
+    "\"sliding\"",
+    "window",
+    "ünïcode",
+    "naïve",
+    "config.toml",
+    "→",
+    "fix",
+];
+
+/// JSON string literal (quotes and escapes included).
+fn js(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// `n` words of prose starting with a space or not.
+fn words(rng: &mut Rng, n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        if i > 0 || rng.chance(80) {
+            s.push(' ');
+        }
+        s.push_str(WORDS[rng.range(0, WORDS.len() - 1)]);
+        if rng.chance(3) {
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The Claude CLI's stdout, one line per `next()`, for ever.
+pub struct ClaudeGen {
+    rng: Rng,
+    session: String,
+    turn: u64,
+    msg: u64,
+    tool: u64,
+    queue: VecDeque<String>,
+}
+
+impl ClaudeGen {
+    pub fn new(seed: u64) -> ClaudeGen {
+        let mut rng = Rng::new(seed);
+        let session = rng.uuid();
+        let mut g = ClaudeGen {
+            rng,
+            session,
+            turn: 0,
+            msg: 0,
+            tool: 0,
+            queue: VecDeque::new(),
+        };
+        g.init();
+        g
+    }
+
+    /// `n` lines collected (for the sizes that fit in memory).
+    pub fn lines(seed: u64, n: usize) -> Vec<String> {
+        ClaudeGen::new(seed).take(n).collect()
+    }
+
+    fn tail(&mut self, parent: Option<&str>) -> String {
+        let uuid = self.rng.uuid();
+        format!(
+            r#","parent_tool_use_id":{},"session_id":"{}","uuid":"{uuid}""#,
+            parent.map_or("null".to_string(), js),
+            self.session
+        )
+    }
+
+    fn ev(&mut self, parent: Option<&str>, msg: &str, event: String) {
+        let tail = self.tail(parent);
+        self.queue.push_back(format!(
+            r#"{{"type":"stream_event","event":{event}{tail},"api_message_id":"{msg}"}}"#
+        ));
+    }
+
+    fn init(&mut self) {
+        let uuid = self.rng.uuid();
+        self.queue.push_back(format!(
+            r#"{{"type":"system","subtype":"init","cwd":"/work/project","session_id":"{}","tools":["Task","Bash","Edit","Read","Grep","Glob","Write","WebFetch"],"mcp_servers":[],"model":"claude-opus-5-5","permissionMode":"default","slash_commands":["compact","review"],"apiKeySource":"none","claude_code_version":"2.1.332","output_style":"default","agents":["general-purpose","Explore"],"skills":[],"plugins":[],"uuid":"{uuid}"}}"#,
+            self.session
+        ));
+    }
+
+    fn assistant(&mut self, parent: Option<&str>, msg: &str, block: String) {
+        let tail = self.tail(parent);
+        self.queue.push_back(format!(
+            r#"{{"type":"assistant","message":{{"id":"{msg}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{block}],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":12,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":4096}},"context_management":null}}{tail}}}"#
+        ));
+    }
+
+    /// One streamed message: thinking, text and maybe a tool use. Returns the tool id and
+    /// name when it used one.
+    fn message(
+        &mut self,
+        parent: Option<&str>,
+        tool: Option<&str>,
+        thinking: bool,
+    ) -> Option<(String, String)> {
+        self.msg += 1;
+        let msg = format!("msg_01{:020x}", self.msg);
+        self.ev(
+            parent,
+            &msg.clone(),
+            format!(
+                r#"{{"type":"message_start","message":{{"id":"{msg}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":12,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":4096}}}}}}"#
+            ),
+        );
+        let mut index = 0;
+        if thinking {
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"thinking","thinking":"","signature":""}}}}"#),
+            );
+            let mut all = String::new();
+            for _ in 0..self.rng.range(4, 16) {
+                let n = self.rng.range(2, 10);
+                let d = words(&mut self.rng, n);
+                all.push_str(&d);
+                self.ev(
+                    parent,
+                    &msg,
+                    format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"thinking_delta","thinking":{}}}}}"#, js(&d)),
+                );
+            }
+            let sig: String = (0..4)
+                .map(|_| format!("{:016x}", self.rng.next()))
+                .collect();
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"signature_delta","signature":"{sig}"}}}}"#),
+            );
+            self.assistant(
+                parent,
+                &msg,
+                format!(
+                    r#"{{"type":"thinking","thinking":{},"signature":"{sig}"}}"#,
+                    js(&all)
+                ),
+            );
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+            );
+            index += 1;
+        }
+        self.ev(
+            parent,
+            &msg,
+            format!(r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#),
+        );
+        let mut all = String::new();
+        for _ in 0..self.rng.range(5, 30) {
+            let n = self.rng.range(1, 8);
+            let d = words(&mut self.rng, n);
+            all.push_str(&d);
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":{}}}}}"#, js(&d)),
+            );
+        }
+        self.assistant(
+            parent,
+            &msg,
+            format!(r#"{{"type":"text","text":{}}}"#, js(&all)),
+        );
+        self.ev(
+            parent,
+            &msg,
+            format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+        );
+        index += 1;
+        let used = tool.map(|name| {
+            self.tool += 1;
+            let id = format!("toolu_01{:018x}", self.tool);
+            self.ev(
+                parent,
+                &msg,
+                format!(r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}}}"#),
+            );
+            let input = match name {
+                "Agent" => format!(
+                    r#"{{"description":"Review module {}","prompt":{},"subagent_type":"general-purpose"}}"#,
+                    self.tool,
+                    js(&words(&mut self.rng, 30))
+                ),
+                "Edit" => format!(
+                    r#"{{"file_path":"/work/project/src/auth.rs","old_string":{},"new_string":{}}}"#,
+                    js(&words(&mut self.rng, 12)),
+                    js(&words(&mut self.rng, 14))
+                ),
+                "Read" => r#"{"file_path":"/work/project/src/auth.rs"}"#.to_string(),
+                _ => format!(r#"{{"command":"cargo test -p auth {}","description":"Run the auth tests"}}"#, self.tool),
+            };
+            // The input arrives in pieces of partial JSON.
+            let chars: Vec<char> = input.chars().collect();
+            let mut at = 0;
+            while at < chars.len() {
+                let n = self.rng.range(8, 40).min(chars.len() - at);
+                let piece: String = chars[at..at + n].iter().collect();
+                at += n;
+                self.ev(
+                    parent,
+                    &msg,
+                    format!(r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#, js(&piece)),
+                );
+            }
+            self.assistant(
+                parent,
+                &msg,
+                format!(r#"{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}"#),
+            );
+            self.ev(parent, &msg, format!(r#"{{"type":"content_block_stop","index":{index}}}"#));
+            (id, name.to_string())
+        });
+        let stop = if used.is_some() {
+            "tool_use"
+        } else {
+            "end_turn"
+        };
+        let out_tokens = self.rng.range(20, 900);
+        self.ev(
+            parent,
+            &msg,
+            format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{stop}","stop_sequence":null}},"usage":{{"output_tokens":{out_tokens}}}}}"#),
+        );
+        self.ev(parent, &msg, r#"{"type":"message_stop"}"#.to_string());
+        used
+    }
+
+    fn tool_result(&mut self, parent: Option<&str>, id: &str, extra: &str) {
+        let n = self.rng.range(10, 200);
+        let body = words(&mut self.rng, n);
+        let err = self.rng.chance(5);
+        let tail = self.tail(parent);
+        self.queue.push_back(format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"{id}","type":"tool_result","content":{},"is_error":{err}}}]}}{tail}{extra},"timestamp":"2026-12-01T05:50:56.774Z"}}"#,
+            js(&body)
+        ));
+    }
+
+    fn system(&mut self, body: String) {
+        let uuid = self.rng.uuid();
+        self.queue.push_back(format!(
+            r#"{{"type":"system",{body},"uuid":"{uuid}","session_id":"{}"}}"#,
+            self.session
+        ));
+    }
+
+    fn turn(&mut self) {
+        self.turn += 1;
+        self.system(r#""subtype":"status","status":"requesting""#.to_string());
+        let steps = self.rng.range(1, 4);
+        for step in 0..steps {
+            let tool = if self.turn.is_multiple_of(5) && step == 0 {
+                "Agent"
+            } else {
+                ["Bash", "Read", "Edit", "Bash"][self.rng.range(0, 3)]
+            };
+            let thinking = self.rng.chance(70);
+            let Some((id, name)) = self.message(None, Some(tool), thinking) else {
+                continue;
+            };
+            if name == "Agent" {
+                let task = format!("a{:016x}", self.rng.next());
+                self.system(format!(
+                    r#""subtype":"task_started","task_id":"{task}","tool_use_id":"{id}","description":"Review module","subagent_type":"general-purpose","task_type":"local_agent""#
+                ));
+                for _ in 0..self.rng.range(1, 3) {
+                    if let Some((sub_id, _)) = self.message(Some(&id), Some("Read"), false) {
+                        self.tool_result(Some(&id), &sub_id, "");
+                    }
+                    let tokens = self.rng.range(100, 9000);
+                    self.system(format!(
+                        r#""subtype":"task_progress","task_id":"{task}","tool_use_id":"{id}","description":"Reading","usage":{{"total_tokens":{tokens},"tool_uses":1,"duration_ms":420}},"last_tool_name":"Read""#
+                    ));
+                }
+                self.message(Some(&id), None, false);
+                self.system(format!(
+                    r#""subtype":"task_notification","task_id":"{task}","tool_use_id":"{id}","status":"completed","output_file":"/tmp/claude/tasks/{task}.output","summary":"Reviewed the module.","usage":{{"total_tokens":4000,"tool_uses":2,"duration_ms":3100}}"#
+                ));
+                self.tool_result(
+                    None,
+                    &id,
+                    &format!(r#","tool_use_result":{{"status":"completed","agentId":"{task}"}}"#),
+                );
+            } else {
+                self.tool_result(None, &id, "");
+            }
+        }
+        self.message(None, None, false);
+        let (i, o) = (self.rng.range(1000, 90_000), self.rng.range(100, 9000));
+        let uuid = self.rng.uuid();
+        // The CLI writes `result` with `type` after other keys: the general decode path.
+        self.queue.push_back(format!(
+            r#"{{"duration_api_ms":{},"stop_reason":"end_turn","type":"result","subtype":"success","is_error":false,"duration_ms":{},"num_turns":{steps},"result":{},"session_id":"{}","total_cost_usd":0.0{:04},"usage":{{"input_tokens":{i},"cache_creation_input_tokens":0,"cache_read_input_tokens":{},"output_tokens":{o},"service_tier":"standard"}},"permission_denials":[],"uuid":"{uuid}"}}"#,
+            self.rng.range(900, 60_000),
+            self.rng.range(1000, 90_000),
+            js(&words(&mut self.rng, 8)),
+            self.session,
+            self.rng.range(1, 9999),
+            self.rng.range(0, 200_000),
+        ));
+    }
+}
+
+impl Iterator for ClaudeGen {
+    type Item = String;
+    fn next(&mut self) -> Option<String> {
+        if self.queue.is_empty() {
+            self.turn();
+        }
+        self.queue.pop_front()
+    }
+}
+
+/// One line of an ACP session as a recording holds it: `out` is ours, `in` the agent's.
+pub struct AcpLine {
+    pub out: bool,
+    pub line: String,
+}
+
+/// An ACP agent session (after `initialize` and `session/new`), one line per `next()`.
+pub struct AcpGen {
+    rng: Rng,
+    id: u64,
+    call: u64,
+    turn: u64,
+    queue: VecDeque<AcpLine>,
+}
+
+impl AcpGen {
+    pub fn new(seed: u64) -> AcpGen {
+        let mut g = AcpGen {
+            rng: Rng::new(seed),
+            id: 2,
+            call: 0,
+            turn: 0,
+            queue: VecDeque::new(),
+        };
+        g.push(true, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true},"clientInfo":{"name":"switchboard","title":"switchboard","version":"0.1.0"}}}"#.into());
+        g.push(false, r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"agentInfo":{"name":"bench-agent","title":"Bench Agent","version":"1.0.0"}}}"#.into());
+        g.push(true, r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#.into());
+        g.push(false, r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"},{"id":"plan","name":"Plan"}]}}}"#.into());
+        g
+    }
+
+    fn push(&mut self, out: bool, line: String) {
+        self.queue.push_back(AcpLine { out, line });
+    }
+
+    fn update(&mut self, u: String) {
+        self.push(
+            false,
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{u}}}}}"#),
+        );
+    }
+
+    fn turn(&mut self) {
+        self.turn += 1;
+        self.id += 1;
+        let prompt_id = self.id;
+        let text = js(&words(&mut self.rng, 12));
+        self.push(
+            true,
+            format!(r#"{{"jsonrpc":"2.0","id":{prompt_id},"method":"session/prompt","params":{{"sessionId":"sess_1","prompt":[{{"type":"text","text":{text}}}]}}}}"#),
+        );
+        for _ in 0..self.rng.range(5, 20) {
+            let n = self.rng.range(2, 8);
+            let t = js(&words(&mut self.rng, n));
+            self.update(format!(r#"{{"sessionUpdate":"agent_thought_chunk","content":{{"type":"text","text":{t}}}}}"#));
+        }
+        if self.turn.is_multiple_of(4) {
+            self.update(r#"{"sessionUpdate":"plan","entries":[{"content":"Read the module","priority":"high","status":"completed"},{"content":"Fix the bug","priority":"medium","status":"in_progress"}]}"#.into());
+        }
+        for _ in 0..self.rng.range(1, 3) {
+            self.call += 1;
+            let c = self.call;
+            self.update(format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"call_{c}","title":"Read src/lib.rs","kind":"read","status":"pending","locations":[{{"path":"/w/src/lib.rs"}}],"rawInput":{{"path":"/w/src/lib.rs"}}}}"#));
+            self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"call_{c}","status":"in_progress"}}"#));
+            let body = js(&words(&mut self.rng, 40));
+            self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"call_{c}","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{body}}}}}]}}"#));
+        }
+        for _ in 0..self.rng.range(10, 60) {
+            let n = self.rng.range(1, 6);
+            let t = js(&words(&mut self.rng, n));
+            self.update(format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{t}}}}}"#));
+        }
+        self.push(
+            false,
+            format!(r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#),
+        );
+    }
+}
+
+impl Iterator for AcpGen {
+    type Item = AcpLine;
+    fn next(&mut self) -> Option<AcpLine> {
+        if self.queue.is_empty() {
+            self.turn();
+        }
+        self.queue.pop_front()
+    }
+}
