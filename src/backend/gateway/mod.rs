@@ -9,6 +9,8 @@
 
 pub mod codec;
 pub mod engine;
+pub mod fake_host;
 pub mod journal;
 pub mod tools;
+pub mod transport;
 pub mod validate;
