@@ -8,9 +8,12 @@
 //! (`tools/`), the network (`transport`).
 
 pub mod codec;
+pub mod demo;
 pub mod engine;
 pub mod fake_host;
 pub mod journal;
+pub mod mapping;
+pub mod session;
 pub mod tools;
 pub mod transport;
 pub mod validate;
