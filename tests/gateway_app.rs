@@ -127,3 +127,70 @@ async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> Str
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
+    use switchboard::backend::gateway::journal::Journal;
+    use switchboard::backend::gateway::validate::args_hash;
+    let base: PathBuf =
+        std::env::temp_dir().join(format!("sb-gw-app-settle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    std::fs::write(base.join("proj/README.md"), "# old\n").unwrap();
+    let args = json!({"path": "README.md", "content": "# new\n", "expectedSha256": sha256_hex(b"# old\n")});
+    // What a crash mid-write leaves behind.
+    let mut j = Journal::open(
+        &base.join("data/journal.jsonl"),
+        switchboard::record::now_ms(),
+    )
+    .unwrap();
+    let key = (WS.to_string(), "conv-1".to_string(), "w7".to_string());
+    let hash = args_hash(WS, "conv-1", Some(INTENT), Some("workspace_write"), &args);
+    let effect = json!({"tool": "workspace_write", "path": "README.md", "expectedSha256": sha256_hex(b"# old\n"), "newSha256": sha256_hex(b"# new\n")});
+    j.executing(&key, &hash, "workspace_write", effect).unwrap();
+    drop(j);
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Full,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+    h.wait_until("the settle card", WAIT, |s| !s.gates.is_empty())
+        .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("README.md") && screen.contains("uncertain"),
+        "{screen}"
+    );
+    h.key(KeyCode::Char('y'));
+    h.wait_until("the card closes", WAIT, |s| s.gates.is_empty())
+        .await;
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    c.send(call("w7", "workspace_write", args)).await;
+    let r = pump_result(&mut h, &mut c, "w7").await;
+    assert_eq!(fake_host::code_of(&r), "uncertain_effect");
+    assert!(r.contains("was not changed"), "settled by the SHA: {r}");
+    assert_eq!(
+        std::fs::read_to_string(base.join("proj/README.md")).unwrap(),
+        "# old\n",
+        "never re-run"
+    );
+    h.quit().await;
+}

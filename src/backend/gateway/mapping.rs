@@ -218,6 +218,57 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
     }
 }
 
+/// A card for a receipt interrupted by a crash: what it was (command text, path, SHAs).
+pub fn settle_card(
+    id: &str,
+    key: &super::journal::Key,
+    e: &super::journal::Entry,
+    now_ms: u64,
+) -> Gate {
+    let what = match (e.effect["path"].as_str(), e.effect["command"].as_str()) {
+        (Some(p), _) => format!(
+            "{} {p} (expected sha256 {}, new sha256 {})",
+            e.tool,
+            e.effect["expectedSha256"].as_str().unwrap_or("none"),
+            e.effect["newSha256"].as_str().unwrap_or("none")
+        ),
+        (None, Some(c)) => format!(
+            "{} `{c}` (command {})",
+            e.tool,
+            e.effect["commandId"].as_str().unwrap_or("?")
+        ),
+        _ => format!("{} {}", e.tool, e.effect),
+    };
+    Gate {
+        id: id.to_string(),
+        node_key: ROOT_KEY.to_string(),
+        asked_by: Some(format!(
+            "receipts journal (conversation {}, call {})",
+            key.1, key.2
+        )),
+        kind: GateKind::Permission(Permission {
+            tool: "settle uncertain receipt".into(),
+            summary: what.clone(),
+            rule_arg: key.2.clone(),
+            input: json!({"call": key.2}).to_string(),
+            title: Some("interrupted mid-effect: it may or may not have happened".into()),
+            description: Some(format!(
+                "{what}. It is never re-run. y: settle it (by the file's SHA-256 when conclusive, else on your word); n: leave it uncertain."
+            )),
+            decision_reason: None,
+            blocked_path: None,
+            suggestions: Vec::new(),
+            always_allowed: false,
+            default_to_no: false,
+            diff: None,
+            options: Vec::new(),
+        }),
+        opened_ms: now_ms,
+        default_reply: "{}".into(),
+        reply_definition: "",
+    }
+}
+
 /// The owner's decision as the engine takes it. Nothing here can grant more than the card
 /// asked: an answer to a question is only text.
 pub fn decision(d: &Decision) -> engine::Decision {

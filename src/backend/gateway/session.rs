@@ -175,12 +175,17 @@ async fn run(
         },
     )
     .await;
+    // Each uncertain receipt is a card: `y` settles it (by the file's SHA when that is
+    // conclusive, else on the owner's word), `n` leaves it uncertain. Never a re-run.
+    let mut settle: Vec<super::journal::Key> = Vec::new();
     for (k, e) in uncertain {
-        note(&events, Level::Warn, format!(
-            "uncertain receipt: conversation {} call {} ({}) was interrupted mid-effect: {}. It will not be re-run; the host gets uncertain_effect.",
-            k.1, k.2, e.tool, e.effect
-        ))
+        let id = format!("gw-settle-{}", settle.len());
+        ev(
+            &events,
+            BackendEvent::GateOpen(mapping::settle_card(&id, &k, &e, now_ms())),
+        )
         .await;
+        settle.push(k);
     }
     let (etx, mut erx) = mpsc::channel(256);
     let (dtx, drx) = mpsc::unbounded_channel();
@@ -217,6 +222,28 @@ async fn run(
                     // Quitting leaves waiting calls unanswered: B re-sends them next time.
                     dtx = None;
                     break;
+                }
+                Some(Command::Answer { gate_id, decision }) if gate_id.starts_with("gw-settle-") => {
+                    let key = gate_id["gw-settle-".len()..].parse::<usize>().ok().and_then(|i| settle.get(i)).cloned();
+                    let Some(key) = key else { continue };
+                    if !matches!(decision, crate::core::gate::Decision::Allow { .. }) {
+                        note(&events, Level::Info, format!("receipt {} left uncertain", key.2)).await;
+                        continue;
+                    }
+                    let e = engine.clone();
+                    let done = tokio::task::spawn_blocking(move || {
+                        let mut e = e.lock().unwrap_or_else(|p| p.into_inner());
+                        match e.settle(&key, None) {
+                            Ok(_) => format!("receipt {} settled by the file's revision", key.2),
+                            Err(why) => match e.settle(&key, Some("marked settled by the owner")) {
+                                Ok(_) => format!("receipt {} settled on the owner's word ({why})", key.2),
+                                Err(e) => format!("receipt {} not settled: {e}", key.2),
+                            },
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|_| "settling failed".into());
+                    note(&events, Level::Info, done).await;
                 }
                 Some(Command::Answer { gate_id, decision }) => {
                     if let (Some(g), Some(tx)) = (mapping::engine_gate(&gate_id), dtx.as_ref()) {
