@@ -255,6 +255,33 @@ impl Journal {
         )
     }
 
+    /// A completed receipt without the fsync: only for building large journals in the
+    /// benchmark (every real receipt goes through `completed`).
+    #[doc(hidden)]
+    pub fn completed_unsynced_for_bench(
+        &mut self,
+        key: &Key,
+        hash: &str,
+        tool: &str,
+        effect: Value,
+        result: &str,
+    ) -> io::Result<()> {
+        let r = Record {
+            ws: key.0.clone(),
+            session: key.1.clone(),
+            id: key.2.clone(),
+            state: State::Completed,
+            hash: hash.to_string(),
+            tool: tool.to_string(),
+            effect,
+            result: Some(result.to_string()),
+            at: crate::record::now_ms(),
+        };
+        let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)
+    }
+
     /// Drop completed receipts older than the retention. Executing ones stay until settled.
     fn expire(&mut self, now_ms: u64) -> usize {
         let before = self.entries.len();
