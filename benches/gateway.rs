@@ -18,12 +18,21 @@ use switchboard::contain::Root;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (reads, writes, receipts) = if full { (20_000, 500, 100_000) } else { (200, 20, 1_000) };
+    let (reads, writes, receipts) = if full {
+        (20_000, 500, 100_000)
+    } else {
+        (200, 20, 1_000)
+    };
     let base = std::env::temp_dir().join(format!("sb-gw-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("proj")).unwrap();
     std::fs::write(base.join("proj/a.txt"), "x".repeat(4096)).unwrap();
-    let pin = Pinned { workspace_id: "w".into(), intention: "i".into(), mode: Mode::Full, extra_tools: Vec::new() };
+    let pin = Pinned {
+        workspace_id: "w".into(),
+        intention: "i".into(),
+        mode: Mode::Full,
+        extra_tools: Vec::new(),
+    };
     let mut e = Engine::new(
         pin,
         Root::open(&base.join("proj")).unwrap(),
@@ -34,17 +43,28 @@ fn main() {
                "intention": "i", "tool": tool, "args": args})
         .to_string()
     };
-    let sent = |o: &[Out]| o.iter().any(|x| matches!(x, Out::Send(f) if !f.contains("isError")));
+    let sent = |o: &[Out]| {
+        o.iter()
+            .any(|x| matches!(x, Out::Send(f) if !f.contains("isError")))
+    };
 
     let t = Instant::now();
     for i in 0..reads {
-        assert!(sent(&e.on_frame(&call(format!("r{i}"), "workspace_read", json!({"path": "a.txt"})))));
+        assert!(sent(&e.on_frame(&call(
+            format!("r{i}"),
+            "workspace_read",
+            json!({"path": "a.txt"})
+        ))));
     }
     let g1 = reads as f64 / t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     for i in 0..writes {
-        let out = e.on_frame(&call(format!("w{i}"), "workspace_write", json!({"path": format!("f{i}.txt"), "content": "hello", "expectedSha256": null})));
+        let out = e.on_frame(&call(
+            format!("w{i}"),
+            "workspace_write",
+            json!({"path": format!("f{i}.txt"), "content": "hello", "expectedSha256": null}),
+        ));
         assert!(sent(&out), "{out:?}");
     }
     let g2 = writes as f64 / t.elapsed().as_secs_f64();
@@ -57,7 +77,14 @@ fn main() {
         let body = r#"{"content":[{"type":"text","text":"{\"path\":\"a.txt\",\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\"}"}],"structuredContent":{"path":"a.txt"}}"#;
         for i in 0..receipts {
             let key = ("w".to_string(), "s".to_string(), format!("id-{i}"));
-            j.completed_unsynced_for_bench(&key, "h", "workspace_write", json!({"path": "a.txt"}), body).unwrap();
+            j.completed_unsynced_for_bench(
+                &key,
+                "h",
+                "workspace_write",
+                json!({"path": "a.txt"}),
+                body,
+            )
+            .unwrap();
         }
     }
     let t = Instant::now();

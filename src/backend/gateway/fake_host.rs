@@ -42,6 +42,8 @@ pub struct Conn {
 
 impl FakeHost {
     /// Listen on 127.0.0.1 (port 0: any) for `workspace`, accepting only `Bearer <token>`.
+    // The handshake callback's error type is tungstenite's own, as large as it is.
+    #[allow(clippy::result_large_err)]
     pub async fn start(port: u16, workspace: &str, token: &str) -> std::io::Result<FakeHost> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();

@@ -82,12 +82,10 @@ impl Mode {
 
     /// Whether a call of this class needs the owner's decision under this mode.
     pub fn needs_gate(self, class: Class) -> bool {
-        match (self, class) {
-            (_, Class::Read | Class::Ask) => false,
-            (Mode::Full, _) => false,
-            (Mode::Edits, Class::Edit) => false,
-            _ => true,
-        }
+        !matches!(
+            (self, class),
+            (_, Class::Read | Class::Ask) | (Mode::Full, _) | (Mode::Edits, Class::Edit)
+        )
     }
 }
 
