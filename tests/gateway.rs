@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
 use tokio::sync::mpsc;
 
 use switchboard::backend::gateway::codec::FRAME_BYTES;
@@ -399,4 +400,77 @@ async fn a_crash_between_executing_and_completed_leaves_an_uncertain_effect_neve
     let _ = child.kill();
     let _ = child.wait();
     assert_no_token(&base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_verifies_the_host_certificate_and_sends_the_token_only_in_the_header() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_rustls::rustls;
+    use tokio_tungstenite::tungstenite::Message;
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert = ck.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        ck.signing_key.serialize_der(),
+    ));
+    let server = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.clone()], key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<(String, String)>();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, seen) = (acceptor.clone(), seen_tx.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let auth = Arc::new(Mutex::new(String::new()));
+                let a2 = auth.clone();
+                #[allow(clippy::result_large_err)]
+                let cb = move |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                               resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
+                    *a2.lock().unwrap() = format!(
+                        "{} {}",
+                        req.uri(),
+                        req.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("")
+                    );
+                    Ok(resp)
+                };
+                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tls, cb).await else {
+                    return;
+                };
+                if let Some(Ok(Message::Text(t))) = ws.next().await {
+                    let a = auth.lock().unwrap().clone();
+                    let _ = seen.send((a, t.as_str().to_string()));
+                }
+                let _ = ws.close(None).await;
+            });
+        }
+    });
+    let url = transport::channel_url(&format!("wss://localhost:{port}"), WS).unwrap();
+    let token = Token::new(TOKEN.into()).unwrap();
+    // An untrusted certificate is refused.
+    assert!(transport::connect(&url, &token).await.is_err());
+    let mut ws = transport::connect_with_roots(&url, &token, &[cert])
+        .await
+        .unwrap();
+    ws.send(Message::text(r#"{"type":"ready","protocol":1}"#))
+        .await
+        .unwrap();
+    let (auth, first) = tokio::time::timeout(WAIT, seen_rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        auth,
+        format!("/api/ai-gateway/v1/workspaces/{WS}/channel Bearer {TOKEN}")
+    );
+    assert_eq!(first, r#"{"type":"ready","protocol":1}"#);
 }

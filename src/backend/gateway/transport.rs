@@ -98,9 +98,7 @@ pub fn channel_url(base: &str, workspace: &str) -> Result<String, String> {
                 "ws:// is refused except to loopback ({host} is not): use wss://"
             ));
         }
-        "wss" => {
-            return Err("wss:// needs TLS, which this build does not include yet: use a loopback ws:// tunnel".into());
-        }
+        "wss" => {}
         s => return Err(format!("{s}:// is not a WebSocket scheme")),
     }
     let mut seg = String::new();
@@ -183,25 +181,65 @@ pub enum Event {
     Engine(Out),
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+/// TLS for `wss://`: rustls on the ring provider with Mozilla's roots (plus `extra_roots`,
+/// which only the tests use, for their throwaway certificate).
+fn tls_config(
+    extra_roots: &[rustls::pki_types::CertificateDer<'static>],
+) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for r in extra_roots {
+        roots
+            .add(r.clone())
+            .map_err(|e| format!("bad root certificate: {e}"))?;
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+}
 
 /// Open the socket. Any answer but 101 is a failure: a redirect is never followed.
 pub async fn connect(url: &str, token: &Token) -> Result<Ws, String> {
+    connect_with_roots(url, token, &[]).await
+}
+
+/// `connect`, trusting `extra_roots` besides the public ones (for tests).
+pub async fn connect_with_roots(
+    url: &str,
+    token: &Token,
+    extra_roots: &[rustls::pki_types::CertificateDer<'static>],
+) -> Result<Ws, String> {
     let mut req = url
         .into_client_request()
         .map_err(|e| format!("bad URL: {e}"))?;
     req.headers_mut().insert("Authorization", token.header()?);
+    let tls = req.uri().scheme_str() == Some("wss");
     let host = req
         .uri()
         .host()
         .unwrap_or_default()
         .trim_matches(['[', ']'])
         .to_string();
-    let port = req.uri().port_u16().unwrap_or(80);
+    let port = req.uri().port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let connector = if tls {
+        tokio_tungstenite::Connector::Rustls(Arc::new(tls_config(extra_roots)?))
+    } else {
+        tokio_tungstenite::Connector::Plain
+    };
     let tcp = TcpStream::connect((host.as_str(), port))
         .await
         .map_err(|e| format!("cannot reach {host}:{port}: {e}"))?;
-    match tokio_tungstenite::client_async_with_config(req, tcp, Some(ws_config())).await {
+    match tokio_tungstenite::client_async_tls_with_config(
+        req,
+        tcp,
+        Some(ws_config()),
+        Some(connector),
+    )
+    .await
+    {
         Ok((ws, _)) => Ok(ws),
         Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(format!(
             "the host answered HTTP {} instead of switching protocols (redirects are not followed)",
@@ -395,6 +433,10 @@ mod tests {
         assert!(channel_url("ws://127.0.0.1:9/?token=x", "w").is_err());
         assert!(channel_url("ws://u:p@127.0.0.1:9", "w").is_err());
         assert!(channel_url("http://127.0.0.1", "w").is_err());
+        assert_eq!(
+            channel_url("wss://host.example:8443/base/", "w").unwrap(),
+            "wss://host.example:8443/base/api/ai-gateway/v1/workspaces/w/channel"
+        );
     }
 
     #[test]
