@@ -200,6 +200,11 @@ async fn calls_are_served_and_the_token_is_only_in_the_header() {
     // The recording has the frames, not the handshake.
     let rec = std::fs::read_to_string(base.join("data/recording.jsonl")).unwrap();
     assert!(rec.contains("workspace_write") && !rec.to_lowercase().contains("authorization"));
+    // And it validates: frames, tool schemas, one answer per id.
+    let loaded = switchboard::replay::load::load(&base.join("data/recording.jsonl"), None).unwrap();
+    let report = switchboard::replay::validate::validate(&loaded);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert_eq!((report.requests, report.replies_checked), (2, 2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

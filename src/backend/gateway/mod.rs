@@ -13,6 +13,7 @@ pub mod engine;
 pub mod fake_host;
 pub mod journal;
 pub mod mapping;
+pub mod recording;
 pub mod session;
 pub mod tools;
 pub mod transport;
