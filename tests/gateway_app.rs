@@ -114,6 +114,40 @@ async fn remote_write_approved_exec_denied_question_answered() {
     h.quit().await;
     let rec = std::fs::read_to_string(base.join("data/recording.jsonl")).unwrap();
     assert!(!rec.contains(TOKEN));
+
+    // The recording replays: each card opens again and its recorded answer closes it.
+    let mut p =
+        switchboard::replay::player::Player::open_path(&base.join("data/recording.jsonl"), None)
+            .unwrap();
+    assert_eq!(p.state().session.backend, "gateway");
+    let total = p.total();
+    let mut opened = std::collections::BTreeSet::new();
+    for i in 1..=total {
+        p.seek(i);
+        if !p.state().gates.is_empty() {
+            let id = p.state().gates[0].id.clone();
+            opened.insert(id.clone());
+            let answer = p
+                .state()
+                .replay
+                .as_ref()
+                .unwrap()
+                .answers
+                .get(&id)
+                .cloned()
+                .unwrap_or_default();
+            assert!(!answer.is_empty(), "gate {id} shows its recorded answer");
+        }
+    }
+    assert_eq!(
+        opened.len(),
+        3,
+        "write, exec and question each open one card: {opened:?}"
+    );
+    assert!(
+        p.state().gates.is_empty(),
+        "every card closed by its recorded answer"
+    );
 }
 
 /// Wait for the result of `id` while the app keeps applying backend messages.

@@ -35,6 +35,14 @@ pub struct Nodes {
 }
 
 impl Nodes {
+    /// A copy for replay checkpoints.
+    pub fn clone_state(&self) -> Nodes {
+        Nodes {
+            first: self.first.clone(),
+            opened: self.opened.clone(),
+        }
+    }
+
     fn node(&mut self, session: &str, out: &mut Vec<BackendEvent>) -> String {
         let first = self.first.get_or_insert_with(|| session.to_string());
         if first == session {

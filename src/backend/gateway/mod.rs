@@ -14,6 +14,7 @@ pub mod fake_host;
 pub mod journal;
 pub mod mapping;
 pub mod recording;
+pub mod replay;
 pub mod session;
 pub mod tools;
 pub mod transport;
