@@ -469,3 +469,26 @@ fn a_ready_with_another_protocol_closes_and_a_call_with_one_is_invalid() {
     assert_eq!(code(&t.e.on_frame(&c.to_string())), "invalid_frame");
     assert!(matches!(t.e.on_frame("not json")[0], Out::Dropped(_)));
 }
+
+#[test]
+fn a_full_journal_refuses_effects_before_they_run() {
+    let mut t = setup("full", Mode::Full);
+    t.e.journal.set_cap(0);
+    let out = t.e.on_frame(&call(
+        "w",
+        "s1",
+        "workspace_write",
+        json!({"path": "n.txt", "content": "x", "expectedSha256": null}),
+    ));
+    assert_eq!(code(&out), "failed");
+    assert!(!t.base.join("proj/n.txt").exists(), "nothing happened");
+    // Transient: once there is room the same id runs.
+    t.e.journal.set_cap(10);
+    let out = t.e.on_frame(&call(
+        "w",
+        "s1",
+        "workspace_write",
+        json!({"path": "n.txt", "content": "x", "expectedSha256": null}),
+    ));
+    assert_eq!(code(&out), "ok");
+}

@@ -17,6 +17,10 @@ use serde_json::Value;
 /// Receipts are kept at least this long after they complete (reference §5.3).
 pub const RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 
+/// Receipts held at most (within the retention): a host that floods ids gets transient
+/// refusals, never an unbounded journal. Completing a receipt already held is always allowed.
+pub const MAX_RECEIPTS: usize = 250_000;
+
 /// `(workspaceId, sessionId, id)`.
 pub type Key = (String, String, String);
 
@@ -67,6 +71,7 @@ pub struct Journal {
     entries: HashMap<Key, Entry>,
     /// Lines that could not be read back (a torn last line after a crash).
     pub skipped: usize,
+    cap: usize,
 }
 
 impl std::fmt::Debug for Journal {
@@ -137,6 +142,7 @@ impl Journal {
             file,
             entries,
             skipped,
+            cap: MAX_RECEIPTS,
         };
         let expired = j.expire(now_ms);
         if expired > 0 || lines > 2 * j.entries.len() + 1024 || skipped > 0 {
@@ -174,7 +180,18 @@ impl Journal {
         v
     }
 
+    /// Change the receipt cap (tests).
+    pub fn set_cap(&mut self, cap: usize) {
+        self.cap = cap;
+    }
+
     fn append(&mut self, key: &Key, entry: Entry) -> io::Result<()> {
+        if !self.entries.contains_key(key) && self.entries.len() >= self.cap {
+            return Err(io::Error::other(format!(
+                "the receipts journal holds {} receipts, its limit; retry later",
+                self.entries.len()
+            )));
+        }
         let r = Record {
             ws: key.0.clone(),
             session: key.1.clone(),
@@ -388,6 +405,18 @@ mod tests {
             .mode()
             & 0o777;
         assert_eq!(dmode, 0o700);
+    }
+
+    #[test]
+    fn a_full_journal_refuses_new_receipts_but_completes_held_ones() {
+        let p = scratch("cap");
+        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
+        j.set_cap(2);
+        j.executing(&key("1"), "h", "t", Value::Null).unwrap();
+        j.completed(&key("2"), "h", "t", Value::Null, "{}").unwrap();
+        assert!(j.executing(&key("3"), "h", "t", Value::Null).is_err());
+        assert!(j.get(&key("3")).is_none());
+        j.completed(&key("1"), "h", "t", Value::Null, "{}").unwrap();
     }
 
     #[test]

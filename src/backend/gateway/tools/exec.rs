@@ -22,6 +22,10 @@ pub const OUTPUT_CAP: usize = 1024 * 1024;
 pub const POLL_PAGE: usize = 256 * 1024;
 /// `timeoutMs` when the call gives none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Commands running at once; more are refused (a host cannot fork without bound).
+pub const MAX_RUNNING: usize = 16;
+/// Commands remembered (finished ones are forgotten oldest first beyond this).
+pub const MAX_KEPT: usize = 256;
 /// Between SIGTERM and SIGKILL on stop.
 const GRACE: Duration = Duration::from_secs(2);
 
@@ -61,6 +65,7 @@ struct Shared {
 }
 
 struct Cmd {
+    seq: u64,
     owner: (String, String),
     pid: i32,
     stdin: Option<ChildStdin>,
@@ -71,6 +76,7 @@ struct Cmd {
 #[derive(Default)]
 pub struct Commands {
     table: HashMap<String, Cmd>,
+    seq: u64,
 }
 
 fn kill_group(pid: i32, sig: i32) {
@@ -107,6 +113,14 @@ impl Commands {
         id: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, Refusal> {
+        let running = self.table.values().filter(|c| c.running()).count();
+        if running >= MAX_RUNNING {
+            return Err(Refusal::new(
+                Code::Failed,
+                format!("{running} commands are running; stop or await one first"),
+            ));
+        }
+        self.forget_old();
         let command = args
             .get("command")
             .and_then(Value::as_str)
@@ -208,9 +222,11 @@ impl Commands {
                 (None, None) => Status::Exited(-1),
             };
         });
+        self.seq += 1;
         self.table.insert(
             id.to_string(),
             Cmd {
+                seq: self.seq,
                 owner,
                 pid,
                 stdin,
@@ -218,6 +234,24 @@ impl Commands {
             },
         );
         Ok(json!({"commandId": id, "cwd": cwd, "timeoutMs": timeout}))
+    }
+
+    /// Forget finished commands, oldest first, beyond `MAX_KEPT`.
+    fn forget_old(&mut self) {
+        while self.table.len() >= MAX_KEPT {
+            let oldest = self
+                .table
+                .iter()
+                .filter(|(_, c)| !c.running())
+                .min_by_key(|(_, c)| c.seq)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => {
+                    self.table.remove(&k);
+                }
+                None => break,
+            }
+        }
     }
 
     /// The command, if this (workspace, session) owns it.
@@ -339,6 +373,12 @@ impl Commands {
     }
 }
 
+impl Cmd {
+    fn running(&self) -> bool {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner()).status == Status::Running
+    }
+}
+
 impl Drop for Commands {
     fn drop(&mut self) {
         for c in self.table.values() {
@@ -431,6 +471,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(wait_done(&mut c, &me, &id2)["status"], "timed_out");
+    }
+
+    #[test]
+    fn running_commands_are_capped() {
+        let (_b, root) = root("cap");
+        let mut c = Commands::default();
+        let me = ("w".to_string(), "s".to_string());
+        for _ in 0..MAX_RUNNING {
+            c.exec(
+                &root,
+                me.clone(),
+                &Commands::new_id(),
+                &a(json!({"command": "sleep 30"})),
+            )
+            .unwrap();
+        }
+        let e = c
+            .exec(
+                &root,
+                me.clone(),
+                &Commands::new_id(),
+                &a(json!({"command": "true"})),
+            )
+            .unwrap_err();
+        assert_eq!(e.code, Code::Failed);
+        drop(c); // kills them all
     }
 
     #[test]
