@@ -150,7 +150,7 @@ fn demo_gateway_and_gateway_talk_on_loopback() {
     writer.write_all(b"y").unwrap();
     wait("Shall I also add a CHANGELOG.md?");
     writer.write_all(b"\r").unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    wait("your answer");
     writer.write_all(b"not yet\r").unwrap();
     let status = host.wait().unwrap();
     // Reaped: its pid may be reused, so never signal it again.
