@@ -30,6 +30,11 @@ pub enum Cmd {
     Demo(DemoArgs),
     /// Supervise any Agent Client Protocol agent (ACP v1 over stdio, with the Checkfu extension).
     Acp(AcpArgs),
+    /// Serve a remote agent host (ai-gateway protocol 1) the files and commands of --root,
+    /// every effect behind a gate and a receipt.
+    Gateway(GatewayArgs),
+    /// A fake ai-gateway host on loopback that plays a scripted remote agent (no network).
+    DemoGateway(DemoGatewayArgs),
     /// Internal: the scripted agent `demo` runs (speaks stream-json on stdio).
     #[command(hide = true)]
     DemoAgent {
@@ -163,6 +168,44 @@ pub struct AcpArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct GatewayArgs {
+    /// The host's base URL (ws:// only to loopback); the channel path is appended.
+    #[arg(long)]
+    pub url: String,
+    /// The gateway workspace id (pinned for the channel).
+    #[arg(long)]
+    pub workspace: String,
+    /// The project directory served; every path the agent names is opened beneath it.
+    #[arg(long)]
+    pub root: PathBuf,
+    /// The launch intention: every call must carry exactly this.
+    #[arg(long)]
+    pub intention: String,
+    /// ask (every effect is a gate), edits (write/patch/delete pre-approved), full.
+    #[arg(long, default_value = "ask")]
+    pub mode: String,
+    /// Read the bearer token from this file (must not be readable by group or others).
+    #[arg(long, conflicts_with = "token_env")]
+    pub token_file: Option<PathBuf>,
+    /// Read the bearer token from this environment variable.
+    #[arg(long)]
+    pub token_env: Option<String>,
+    /// Write the recording here instead of the data dir.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Theme: dark, light, high-contrast, a user theme name or a TOML file.
+    #[arg(long)]
+    pub theme: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoGatewayArgs {
+    /// Loopback port to listen on.
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoArgs {
     #[command(flatten)]
     pub common: Common,
@@ -247,6 +290,8 @@ pub fn main() -> ExitCode {
             run_tui(cfg, &args.common)
         }
         Cmd::Acp(args) => run_acp(args),
+        Cmd::Gateway(args) => run_gateway(args),
+        Cmd::DemoGateway(args) => crate::backend::gateway::demo::main(args.port),
         Cmd::Demo(args) => {
             let exe = match std::env::current_exe() {
                 Ok(e) => e,
@@ -364,6 +409,76 @@ fn run_acp(args: AcpArgs) -> ExitCode {
         base.record,
         &args.common,
     )
+}
+
+fn run_gateway(args: GatewayArgs) -> ExitCode {
+    match gateway_config(&args) {
+        Ok(cfg) => {
+            let common = Common {
+                cwd: None,
+                prompt: None,
+                record: args.record.clone(),
+                no_record: false,
+                no_bell: false,
+                rules: Vec::new(),
+                theme: args.theme.clone(),
+            };
+            let recording = cfg.record.clone();
+            run_backend(
+                Box::new(crate::backend::gateway::session::GatewayBackend::new(cfg)),
+                recording,
+                &common,
+            )
+        }
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn gateway_config(
+    args: &GatewayArgs,
+) -> Result<crate::backend::gateway::session::GatewayConfig, String> {
+    use crate::backend::gateway::{engine::Pinned, journal::Journal, transport, validate::Mode};
+    let mode = Mode::parse(&args.mode)
+        .ok_or_else(|| format!("--mode {:?}: use ask, edits or full", args.mode))?;
+    transport::channel_url(&args.url, &args.workspace)?;
+    let raw = match (&args.token_file, &args.token_env) {
+        (Some(f), _) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let m = std::fs::metadata(f)
+                    .map_err(|e| format!("--token-file {}: {e}", f.display()))?;
+                if m.permissions().mode() & 0o077 != 0 {
+                    return Err(format!(
+                        "--token-file {}: readable by group or others; chmod 600 it",
+                        f.display()
+                    ));
+                }
+            }
+            std::fs::read_to_string(f).map_err(|e| format!("--token-file {}: {e}", f.display()))?
+        }
+        (None, Some(v)) => std::env::var(v).map_err(|_| format!("--token-env {v}: not set"))?,
+        (None, None) => return Err("give the bearer token with --token-file or --token-env".into()),
+    };
+    let token = transport::Token::new(raw)?;
+    let extra_tools = crate::backend::gateway::tools::extra::load()
+        .map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
+    Ok(crate::backend::gateway::session::GatewayConfig {
+        url: args.url.clone(),
+        root: args.root.clone(),
+        pinned: Pinned {
+            workspace_id: args.workspace.clone(),
+            intention: args.intention.clone(),
+            mode,
+            extra_tools,
+        },
+        token,
+        journal: Journal::default_path(&args.workspace),
+        record: args.record.clone(),
+    })
 }
 
 fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {

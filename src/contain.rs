@@ -105,6 +105,12 @@ impl Root {
         &self.path
     }
 
+    /// The directory handle itself, for callers that check relative paths on their own
+    /// (the gateway) and need operations beyond the ones here.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+
     /// The relative rest of an absolute path that lies inside the root, lexically normalised
     /// (`..` is resolved against the path as written, never followed through a link).
     /// A relative path, or one outside the root, is refused.

@@ -3,6 +3,7 @@
 
 pub mod acp;
 pub mod claude;
+pub mod gateway;
 pub mod link;
 pub mod process;
 

@@ -30,6 +30,7 @@ pub trait ReplayMapper: Send {
 pub fn for_backend(backend: &str) -> Box<dyn ReplayMapper> {
     match backend {
         "acp" => Box::new(acp::mapping::Mapper::replaying(None)),
+        "gateway" => Box::<crate::backend::gateway::replay::Replay>::default(),
         _ => Box::new(claude::mapping::Mapper::new(&[])),
     }
 }
@@ -38,6 +39,7 @@ pub fn for_backend(backend: &str) -> Box<dyn ReplayMapper> {
 pub fn root_name(backend: &str) -> &'static str {
     match backend {
         "acp" => "agent",
+        "gateway" => "gateway",
         _ => "main",
     }
 }

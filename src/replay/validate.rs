@@ -69,6 +69,9 @@ pub fn validate(loaded: &Loaded) -> Report {
     if loaded.backend == "acp" {
         return super::validate_acp::validate(loaded);
     }
+    if loaded.backend == "gateway" {
+        return crate::backend::gateway::recording::validate(loaded);
+    }
     if loaded.backend != "claude" {
         r.findings.push(Finding {
             line: 0,

@@ -1,0 +1,846 @@
+//! One channel's calls, from frame to result: the eleven steps of reference §4 in order,
+//! the receipts of §5 around every effect, and the owner's decisions for the calls that wait.
+//!
+//! No network here: the transport feeds text frames in and sends the `Out::Send` frames it
+//! gets back, in order. The engine runs one call at a time (the transport holds it behind
+//! one lock), which is also the per-path lock of §6.2.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+
+use serde_json::{Map, Value, json};
+
+use super::codec::{self, Call, Code, FRAME_BYTES, Inbound, Refusal};
+use super::journal::{Journal, Key, State};
+use super::tools::exec::Commands;
+use super::tools::extra::{self, ExtraTool};
+use super::tools::files::{self, Plan};
+use super::validate::{self, Class, Mode, sha256_hex};
+use crate::contain::Root;
+
+/// Calls of one workspace that may await a result at once (spec `inFlightCallsPerWorkspace`).
+pub const IN_FLIGHT: usize = 4;
+
+/// What the channel is pinned to before it connects (constraint 1).
+#[derive(Debug, Clone)]
+pub struct Pinned {
+    pub workspace_id: String,
+    pub intention: String,
+    pub mode: Mode,
+    pub extra_tools: Vec<ExtraTool>,
+}
+
+/// What a waiting call asks of the owner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
+    /// Write or patch: the diff against the file on disk now.
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+        created: bool,
+    },
+    Delete {
+        path: String,
+    },
+    /// A shell line (for the chaining guard: no allow rule covers a chained command).
+    Exec {
+        command: String,
+        cwd: String,
+    },
+    Input {
+        command_id: String,
+        text: String,
+    },
+    Stop {
+        command_id: String,
+    },
+    Tool {
+        name: String,
+        arguments: Value,
+    },
+    /// `workspace_ask`: a question with a free-text answer; never a permission.
+    Question {
+        question: String,
+    },
+    /// A call from a conversation this channel has not accepted yet.
+    Conversation,
+}
+
+/// A card for the owner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    pub gate: u64,
+    pub session: String,
+    pub call_id: String,
+    pub tool: String,
+    pub intention: String,
+    pub ask: Ask,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Allow,
+    Deny(Option<String>),
+    Answer(String),
+    Cancel,
+}
+
+/// What the transport and the UI must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Out {
+    /// A result frame to send (already journaled when the rules say so).
+    Send(String),
+    /// Show a card.
+    Gate(Gate),
+    /// A repeated id of a call that waits joined its card; nothing new to show.
+    Joined { gate: u64 },
+    /// A call ran without a gate (read-only, or pre-approved by the mode): the audit row.
+    Ran {
+        session: String,
+        tool: String,
+        summary: String,
+        outcome: String,
+    },
+    /// A frame that cannot be answered: logged and dropped.
+    Dropped(String),
+    /// Close the channel with this reason.
+    Close(String),
+}
+
+struct Waiting {
+    gate: u64,
+    call: Call,
+    hash: String,
+    tool: &'static str,
+    args: Map<String, Value>,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Permission,
+    Question,
+    Conversation,
+}
+
+/// Environment variable of the crash test: `after_executing` aborts the process right after
+/// an `executing` receipt is on disk and before its effect (the window §11 tests).
+pub const CRASH_HOOK: &str = "SWITCHBOARD_GATEWAY_TEST_CRASH";
+
+pub struct Engine {
+    pin: Pinned,
+    root: Root,
+    journal: Journal,
+    commands: Commands,
+    accepted: Vec<String>,
+    refused: HashSet<String>,
+    waiting: HashMap<Key, Waiting>,
+    last_tools: HashMap<String, Vec<String>>,
+    next_gate: u64,
+    crash_after_executing: bool,
+}
+
+fn key_of(c: &Call) -> Key {
+    (
+        c.workspace_id.clone().unwrap_or_default(),
+        c.session_id.clone().unwrap_or_default(),
+        c.id.clone(),
+    )
+}
+
+fn first_line(s: &str) -> String {
+    codec::clip(s.lines().next().unwrap_or_default())
+}
+
+impl Engine {
+    pub fn new(pin: Pinned, root: Root, journal: Journal) -> Engine {
+        Engine {
+            pin,
+            root,
+            journal,
+            commands: Commands::default(),
+            accepted: Vec::new(),
+            refused: HashSet::new(),
+            waiting: HashMap::new(),
+            last_tools: HashMap::new(),
+            next_gate: 1,
+            crash_after_executing: std::env::var(CRASH_HOOK).as_deref() == Ok("after_executing"),
+        }
+    }
+
+    pub fn pinned(&self) -> &Pinned {
+        &self.pin
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Conversations accepted so far, the first one first.
+    pub fn sessions(&self) -> &[String] {
+        &self.accepted
+    }
+
+    /// Calls waiting for the owner (each holds an in-flight slot).
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// One inbound text frame.
+    pub fn on_frame(&mut self, text: &str) -> Vec<Out> {
+        match codec::decode(text) {
+            Err(e) => vec![Out::Dropped(e.to_string())],
+            Ok(Inbound::Ready { protocol }) if protocol == json!(codec::PROTOCOL) => Vec::new(),
+            Ok(Inbound::Ready { protocol }) => vec![Out::Close(format!(
+                "the host speaks protocol {protocol}, this side only 1"
+            ))],
+            Ok(Inbound::Other(v)) => vec![Out::Dropped(format!(
+                "frame of type {} ignored",
+                codec::clip(&v["type"].to_string())
+            ))],
+            Ok(Inbound::Call(c)) => self.on_call(c),
+        }
+    }
+
+    fn send(&self, c: &Call, body: &str) -> Out {
+        Out::Send(codec::result_frame(
+            &c.id,
+            c.session_id.as_deref().unwrap_or_default(),
+            body,
+        ))
+    }
+
+    /// A final refusal: journaled, so the same id always gets the same answer.
+    fn refuse_final(&mut self, c: &Call, hash: &str, tool: &str, r: Refusal) -> Vec<Out> {
+        let body = codec::error_body(&r);
+        if let Err(e) = self
+            .journal
+            .completed(&key_of(c), hash, tool, Value::Null, &body)
+        {
+            return vec![self.journal_failed(c, e)];
+        }
+        vec![self.send(c, &body)]
+    }
+
+    /// The journal could not be written: nothing may happen, and the answer is not final.
+    fn journal_failed(&self, c: &Call, e: io::Error) -> Out {
+        self.send(
+            c,
+            &codec::error_body(&Refusal::new(
+                Code::Failed,
+                format!("receipt journal unavailable: {e}"),
+            )),
+        )
+    }
+
+    fn on_call(&mut self, c: Call) -> Vec<Out> {
+        // Step 1 (rest): the protocol of the call itself.
+        if c.protocol != json!(codec::PROTOCOL) {
+            return vec![self.send(
+                &c,
+                &codec::error_body(&Refusal::new(Code::InvalidFrame, "protocol must be 1")),
+            )];
+        }
+        let key = key_of(&c);
+        let decoded = validate::decode_args(c.args.as_ref());
+        let hashed = match &decoded {
+            Ok(m) => Value::Object(m.clone()),
+            Err(_) => c.args.clone().unwrap_or(Value::Null),
+        };
+        let hash = validate::args_hash(
+            &key.0,
+            &key.1,
+            c.intention.as_deref(),
+            c.tool.as_deref(),
+            &hashed,
+        );
+        // Step 2: the id against what waits and what the journal holds (§5.3).
+        if let Some(w) = self.waiting.get(&key) {
+            if w.hash == hash {
+                return vec![Out::Joined { gate: w.gate }];
+            }
+            return vec![self.send(
+                &c,
+                &codec::error_body(&Refusal::new(
+                    Code::IdConflict,
+                    "this id is in use with other arguments",
+                )),
+            )];
+        }
+        if let Some(e) = self.journal.get(&key) {
+            if e.hash != hash {
+                return vec![self.send(
+                    &c,
+                    &codec::error_body(&Refusal::new(
+                        Code::IdConflict,
+                        "this id was used with other arguments",
+                    )),
+                )];
+            }
+            match e.state {
+                State::Completed => {
+                    let body = e.result.clone().unwrap_or_default();
+                    return vec![self.send(&c, &body)];
+                }
+                State::Executing => {
+                    let what = e.effect.clone();
+                    return vec![self.send(&c, &codec::error_body(&Refusal::new(
+                        Code::UncertainEffect,
+                        format!("an earlier attempt of this call was interrupted and may or may not have taken effect ({what}); inspect its effects before retrying under a new id"),
+                    )))];
+                }
+                // A question shown by an earlier process: it has no effect, ask it again.
+                State::Asked => {}
+            }
+        }
+        // Step 3.
+        if c.workspace_id.as_deref() != Some(self.pin.workspace_id.as_str()) {
+            let r = Refusal::new(
+                Code::WorkspaceMismatch,
+                "this channel serves another workspace",
+            );
+            return self.refuse_final(&c, &hash, "", r);
+        }
+        // Step 4.
+        let session = c.session_id.clone().unwrap_or_default();
+        if !self.accepted.contains(&session) {
+            if session.is_empty() || self.refused.contains(&session) {
+                let r = Refusal::new(
+                    Code::SessionUnknown,
+                    "this conversation is not accepted on this channel",
+                );
+                return self.refuse_final(&c, &hash, "", r);
+            }
+            if self.accepted.is_empty() {
+                self.accepted.push(session.clone());
+            } else {
+                return self.wait(
+                    c,
+                    hash,
+                    "",
+                    Map::new(),
+                    Kind::Conversation,
+                    Ask::Conversation,
+                );
+            }
+        }
+        self.after_session(c, hash, decoded)
+    }
+
+    /// Steps 5 to 11, for a call whose conversation is accepted.
+    fn after_session(
+        &mut self,
+        c: Call,
+        hash: String,
+        decoded: Result<Map<String, Value>, Refusal>,
+    ) -> Vec<Out> {
+        // Step 5.
+        if c.intention.as_deref() != Some(self.pin.intention.as_str()) {
+            let r = Refusal::new(
+                Code::IntentionMismatch,
+                "the intention differs from the one pinned for this channel",
+            );
+            return self.refuse_final(&c, &hash, "", r);
+        }
+        // Step 6.
+        let tool = match validate::check_tool(c.tool.as_deref()) {
+            Ok(t) => t,
+            Err(r) => return self.refuse_final(&c, &hash, "", r),
+        };
+        // Step 7 (and 6 for workspace_tool's target, which needs the decoded arguments).
+        let args = match decoded.and_then(|a| validate::check_args(tool, &a).map(|_| a)) {
+            Ok(a) => a,
+            Err(r) => return self.refuse_final(&c, &hash, tool, r),
+        };
+        let mut class = validate::class_of(tool);
+        if tool == "workspace_tool" {
+            match self.target(&c, &args) {
+                Ok(t) => class = t.class,
+                Err(r) => return self.refuse_final(&c, &hash, tool, r),
+            }
+        }
+        // Step 8: a fifth call waiting at once is refused, not queued, and not journaled.
+        if self.waiting.len() >= IN_FLIGHT {
+            let r = Refusal::new(
+                Code::Busy,
+                format!("{IN_FLIGHT} calls of this workspace are already in flight"),
+            );
+            return vec![self.send(&c, &codec::error_body(&r))];
+        }
+        // Step 9 (read-only tools run at once; the rest by the mode or the owner).
+        match class {
+            Class::Read => self.run_read(&c, tool, &args),
+            Class::Ask => {
+                let question = args
+                    .get("question")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let effect = json!({"question_sha256": sha256_hex(question.as_bytes())});
+                if let Err(e) = self.journal.asked(&key_of(&c), &hash, effect) {
+                    return vec![self.journal_failed(&c, e)];
+                }
+                self.wait(
+                    c,
+                    hash,
+                    tool,
+                    args,
+                    Kind::Question,
+                    Ask::Question { question },
+                )
+            }
+            Class::Edit | Class::Command => {
+                // Step 10 before the card too, so the owner never approves a call that cannot
+                // succeed (it runs again after the approval: the disk may change meanwhile).
+                let ask = match self.preview(&c, tool, &args) {
+                    Ok(a) => a,
+                    Err(r) => return self.refuse_final(&c, &hash, tool, r),
+                };
+                if self.pin.mode.needs_gate(class) {
+                    self.wait(c, hash, tool, args, Kind::Permission, ask)
+                } else {
+                    let mut out = self.execute(&c, &hash, tool, &args);
+                    out.insert(
+                        0,
+                        Out::Ran {
+                            session: c.session_id.clone().unwrap_or_default(),
+                            tool: tool.to_string(),
+                            summary: summary_of(&ask),
+                            outcome: "pre-approved by the mode".to_string(),
+                        },
+                    );
+                    out
+                }
+            }
+        }
+    }
+
+    fn target(&self, c: &Call, args: &Map<String, Value>) -> Result<ExtraTool, Refusal> {
+        let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+        let session = c.session_id.clone().unwrap_or_default();
+        let listed = self
+            .last_tools
+            .get(&session)
+            .is_some_and(|l| l.iter().any(|n| n == name));
+        let t = self.pin.extra_tools.iter().find(|t| t.name == name);
+        let (true, Some(t)) = (listed, t) else {
+            return Err(Refusal::new(
+                Code::UnknownTool,
+                format!(
+                    "{} is not in this conversation's latest workspace_tools result",
+                    codec::clip(name)
+                ),
+            ));
+        };
+        let arguments = args.get("arguments").cloned().unwrap_or(Value::Null);
+        validate::check_no_selector(&arguments)?;
+        extra::check_arguments(t, &arguments)?;
+        Ok(t.clone())
+    }
+
+    fn wait(
+        &mut self,
+        c: Call,
+        hash: String,
+        tool: &'static str,
+        args: Map<String, Value>,
+        kind: Kind,
+        ask: Ask,
+    ) -> Vec<Out> {
+        if self.waiting.len() >= IN_FLIGHT {
+            let r = Refusal::new(
+                Code::Busy,
+                format!("{IN_FLIGHT} calls of this workspace are already in flight"),
+            );
+            return vec![self.send(&c, &codec::error_body(&r))];
+        }
+        let gate = self.next_gate;
+        self.next_gate += 1;
+        let g = Gate {
+            gate,
+            session: c.session_id.clone().unwrap_or_default(),
+            call_id: c.id.clone(),
+            tool: if tool.is_empty() {
+                c.tool.clone().unwrap_or_default()
+            } else {
+                tool.to_string()
+            },
+            intention: self.pin.intention.clone(),
+            ask,
+        };
+        self.waiting.insert(
+            key_of(&c),
+            Waiting {
+                gate,
+                call: c,
+                hash,
+                tool,
+                args,
+                kind,
+            },
+        );
+        vec![Out::Gate(g)]
+    }
+
+    /// What the owner will be shown, after the semantic checks of step 10.
+    fn preview(&mut self, c: &Call, tool: &str, args: &Map<String, Value>) -> Result<Ask, Refusal> {
+        let owner = (
+            self.pin.workspace_id.clone(),
+            c.session_id.clone().unwrap_or_default(),
+        );
+        let s = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok(match tool {
+            "workspace_write" | "workspace_patch" => {
+                let p = if tool == "workspace_write" {
+                    files::plan_write(&self.root, args)?
+                } else {
+                    files::plan_patch(&self.root, args)?
+                };
+                Ask::Edit {
+                    path: p.shown.clone(),
+                    old: p.old_text.clone().unwrap_or_default(),
+                    new: String::from_utf8_lossy(p.after.as_deref().unwrap_or_default())
+                        .into_owned(),
+                    created: p.before.is_none(),
+                }
+            }
+            "workspace_delete" => Ask::Delete {
+                path: files::plan_delete(&self.root, args)?.shown,
+            },
+            "workspace_exec" => Ask::Exec {
+                command: s("command"),
+                cwd: Commands::check_cwd(&self.root, args)?,
+            },
+            "workspace_input" => {
+                self.commands.check_owned(&owner, &s("commandId"))?;
+                Ask::Input {
+                    command_id: s("commandId"),
+                    text: s("text"),
+                }
+            }
+            "workspace_stop" => {
+                self.commands.check_owned(&owner, &s("commandId"))?;
+                Ask::Stop {
+                    command_id: s("commandId"),
+                }
+            }
+            _ => Ask::Tool {
+                name: s("name"),
+                arguments: args.get("arguments").cloned().unwrap_or(Value::Null),
+            },
+        })
+    }
+
+    fn run_read(&mut self, c: &Call, tool: &str, args: &Map<String, Value>) -> Vec<Out> {
+        let owner = (
+            self.pin.workspace_id.clone(),
+            c.session_id.clone().unwrap_or_default(),
+        );
+        let r = match tool {
+            "workspace_info" => Ok(self.info()),
+            "workspace_tools" => {
+                let names = self
+                    .pin
+                    .extra_tools
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect();
+                self.last_tools.insert(owner.1.clone(), names);
+                Ok(extra::listing(&self.pin.extra_tools))
+            }
+            "workspace_list" => files::list(&self.root, args),
+            "workspace_read" => files::read(&self.root, args),
+            "workspace_image" => super::tools::media::image(&self.root, args),
+            "workspace_document" => super::tools::media::document(&self.root, args),
+            "workspace_poll" => self.commands.poll(&owner, args),
+            "workspace_tool" => match self.target(c, args) {
+                Ok(t) => extra::run(
+                    &self.root,
+                    &t,
+                    &args.get("arguments").cloned().unwrap_or(Value::Null),
+                ),
+                Err(r) => Err(r),
+            },
+            _ => Err(Refusal::new(Code::UnknownTool, tool.to_string())),
+        };
+        let (body, outcome) = self.body(c, r);
+        vec![
+            Out::Ran {
+                session: owner.1,
+                tool: tool.to_string(),
+                summary: read_summary(tool, args),
+                outcome,
+            },
+            self.send(c, &body),
+        ]
+    }
+
+    /// The result body, replaced by `too_large` when the frame would pass the limit.
+    fn body(&self, c: &Call, r: Result<Value, Refusal>) -> (String, String) {
+        let (body, outcome) = match r {
+            Ok(v) => match v.get("__content") {
+                Some(content) => {
+                    let mut s = v.clone();
+                    s.as_object_mut().map(|o| o.remove("__content"));
+                    (
+                        codec::ok_body_with(content.as_array().cloned().unwrap_or_default(), &s),
+                        "ok".to_string(),
+                    )
+                }
+                None => (codec::ok_body(&v), "ok".to_string()),
+            },
+            Err(r) => (codec::error_body(&r), r.code.as_str().to_string()),
+        };
+        let frame =
+            codec::result_frame(&c.id, c.session_id.as_deref().unwrap_or_default(), &body).len();
+        if frame > FRAME_BYTES {
+            let r = Refusal::new(
+                Code::TooLarge,
+                format!(
+                    "the result would be {frame} bytes, over the {FRAME_BYTES}-byte frame limit"
+                ),
+            );
+            return (codec::error_body(&r), "too_large".to_string());
+        }
+        (body, outcome)
+    }
+
+    fn info(&self) -> Value {
+        let name = self
+            .root
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        json!({
+            "project": name,
+            "platform": {"os": std::env::consts::OS, "arch": std::env::consts::ARCH},
+            "owner": "switchboard",
+            "mode": match self.pin.mode { Mode::Ask => "ask", Mode::Edits => "edits", Mode::Full => "full" },
+            "intention": self.pin.intention,
+            "instructions": "Paths are relative to the project root. Every write, patch, delete, exec, input and stop may wait for the owner's approval. Supply expectedSha256 from workspace_read; null only creates. Read AGENTS.md and CLAUDE.md before editing.",
+        })
+    }
+
+    /// Steps 10 and 11 for an approved effect: re-check, journal `executing`, perform, journal
+    /// `completed` with the exact body, and only then hand the frame out.
+    fn execute(&mut self, c: &Call, hash: &str, tool: &str, args: &Map<String, Value>) -> Vec<Out> {
+        let key = key_of(c);
+        let owner = (key.0.clone(), key.1.clone());
+        let s = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        // Step 10 again, and what the receipt records.
+        let (plan, effect): (Option<Plan>, Value) = {
+            let r: Result<(Option<Plan>, Value), Refusal> = match tool {
+                "workspace_write" => files::plan_write(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
+                "workspace_patch" => files::plan_patch(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
+                "workspace_delete" => files::plan_delete(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
+                "workspace_exec" => Commands::check_cwd(&self.root, args).map(|cwd| {
+                    (None, json!({"tool": tool, "commandId": Commands::new_id(), "command": s("command"), "cwd": cwd}))
+                }),
+                "workspace_input" => self.commands.check_owned(&owner, &s("commandId")).map(|_| {
+                    (None, json!({"tool": tool, "commandId": s("commandId"), "textSha256": sha256_hex(s("text").as_bytes())}))
+                }),
+                "workspace_stop" => self.commands.check_owned(&owner, &s("commandId")).map(|_| (None, json!({"tool": tool, "commandId": s("commandId")}))),
+                _ => self.target(c, args).map(|t| {
+                    let a = args.get("arguments").cloned().unwrap_or(Value::Null);
+                    (None, json!({"tool": tool, "name": t.name, "argumentsSha256": sha256_hex(a.to_string().as_bytes())}))
+                }),
+            };
+            match r {
+                Ok(x) => x,
+                Err(r) => return self.refuse_final(c, hash, tool, r),
+            }
+        };
+        if let Err(e) = self.journal.executing(&key, hash, tool, effect.clone()) {
+            return vec![self.journal_failed(c, e)];
+        }
+        if self.crash_after_executing {
+            std::process::abort();
+        }
+        let r = match tool {
+            "workspace_write" | "workspace_patch" | "workspace_delete" => {
+                files::apply(&self.root, plan.as_ref().expect("file effects have a plan"))
+            }
+            "workspace_exec" => {
+                let id = effect["commandId"].as_str().unwrap_or_default().to_string();
+                self.commands.exec(&self.root, owner, &id, args)
+            }
+            "workspace_input" => self.commands.input(&owner, args),
+            "workspace_stop" => self.commands.stop(&owner, args),
+            _ => match self.target(c, args) {
+                Ok(t) => extra::run(
+                    &self.root,
+                    &t,
+                    &args.get("arguments").cloned().unwrap_or(Value::Null),
+                ),
+                Err(r) => Err(r),
+            },
+        };
+        let (body, _) = self.body(c, r);
+        if let Err(e) = self.journal.completed(&key, hash, tool, effect, &body) {
+            // The effect happened but its result is not on disk: the receipt stays
+            // `executing`, and after a restart the id is uncertain, never re-run.
+            return vec![self.journal_failed(c, e)];
+        }
+        vec![self.send(c, &body)]
+    }
+
+    /// The owner's decision on a card.
+    pub fn decide(&mut self, gate: u64, d: Decision) -> Vec<Out> {
+        let Some(key) = self
+            .waiting
+            .iter()
+            .find(|(_, w)| w.gate == gate)
+            .map(|(k, _)| k.clone())
+        else {
+            return Vec::new();
+        };
+        let w = self.waiting.remove(&key).expect("found above");
+        match (w.kind, d) {
+            (Kind::Conversation, Decision::Allow) => {
+                let session = w.call.session_id.clone().unwrap_or_default();
+                if !self.accepted.contains(&session) {
+                    self.accepted.push(session);
+                }
+                let decoded = validate::decode_args(w.call.args.as_ref());
+                self.after_session(w.call, w.hash, decoded)
+            }
+            (Kind::Conversation, _) => {
+                self.refused
+                    .insert(w.call.session_id.clone().unwrap_or_default());
+                let r = Refusal::new(
+                    Code::SessionUnknown,
+                    "the owner did not accept this conversation",
+                );
+                self.refuse_final(&w.call, &w.hash, "", r)
+            }
+            (Kind::Question, Decision::Answer(text)) => {
+                let body = codec::ok_body(&json!({"answer": text}));
+                let effect = json!({"answer_sha256": sha256_hex(text.as_bytes())});
+                if let Err(e) = self.journal.completed(&key, &w.hash, w.tool, effect, &body) {
+                    return vec![self.journal_failed(&w.call, e)];
+                }
+                vec![self.send(&w.call, &body)]
+            }
+            (Kind::Question, _) => {
+                let r = Refusal::new(Code::Cancelled, "the owner cancelled the question");
+                self.refuse_final(&w.call, &w.hash, w.tool, r)
+            }
+            (Kind::Permission, Decision::Allow) => self.execute(&w.call, &w.hash, w.tool, &w.args),
+            (Kind::Permission, d) => {
+                let msg = match d {
+                    Decision::Deny(Some(m)) if !m.trim().is_empty() => {
+                        format!("denied by the owner: {m}")
+                    }
+                    _ => "denied by the owner".to_string(),
+                };
+                self.refuse_final(
+                    &w.call,
+                    &w.hash,
+                    w.tool,
+                    Refusal::new(Code::DeniedByOwner, msg),
+                )
+            }
+        }
+    }
+
+    /// Receipts interrupted by a crash, for the owner to inspect.
+    pub fn uncertain(&self) -> Vec<(Key, super::journal::Entry)> {
+        self.journal.uncertain()
+    }
+
+    /// Settle an uncertain receipt. `by_owner: None` settles only on a conclusive
+    /// observation (a file effect whose path now has the new or the old SHA); with a note it
+    /// is the owner's word. Either way the id gets a final answer and is never re-run.
+    pub fn settle(&mut self, key: &Key, by_owner: Option<&str>) -> Result<String, String> {
+        let Some(e) = self.journal.get(key).cloned() else {
+            return Err("no such receipt".into());
+        };
+        if e.state != State::Executing || e.live {
+            return Err("this receipt is not uncertain".into());
+        }
+        let body = match by_owner {
+            Some(note) => codec::error_body(&Refusal::new(
+                Code::UncertainEffect,
+                format!("interrupted; the owner inspected it and settled it: {note}"),
+            )),
+            None => {
+                let path = e.effect["path"]
+                    .as_str()
+                    .ok_or("no conclusive check for this effect (not a file)")?;
+                let now = files::sha_now(&self.root, path).map_err(|r| r.message)?;
+                let new = e.effect["newSha256"].as_str().map(str::to_string);
+                let old = e.effect["expectedSha256"].as_str().map(str::to_string);
+                if now == new {
+                    codec::ok_body(
+                        &json!({"path": path, "sha256": now, "settled": "applied before an interruption"}),
+                    )
+                } else if now == old {
+                    codec::error_body(&Refusal::new(
+                        Code::UncertainEffect,
+                        format!(
+                            "{path} was not changed: the interrupted effect did not happen; re-send under a new id"
+                        ),
+                    ))
+                } else {
+                    return Err(format!(
+                        "{path} has neither the old nor the new revision: inconclusive"
+                    ));
+                }
+            }
+        };
+        self.journal
+            .completed(key, &e.hash, &e.tool, e.effect, &body)
+            .map_err(|e| e.to_string())?;
+        Ok(body)
+    }
+}
+
+fn summary_of(a: &Ask) -> String {
+    match a {
+        Ask::Edit {
+            path,
+            created: true,
+            ..
+        } => format!("create {path}"),
+        Ask::Edit { path, .. } => format!("edit {path}"),
+        Ask::Delete { path } => format!("delete {path}"),
+        Ask::Exec { command, cwd } => format!("run `{}` in {cwd}", first_line(command)),
+        Ask::Input { command_id, .. } => format!("input to {command_id}"),
+        Ask::Stop { command_id } => format!("stop {command_id}"),
+        Ask::Tool { name, .. } => format!("tool {name}"),
+        Ask::Question { question } => first_line(question),
+        Ask::Conversation => "accept conversation".to_string(),
+    }
+}
+
+fn read_summary(tool: &str, args: &Map<String, Value>) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).map(codec::clip);
+    match tool {
+        "workspace_poll" => format!("poll {}", s("commandId").unwrap_or_default()),
+        "workspace_tool" => format!("tool {}", s("name").unwrap_or_default()),
+        _ => match s("path") {
+            Some(p) => format!("{} {p}", tool.trim_start_matches("workspace_")),
+            None => tool.trim_start_matches("workspace_").to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

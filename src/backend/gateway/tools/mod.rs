@@ -1,0 +1,6 @@
+//! The fifteen tools of the spec, each doing the real thing beneath the pinned root.
+
+pub mod exec;
+pub mod extra;
+pub mod files;
+pub mod media;

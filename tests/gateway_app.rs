@@ -1,0 +1,230 @@
+//! End to end through the real app, headless: a fake host B drives the gateway backend and
+//! the owner answers with keys: a write shown with its diff and approved with `y`, an exec
+//! denied with a message, a question answered in free text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use serde_json::{Value, json};
+
+use switchboard::app::headless::Headless;
+use switchboard::backend::gateway::engine::Pinned;
+use switchboard::backend::gateway::fake_host::{self, FakeHost};
+use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
+use switchboard::backend::gateway::transport::Token;
+use switchboard::backend::gateway::validate::{Mode, sha256_hex};
+
+const WS: &str = "ws-app";
+const INTENT: &str = "tidy the README";
+const TOKEN: &str = "app-token-5a4b3c2d1e";
+const WAIT: Duration = Duration::from_secs(20);
+
+fn call(id: &str, tool: &str, args: Value) -> String {
+    fake_host::call(id, WS, "conv-1", INTENT, tool, args)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_write_approved_exec_denied_question_answered() {
+    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-app-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    std::fs::write(base.join("proj/README.md"), "# old title\n").unwrap();
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Ask,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        // The app keeps applying backend messages while A connects.
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+
+    // 1. A write: the card shows the diff against the file on disk; `y` approves it.
+    let args = json!({"path": "README.md", "content": "# New title\n", "expectedSha256": sha256_hex(b"# old title\n")});
+    c.send(call("w1", "workspace_write", args)).await;
+    h.wait_until("the write card", WAIT, |s| !s.gates.is_empty())
+        .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("-# old title") && screen.contains("+# New title"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(INTENT),
+        "the card shows the intention\n{screen}"
+    );
+    h.key(KeyCode::Char('y'));
+    let r = pump_result(&mut h, &mut c, "w1").await;
+    assert_eq!(fake_host::code_of(&r), "ok");
+    assert_eq!(
+        std::fs::read_to_string(base.join("proj/README.md")).unwrap(),
+        "# New title\n"
+    );
+
+    // 2. An exec: denied with a message the agent receives.
+    c.send(call(
+        "x1",
+        "workspace_exec",
+        json!({"command": "rm -rf build && make"}),
+    ))
+    .await;
+    h.wait_until("the exec card", WAIT, |s| !s.gates.is_empty())
+        .await;
+    assert!(h.screen().contains("rm -rf build && make"));
+    h.key(KeyCode::Char('n'));
+    h.type_text("use the existing build");
+    h.key(KeyCode::Enter);
+    let r = pump_result(&mut h, &mut c, "x1").await;
+    assert_eq!(fake_host::code_of(&r), "denied_by_owner");
+    assert!(r.contains("use the existing build"), "{r}");
+
+    // 3. A question: answered in free text.
+    c.send(call(
+        "q1",
+        "workspace_ask",
+        json!({"question": "Title case or sentence case?"}),
+    ))
+    .await;
+    h.wait_until("the question card", WAIT, |s| !s.gates.is_empty())
+        .await;
+    assert!(h.screen().contains("Title case or sentence case?"));
+    h.key(KeyCode::Enter);
+    h.type_text("Sentence case");
+    h.key(KeyCode::Enter);
+    let r = pump_result(&mut h, &mut c, "q1").await;
+    let v: Value = serde_json::from_str(&r).unwrap();
+    assert_eq!(v["result"]["structuredContent"]["answer"], "Sentence case");
+    h.quit().await;
+    let rec = std::fs::read_to_string(base.join("data/recording.jsonl")).unwrap();
+    assert!(!rec.contains(TOKEN));
+
+    // The recording replays: each card opens again and its recorded answer closes it.
+    let mut p =
+        switchboard::replay::player::Player::open_path(&base.join("data/recording.jsonl"), None)
+            .unwrap();
+    assert_eq!(p.state().session.backend, "gateway");
+    let total = p.total();
+    let mut opened = std::collections::BTreeSet::new();
+    for i in 1..=total {
+        p.seek(i);
+        if !p.state().gates.is_empty() {
+            let id = p.state().gates[0].id.clone();
+            opened.insert(id.clone());
+            let answer = p
+                .state()
+                .replay
+                .as_ref()
+                .unwrap()
+                .answers
+                .get(&id)
+                .cloned()
+                .unwrap_or_default();
+            assert!(!answer.is_empty(), "gate {id} shows its recorded answer");
+        }
+    }
+    assert_eq!(
+        opened.len(),
+        3,
+        "write, exec and question each open one card: {opened:?}"
+    );
+    assert!(
+        p.state().gates.is_empty(),
+        "every card closed by its recorded answer"
+    );
+}
+
+/// Wait for the result of `id` while the app keeps applying backend messages.
+async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> String {
+    let fut = c.result_for(id, WAIT);
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            r = &mut fut => return r.expect("a result"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
+    use switchboard::backend::gateway::journal::Journal;
+    use switchboard::backend::gateway::validate::args_hash;
+    let base: PathBuf =
+        std::env::temp_dir().join(format!("sb-gw-app-settle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    std::fs::write(base.join("proj/README.md"), "# old\n").unwrap();
+    let args = json!({"path": "README.md", "content": "# new\n", "expectedSha256": sha256_hex(b"# old\n")});
+    // What a crash mid-write leaves behind.
+    let mut j = Journal::open(
+        &base.join("data/journal.jsonl"),
+        switchboard::record::now_ms(),
+    )
+    .unwrap();
+    let key = (WS.to_string(), "conv-1".to_string(), "w7".to_string());
+    let hash = args_hash(WS, "conv-1", Some(INTENT), Some("workspace_write"), &args);
+    let effect = json!({"tool": "workspace_write", "path": "README.md", "expectedSha256": sha256_hex(b"# old\n"), "newSha256": sha256_hex(b"# new\n")});
+    j.executing(&key, &hash, "workspace_write", effect).unwrap();
+    drop(j);
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Full,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+    h.wait_until("the settle card", WAIT, |s| !s.gates.is_empty())
+        .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("README.md") && screen.contains("uncertain"),
+        "{screen}"
+    );
+    h.key(KeyCode::Char('y'));
+    h.wait_until("the card closes", WAIT, |s| s.gates.is_empty())
+        .await;
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    c.send(call("w7", "workspace_write", args)).await;
+    let r = pump_result(&mut h, &mut c, "w7").await;
+    assert_eq!(fake_host::code_of(&r), "uncertain_effect");
+    assert!(r.contains("was not changed"), "settled by the SHA: {r}");
+    assert_eq!(
+        std::fs::read_to_string(base.join("proj/README.md")).unwrap(),
+        "# old\n",
+        "never re-run"
+    );
+    h.quit().await;
+}
