@@ -266,7 +266,9 @@ mod tests {
         let mut i = 0;
         while text.len() < 3 << 20 {
             let pad = "x".repeat(i * 7919 % 3000);
-            text.push_str(&format!("{{\"ts\":{i},\"dir\":\"in\",\"line\":\"{pad}\"}}\n"));
+            text.push_str(&format!(
+                "{{\"ts\":{i},\"dir\":\"in\",\"line\":\"{pad}\"}}\n"
+            ));
             if i % 5 == 0 {
                 text.push_str(&" ".repeat(i % 9));
                 text.push('\n');
