@@ -235,8 +235,23 @@ fn realistic_turn(t: usize) -> Vec<(&'static str, String)> {
         ),
     ));
     let words = [
-        "The ", "session ", "store ", "keeps ", "tokens ", "in ", "memory ", "and ",
-        "expires ", "them ", "lazily; ", "the ", "bug ", "is ", "in ", "the ", "clock ",
+        "The ",
+        "session ",
+        "store ",
+        "keeps ",
+        "tokens ",
+        "in ",
+        "memory ",
+        "and ",
+        "expires ",
+        "them ",
+        "lazily; ",
+        "the ",
+        "bug ",
+        "is ",
+        "in ",
+        "the ",
+        "clock ",
         "comparison. ",
     ];
     for (part, deltas, tool) in [("a", 40usize, true), ("b", 24, false)] {
@@ -263,7 +278,8 @@ fn realistic_turn(t: usize) -> Vec<(&'static str, String)> {
         )));
         out.push(next(r#"{"type":"content_block_stop","index":0}"#.into()));
         out.push(next(
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#.into(),
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#
+                .into(),
         ));
         let mut text = String::new();
         for d in 0..deltas {
@@ -279,7 +295,11 @@ fn realistic_turn(t: usize) -> Vec<(&'static str, String)> {
             out.push(next(format!(
                 r#"{{"type":"content_block_start","index":2,"content_block":{{"type":"tool_use","id":"toolu_{t}","name":"Bash","input":{{}}}}}}"#
             )));
-            for piece in [r#"{\"command\""#, r#": \"grep -n expir"#, r#"y src/store.rs\"}"#] {
+            for piece in [
+                r#"{\"command\""#,
+                r#": \"grep -n expir"#,
+                r#"y src/store.rs\"}"#,
+            ] {
                 out.push(next(format!(
                     r#"{{"type":"content_block_delta","index":2,"delta":{{"type":"input_json_delta","partial_json":"{piece}"}}}}"#
                 )));
@@ -372,6 +392,7 @@ fn replay_checks(frames: usize) -> Vec<Check> {
     let t = Instant::now();
     player.wait_prepared();
     let prepare = t.elapsed().as_secs_f64();
+    let rss = rss_bytes().unwrap_or(0);
     let t = Instant::now();
     player.seek(frames);
     term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
@@ -403,7 +424,8 @@ fn replay_checks(frames: usize) -> Vec<Check> {
     }
     std::fs::remove_file(&path).ok();
     println!(
-        " info  P7 replay (realistic), {frames} frames: the background pass prepared End in {prepare:.2} s"
+        " info  P7 replay (realistic), {frames} frames: the background pass prepared End in {prepare:.2} s; RSS then {} MiB",
+        rss >> 20
     );
     let ms = |s: f64| s * 1000.0;
     vec![

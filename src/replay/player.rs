@@ -99,7 +99,9 @@ struct Store {
 
 /// A state being advanced toward `target` a slice at a time.
 struct Job {
-    feeder: Feeder,
+    /// `None` until the first slice copies the state to start from (a copy can take a while:
+    /// never inside the key handler).
+    feeder: Option<Feeder>,
     target: usize,
     /// A seek the viewer asked for (shown, cancelled by Esc), or a copy prepared ahead of need
     /// (kept as a local checkpoint when done).
@@ -340,21 +342,29 @@ impl Player {
 
     fn go_then(&mut self, n: usize, gate: bool) {
         let n = n.min(self.total());
-        let from = match self.start_for(n) {
-            Some(f) => f,
-            None if n - self.feeder.pos <= LONG_SEEK => return self.seek(n),
-            None => self.feeder.clone(),
-        };
-        if n - from.pos <= LONG_SEEK {
+        if n - self.start_pos(n) <= LONG_SEEK {
             return self.seek(n);
         }
         self.job = Some(Job {
-            feeder: from,
+            feeder: None,
             target: n,
             seek: true,
             gate,
         });
         self.progress();
+    }
+
+    /// Where a seek to `n` would start: the state on screen or the closest copy before `n`.
+    fn start_pos(&self, n: usize) -> usize {
+        let here = (self.feeder.pos <= n).then_some(self.feeder.pos);
+        let local = self.local.range(..=n).next_back().map(|(p, _)| *p);
+        let store = self.store.lock().expect("checkpoint store");
+        let stored = store.checkpoints.range(..=n).next_back().map(|(p, _)| *p);
+        [here, local, stored]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
     }
 
     /// A copy of the state to start from for frame `n`, when that is closer than the state on
@@ -370,10 +380,7 @@ impl Player {
             (Some(_), None) => None,
             (_, Some(b)) if local == Some(b) => Some(self.local[&b].clone()),
             (_, Some(b)) => Some(store.checkpoints[&b].clone()),
-            (None, None) => Some(Feeder::with(
-                self.source.backend(),
-                self.source.start_ms(),
-            )),
+            (None, None) => Some(Feeder::with(self.source.backend(), self.source.start_ms())),
         }
     }
 
@@ -451,11 +458,8 @@ impl Player {
             if want == 0 || self.local.contains_key(&want) || self.stored(want) {
                 continue;
             }
-            let Some(from) = self.start_for_copy(want) else {
-                continue;
-            };
             self.job = Some(Job {
-                feeder: from,
+                feeder: None,
                 target: want,
                 seek: false,
                 gate: false,
@@ -464,43 +468,28 @@ impl Player {
         }
     }
 
-    /// The closest copy at or before `n` (not the state on screen), or an empty state.
-    fn start_for_copy(&self, n: usize) -> Option<Feeder> {
-        if self.feeder.pos == n {
-            return None;
-        }
-        let local = self.local.range(..=n).next_back();
-        let store = self.store.lock().expect("checkpoint store");
-        let stored = store.checkpoints.range(..=n).next_back();
-        Some(match (local, stored) {
-            (Some((a, f)), Some((b, _))) if a >= b => f.clone(),
-            (_, Some((_, f))) => f.clone(),
-            (Some((_, f)), None) => f.clone(),
-            (None, None) => Feeder::with(self.source.backend(), self.source.start_ms()),
-        })
-    }
-
     /// Do up to `budget` of pending replay work. Returns whether the view changed.
     pub fn work(&mut self, budget: Duration) -> bool {
         let Some(mut job) = self.job.take() else {
             return false;
         };
-        // The background pass may have got closer meanwhile.
-        {
-            let store = self.store.lock().expect("checkpoint store");
-            if let Some((p, f)) = store.checkpoints.range(..=job.target).next_back()
-                && *p > job.feeder.pos
-            {
-                job.feeder = f.clone();
-            }
-        }
         let deadline = Instant::now() + budget;
-        while job.feeder.pos < job.target && Instant::now() < deadline {
-            let mut feeder = std::mem::replace(&mut job.feeder, Feeder::with("claude", 0));
+        let mut feeder = match job.feeder.take() {
+            // The background pass may have got closer meanwhile.
+            Some(f) if self.start_pos(job.target) > f.pos + CHECKPOINT_SPACING => self
+                .start_for(job.target)
+                .unwrap_or_else(|| self.feeder.clone()),
+            Some(f) => f,
+            None => self
+                .start_for(job.target)
+                .unwrap_or_else(|| self.feeder.clone()),
+        };
+        while feeder.pos < job.target && Instant::now() < deadline {
             self.advance(&mut feeder, job.target, 256);
-            job.feeder = feeder;
         }
-        if job.feeder.pos < job.target {
+        let done = feeder.pos >= job.target;
+        job.feeder = Some(feeder);
+        if !done {
             self.job = Some(job);
             if self.seeking() {
                 self.progress();
@@ -508,17 +497,18 @@ impl Player {
             }
             return false;
         }
+        let feeder = job.feeder.take().expect("set above");
         if job.seek {
             self.feeder.state.status_line = None;
-            self.show(job.feeder);
+            self.show(feeder);
             self.landed();
             if job.gate {
                 self.show_newest_gate();
             }
             true
         } else {
-            let pos = job.feeder.pos;
-            self.local.insert(pos, job.feeder);
+            // `advance` kept a copy at the target already unless one was there.
+            self.local.entry(feeder.pos).or_insert(feeder);
             self.prepare_step_back();
             false
         }
@@ -528,7 +518,8 @@ impl Player {
     fn progress(&mut self) {
         let Some(job) = &self.job else { return };
         let (from, to) = (self.feeder.pos, job.target);
-        let pct = job.feeder.pos * 100 / to.max(1);
+        let at = job.feeder.as_ref().map_or(from, |f| f.pos);
+        let pct = at * 100 / to.max(1);
         self.feeder.state.status_line = Some(format!(
             "seeking from frame {from} to {to}: {pct}% · Esc cancels"
         ));
@@ -902,7 +893,11 @@ mod tests {
         }
         for target in [45_001, 40_960, 40_959, 20_123, 3] {
             p.seek(target);
-            assert_eq!(shape(&p), shape(&fresh(50_000, target)), "at frame {target}");
+            assert_eq!(
+                shape(&p),
+                shape(&fresh(50_000, target)),
+                "at frame {target}"
+            );
             p.seek(50_000);
         }
     }
@@ -970,7 +965,8 @@ mod tests {
         p.work(Duration::from_millis(30));
         let status = p.state().status_line.clone().unwrap_or_default();
         assert!(
-            status.starts_with(&format!("seeking from frame 1 to {total}: ")) && status.ends_with("Esc cancels"),
+            status.starts_with(&format!("seeking from frame 1 to {total}: "))
+                && status.ends_with("Esc cancels"),
             "{status}"
         );
         // Navigation keeps working on the frame shown while the seek runs.

@@ -214,8 +214,15 @@ impl Check {
     }
 
     fn inbound(&mut self, line: usize, text: &str) {
-        let v: Option<Value> = serde_json::from_str(text).ok();
-        match codec::parse(text) {
+        let frame = codec::parse(text);
+        // The whole tree is needed only for the Checkfu checks: a frame that names the
+        // extension, or a reply (its request's method decides). Most lines of a long recording
+        // are session updates that need neither.
+        let v: Option<Value> = (matches!(frame, Frame::Response { .. })
+            || text.contains("checkfu"))
+        .then(|| serde_json::from_str(text).ok())
+        .flatten();
+        match frame {
             Frame::NotJson { error } => self.find(
                 line,
                 "envelope",
