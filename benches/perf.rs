@@ -321,7 +321,7 @@ fn realistic_turn(t: usize) -> Vec<(&'static str, String)> {
         )));
         out.push(next(r#"{"type":"message_stop"}"#.into()));
         if tool {
-            if t % 10 == 0 {
+            if t.is_multiple_of(10) {
                 out.push((
                     "in",
                     format!(

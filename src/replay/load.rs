@@ -109,13 +109,13 @@ pub fn stream(path: &Path, force: Option<Format>) -> Result<Stream, String> {
         return load(path, Some(format)).map(Stream::Whole);
     }
     let reader: Box<dyn BufRead> = Box::new(open()?);
-    Ok(Stream::Lines(Lines::new(reader, format)?))
+    Ok(Stream::Lines(Box::new(Lines::new(reader, format)?)))
 }
 
 /// What `stream` gives.
 pub enum Stream {
     Whole(Loaded),
-    Lines(Lines<Box<dyn BufRead>>),
+    Lines(Box<Lines<Box<dyn BufRead>>>),
 }
 
 impl Stream {

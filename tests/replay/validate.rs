@@ -491,6 +491,8 @@ fn a_cassette_that_is_not_pretty_printed_reports_real_lines() {
 }
 
 /// Run `switchboard validate FILE`: (exit code, stdout, peak RSS in bytes of that process alone).
+// The child is reaped by `wait4`, which also gives its own peak RSS (`Child::wait` does not).
+#[allow(clippy::zombie_processes)]
 fn validate_measured(file: &Path) -> (i32, String, u64) {
     let out_path = file.with_extension("out");
     let out = std::fs::File::create(&out_path).unwrap();
