@@ -77,6 +77,13 @@ pub struct Player {
     /// State copies made on the way to where the viewer is, at multiples of
     /// `CHECKPOINT_SPACING` just behind it, so each step back replays few frames.
     local: BTreeMap<usize, Feeder>,
+    /// A second copy of the local checkpoint just behind the viewer: a step back takes it
+    /// instead of copying the state in the key handler (in a long session a copy takes longer
+    /// than a step back may).
+    spare: Option<(usize, Feeder)>,
+    /// That copy being made on a helper thread: its position and where the thread hands back
+    /// (the original, the copy).
+    spare_making: Option<(usize, std::sync::mpsc::Receiver<(Option<Feeder>, Feeder)>)>,
     /// Replay work that does not fit in a key press: a long seek, or a copy prepared ahead of
     /// stepping back.
     job: Option<Job>,
@@ -243,6 +250,8 @@ impl Player {
             feeder,
             store,
             local: BTreeMap::new(),
+            spare: None,
+            spare_making: None,
             job: None,
             stop,
             playing: false,
@@ -264,7 +273,78 @@ impl Player {
 
     /// Whether replay work is pending (a long seek, or a copy being prepared).
     pub fn has_work(&self) -> bool {
-        self.job.is_some()
+        self.job.is_some() || self.spare_making.is_some()
+    }
+
+    /// Whether the only pending work is a copy being made on a helper thread (the run loop then
+    /// polls it now and then instead of spinning).
+    pub fn only_waiting(&self) -> bool {
+        self.job.is_none() && self.spare_making.is_some()
+    }
+
+    /// Take back the spare copy when the helper thread is done (`wait`: block until it is).
+    fn poll_spare(&mut self, wait: bool) {
+        let Some((pos, rx)) = &self.spare_making else {
+            return;
+        };
+        let got = if wait {
+            rx.recv()
+                .map_err(|_| std::sync::mpsc::TryRecvError::Disconnected)
+        } else {
+            rx.try_recv()
+        };
+        match got {
+            Ok((original, copy)) => {
+                let pos = *pos;
+                if let Some(original) = original {
+                    self.local.insert(pos, original);
+                }
+                self.spare = Some((pos, copy));
+                self.spare_making = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            // The helper died with the copy: it is prepared again like any missing copy.
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.spare_making = None;
+                self.prepare_step_back();
+            }
+        }
+    }
+
+    /// Have a spare of the copy just behind the viewer made off this thread.
+    fn prepare_spare(&mut self) {
+        let behind = self.feeder.pos.saturating_sub(1) / CHECKPOINT_SPACING * CHECKPOINT_SPACING;
+        if self.spare_making.is_some() || self.spare.as_ref().is_some_and(|(p, _)| *p == behind) {
+            return;
+        }
+        self.spare = None;
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Some(original) = self.local.remove(&behind) {
+            std::thread::spawn(move || {
+                let copy = original.clone();
+                let _ = tx.send((Some(original), copy));
+            });
+        } else if behind > 0 && self.stored(behind) {
+            let store = self.store.clone();
+            std::thread::spawn(move || {
+                let copy = store.lock().expect("checkpoint store").checkpoints[&behind].clone();
+                let _ = tx.send((None, copy));
+            });
+        } else {
+            return;
+        }
+        self.spare_making = Some((behind, rx));
+    }
+
+    /// The spare, when it is where a seek to `n` would start anyway.
+    fn take_spare_for(&mut self, n: usize) -> Option<Feeder> {
+        let p = self.spare.as_ref()?.0;
+        let here_better = self.feeder.pos <= n && self.feeder.pos >= p;
+        if p <= n && !here_better && self.start_pos(n) == p {
+            self.spare.take().map(|(_, f)| f)
+        } else {
+            None
+        }
     }
 
     /// Whether a seek the viewer asked for is still running.
@@ -275,7 +355,11 @@ impl Player {
     /// Run all pending replay work to its end (tests, bench).
     pub fn finish_work(&mut self) {
         while self.has_work() {
-            self.work(Duration::from_secs(3600));
+            if self.only_waiting() {
+                self.poll_spare(true);
+            } else {
+                self.work(Duration::from_secs(3600));
+            }
         }
     }
 
@@ -317,7 +401,8 @@ impl Player {
             self.job = None;
             self.feeder.state.status_line = None;
         }
-        if let Some(start) = self.start_for(n) {
+        self.poll_spare(false);
+        if let Some(start) = self.take_spare_for(n).or_else(|| self.start_for(n)) {
             self.show(start);
         }
         let mut feeder = std::mem::replace(&mut self.feeder, Feeder::with("claude", 0));
@@ -443,6 +528,7 @@ impl Player {
             self.playing = false;
         }
         self.prepare_step_back();
+        self.prepare_spare();
         self.sync_view();
     }
 
@@ -455,7 +541,8 @@ impl Player {
         }
         let behind = self.feeder.pos.saturating_sub(1) / CHECKPOINT_SPACING * CHECKPOINT_SPACING;
         for want in [behind, behind.saturating_sub(CHECKPOINT_SPACING)] {
-            if want == 0 || self.local.contains_key(&want) || self.stored(want) {
+            let making = self.spare_making.as_ref().is_some_and(|(p, _)| *p == want);
+            if want == 0 || making || self.local.contains_key(&want) || self.stored(want) {
                 continue;
             }
             self.job = Some(Job {
@@ -470,6 +557,7 @@ impl Player {
 
     /// Do up to `budget` of pending replay work. Returns whether the view changed.
     pub fn work(&mut self, budget: Duration) -> bool {
+        self.poll_spare(false);
         let Some(mut job) = self.job.take() else {
             return false;
         };
@@ -510,6 +598,7 @@ impl Player {
             // `advance` kept a copy at the target already unless one was there.
             self.local.entry(feeder.pos).or_insert(feeder);
             self.prepare_step_back();
+            self.prepare_spare();
             false
         }
     }
@@ -823,8 +912,12 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
             }
             // Long seeks and copies prepared for stepping back run here, a slice at a time,
             // only when no key, frame or playback tick is due.
-            () = tokio::task::yield_now(), if player.has_work() => {
+            () = tokio::task::yield_now(), if player.has_work() && !player.only_waiting() => {
                 dirty |= player.work(SLICE);
+            }
+            // A spare copy being made on a helper thread: look now and then.
+            () = tokio::time::sleep(Duration::from_millis(5)), if player.only_waiting() => {
+                player.work(SLICE);
             }
         }
     }
@@ -922,8 +1015,15 @@ mod tests {
                 "at {pos}: nearest copy {behind} of {:?}",
                 p.checkpoint_positions()
             );
+            // A spare of that copy is ready, so the step back moves it in instead of copying.
+            let spare = p.spare.as_ref().map(|(at, f)| (*at, f.pos));
+            assert_eq!(spare, Some((behind, behind)), "at {pos}");
             p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
             assert!(!p.seeking(), "a step back at {pos} became a long seek");
+            assert!(
+                p.spare.is_none(),
+                "the step back at {pos} did not take the spare"
+            );
             p.finish_work();
             *pos -= 1;
             assert_eq!(p.state().replay.as_ref().unwrap().frame, *pos);
