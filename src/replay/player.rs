@@ -48,7 +48,7 @@ const MAX_GAP: Duration = Duration::from_secs(2);
 pub const CHECKPOINT_SPACING: usize = 8_192;
 /// How many evenly spaced state copies the background pass keeps over the whole recording (plus
 /// one of the end). Full copies, so few: the dense ones are kept only near the viewer.
-const BACKGROUND_CHECKPOINTS: usize = 16;
+const BACKGROUND_CHECKPOINTS: usize = 8;
 /// A seek that has to apply more frames than this runs in slices between key presses, with its
 /// progress shown, instead of inside the key handler.
 const LONG_SEEK: usize = 2 * CHECKPOINT_SPACING;
@@ -336,6 +336,14 @@ impl Player {
         self.spare_making = Some((behind, rx));
     }
 
+    /// When the copy a seek to `n` should start from is on the helper thread (being copied for
+    /// a spare), wait for it: that takes less than replaying from an older one.
+    fn await_copy_for(&mut self, n: usize) {
+        let away = self.spare_making.as_ref().map(|(p, _)| *p);
+        let wait = away.is_some_and(|p| p <= n && p > self.start_pos(n));
+        self.poll_spare(wait);
+    }
+
     /// The spare, when it is where a seek to `n` would start anyway.
     fn take_spare_for(&mut self, n: usize) -> Option<Feeder> {
         let p = self.spare.as_ref()?.0;
@@ -401,7 +409,7 @@ impl Player {
             self.job = None;
             self.feeder.state.status_line = None;
         }
-        self.poll_spare(false);
+        self.await_copy_for(n);
         if let Some(start) = self.take_spare_for(n).or_else(|| self.start_for(n)) {
             self.show(start);
         }
@@ -427,6 +435,7 @@ impl Player {
 
     fn go_then(&mut self, n: usize, gate: bool) {
         let n = n.min(self.total());
+        self.await_copy_for(n);
         if n - self.start_pos(n) <= LONG_SEEK {
             return self.seek(n);
         }
@@ -1043,6 +1052,18 @@ mod tests {
         for _ in 0..2 {
             step_back(&mut p, &mut pos);
         }
+        assert_eq!(shape(&p), shape(&fresh(total, pos)), "at frame {pos}");
+        // Presses in a row while the spare is still being made: each lands where it should.
+        pos = 2 * k + 3;
+        p.seek(pos);
+        p.finish_work();
+        for _ in 0..3 {
+            p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
+            assert!(!p.seeking());
+            pos -= 1;
+            assert_eq!(p.state().replay.as_ref().unwrap().frame, pos);
+        }
+        p.finish_work();
         assert_eq!(shape(&p), shape(&fresh(total, pos)), "at frame {pos}");
         // Only copies near the viewer are kept (no background pass here).
         assert!(
