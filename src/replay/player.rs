@@ -83,7 +83,7 @@ pub struct Player {
     spare: Option<(usize, Feeder)>,
     /// That copy being made on a helper thread: its position and where the thread hands back
     /// (the original, the copy).
-    spare_making: Option<(usize, std::sync::mpsc::Receiver<(Option<Feeder>, Feeder)>)>,
+    spare_making: Option<(usize, std::sync::mpsc::Receiver<SpareMade>)>,
     /// Replay work that does not fit in a key press: a long seek, or a copy prepared ahead of
     /// stepping back.
     job: Option<Job>,
@@ -94,6 +94,10 @@ pub struct Player {
     index: Arc<Mutex<GateIndex>>,
     pub quit: bool,
 }
+
+/// What the helper thread hands back: the local copy it was lent (`None` when it copied one of
+/// the background pass's), and its copy.
+type SpareMade = (Option<Feeder>, Feeder);
 
 /// What the background pass has made so far.
 #[derive(Default)]
