@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::load::{self, Format};
-use super::validate::validate as check;
 use crate::core::text::{json_for_terminal, neutralize};
 
 /// Print one line of text that may hold agent bytes (messages, prompts, paths), neutralized.
@@ -25,7 +24,7 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
     let mut frames = 0;
     let mut reports = Vec::new();
     for path in files {
-        match load::load(path, format) {
+        match super::validate::validate_path(path, format) {
             Err(e) => {
                 unreadable += 1;
                 if json {
@@ -34,14 +33,14 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
                     say!("{}:0: unreadable: {e}", path.display());
                 }
             }
-            Ok(loaded) => {
-                let report = check(&loaded);
+            Ok((found, report)) => {
                 frames += report.frames;
-                problems += report.findings.len();
+                problems += report.problems();
+                unreadable += usize::from(report.unreadable);
                 if json {
                     reports.push(serde_json::json!({
                         "file": path,
-                        "format": format!("{:?}", loaded.format).to_lowercase(),
+                        "format": format!("{found:?}").to_lowercase(),
                         "report": report,
                     }));
                 } else {

@@ -1,6 +1,9 @@
 //! Reading recordings: our own JSONL recordings, cowork-harness cassettes and plain JSONL wire
-//! logs, into one list of frames with their direction and source line.
+//! logs, into one list of frames with their direction and source line, or as a stream of frames
+//! read one line at a time (`stream`, for `validate`: memory does not grow with the file).
 
+use std::collections::{HashSet, VecDeque};
+use std::io::BufRead;
 use std::path::Path;
 
 use serde_json::Value;
@@ -47,6 +50,10 @@ pub struct Loaded {
     pub frames: Vec<Frame>,
 }
 
+/// The text of the note a recording's last line becomes when the file ends in the middle of it
+/// (the recorder was killed mid-write, or the file was cut short).
+pub const CUT_SHORT: &str = "unreadable recording entry: the file ends mid-line";
+
 /// Load `path`, detecting the format unless `force` says which it is.
 pub fn load(path: &Path, force: Option<Format>) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
@@ -54,19 +61,271 @@ pub fn load(path: &Path, force: Option<Format>) -> Result<Loaded, String> {
 }
 
 pub fn load_str(text: &str, force: Option<Format>) -> Result<Loaded, String> {
-    let format = match force {
-        Some(f) => f,
-        None => detect(text),
+    let first = text.lines().find(|l| !l.trim().is_empty()).ok_or(EMPTY)?;
+    let format = force.unwrap_or_else(|| detect(first));
+    if format == Format::Cassette {
+        return cassette(text);
+    }
+    let mut lines = Lines::new(text.as_bytes(), format)?;
+    let frames = lines.by_ref().collect::<Result<Vec<Frame>, String>>()?;
+    Ok(Loaded {
+        format,
+        backend: lines.backend,
+        header: lines.header,
+        frames,
+    })
+}
+
+const EMPTY: &str = "the file is empty: no recording, cassette or log to read";
+
+/// The frames of `path` one at a time: a recording or JSONL log is read line by line and never
+/// held whole (a cassette, one JSON document, is loaded whole first).
+pub fn stream(path: &Path, force: Option<Format>) -> Result<Stream, String> {
+    let open = || {
+        std::fs::File::open(path)
+            .map(std::io::BufReader::new)
+            .map_err(|e| format!("cannot read: {e}"))
     };
-    match format {
-        Format::Recording => recording(text),
-        Format::Cassette => cassette(text),
-        Format::Jsonl => Ok(jsonl(text)),
+    // The first non-empty line tells the format (and that there is something to read).
+    let first = {
+        let mut r = open()?;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if r.read_until(b'\n', &mut buf)
+                .map_err(|e| format!("cannot read: {e}"))?
+                == 0
+            {
+                return Err(EMPTY.into());
+            }
+            let l = String::from_utf8_lossy(&buf);
+            if !l.trim().is_empty() {
+                break l.trim_end_matches(['\n', '\r']).to_string();
+            }
+        }
+    };
+    let format = force.unwrap_or_else(|| detect(&first));
+    if format == Format::Cassette {
+        return load(path, Some(format)).map(Stream::Whole);
+    }
+    let reader: Box<dyn BufRead> = Box::new(open()?);
+    Ok(Stream::Lines(Box::new(Lines::new(reader, format)?)))
+}
+
+/// What `stream` gives.
+pub enum Stream {
+    Whole(Loaded),
+    Lines(Box<Lines<Box<dyn BufRead>>>),
+}
+
+impl Stream {
+    pub fn format(&self) -> Format {
+        match self {
+            Stream::Whole(l) => l.format,
+            Stream::Lines(l) => l.format,
+        }
+    }
+
+    pub fn backend(&self) -> &str {
+        match self {
+            Stream::Whole(l) => &l.backend,
+            Stream::Lines(l) => &l.backend,
+        }
     }
 }
 
-fn detect(text: &str) -> Format {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+/// The frames of a recording or JSONL log read line by line, with the same directions and
+/// line numbers `load` gives. An I/O error or a line that is not UTF-8 ends it with `Err`.
+pub struct Lines<R: BufRead> {
+    reader: R,
+    pub format: Format,
+    pub backend: String,
+    pub header: Option<Value>,
+    /// Lines read ahead (to tell an ACP log from a Claude one): (1-based line, text, whether a
+    /// newline ended it).
+    ahead: VecDeque<(usize, String, bool)>,
+    /// The last line number read from `reader`.
+    line_no: usize,
+    dirs: Dirs,
+    buf: Vec<u8>,
+    failed: bool,
+}
+
+enum Dirs {
+    Recording,
+    Claude(ClaudeDirs),
+    Acp(AcpDirs),
+}
+
+impl<R: BufRead> Lines<R> {
+    fn new(reader: R, format: Format) -> Result<Lines<R>, String> {
+        let mut me = Lines {
+            reader,
+            format,
+            backend: "claude".into(),
+            header: None,
+            ahead: VecDeque::new(),
+            line_no: 0,
+            dirs: Dirs::Recording,
+            buf: Vec::new(),
+            failed: false,
+        };
+        match format {
+            Format::Recording => {
+                let first = me.read()?.map(|(_, l, _)| l).unwrap_or_default();
+                let header: Value = serde_json::from_str(&first)
+                    .map_err(|_| "the first line is not a recording header")?;
+                if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
+                    return Err(format!(
+                        "unsupported recording version {}",
+                        header.get("switchboard_recording").unwrap_or(&Value::Null)
+                    ));
+                }
+                me.backend = header
+                    .get("backend")
+                    .and_then(Value::as_str)
+                    .unwrap_or("claude")
+                    .to_string();
+                me.header = Some(header);
+            }
+            Format::Jsonl => {
+                // A JSONL log is ACP when one of its first 32 non-empty lines carries
+                // `"jsonrpc":"2.0"`.
+                let mut acp = false;
+                let mut seen = 0;
+                while seen < 32 {
+                    let Some(l) = me.read()? else { break };
+                    if !l.1.trim().is_empty() {
+                        seen += 1;
+                        acp = acp
+                            || serde_json::from_str::<Value>(&l.1).is_ok_and(|v| {
+                                v.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+                            });
+                    }
+                    me.ahead.push_back(l);
+                }
+                me.dirs = if acp {
+                    me.backend = "acp".into();
+                    Dirs::Acp(AcpDirs::default())
+                } else {
+                    Dirs::Claude(ClaudeDirs::default())
+                };
+            }
+            Format::Cassette => return Err("a cassette is read whole, not by lines".into()),
+        }
+        Ok(me)
+    }
+
+    /// The next line from the reader, without its line ending.
+    fn read(&mut self) -> Result<Option<(usize, String, bool)>, String> {
+        self.buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| format!("cannot read: {e}"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        let ended = self.buf.last() == Some(&b'\n');
+        if ended {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+        }
+        let text = std::str::from_utf8(&self.buf)
+            .map_err(|e| format!("cannot read: line {}: {e}", self.line_no))?;
+        Ok(Some((self.line_no, text.to_string(), ended)))
+    }
+}
+
+impl<R: BufRead> Iterator for Lines<R> {
+    type Item = Result<Frame, String>;
+
+    fn next(&mut self) -> Option<Result<Frame, String>> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let (line, text, ended) = match self.ahead.pop_front() {
+                Some(l) => l,
+                None => match self.read() {
+                    Ok(Some(l)) => l,
+                    Ok(None) => return None,
+                    Err(e) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                },
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            return Some(Ok(match &mut self.dirs {
+                Dirs::Recording => entry_frame(line, text, ended),
+                Dirs::Claude(d) => raw_frame(line, text, ended, |t| d.dir(t)),
+                Dirs::Acp(d) => raw_frame(line, text, ended, |t| d.dir(t)),
+            }));
+        }
+    }
+}
+
+/// A recording entry (`{ts,dir,line}`) as a frame; a damaged one is kept as a note so nothing
+/// is lost and line numbers hold.
+fn entry_frame(src_line: usize, l: String, ended: bool) -> Frame {
+    #[derive(serde::Deserialize)]
+    struct E {
+        ts: Option<u64>,
+        dir: String,
+        line: String,
+    }
+    match serde_json::from_str::<E>(&l) {
+        Ok(e) => Frame {
+            src_line,
+            ts: e.ts,
+            dir: match e.dir.as_str() {
+                "in" => Dir::In,
+                "out" => Dir::Out,
+                "err" => Dir::Err,
+                _ => Dir::Note,
+            },
+            text: e.line,
+        },
+        Err(_) if !ended => cut_short(src_line, &l),
+        Err(e) => Frame {
+            src_line,
+            ts: None,
+            dir: Dir::Note,
+            text: format!("unreadable recording entry: {e}: {l}"),
+        },
+    }
+}
+
+/// A raw log line: its direction inferred; a last line cut before its end is a note.
+fn raw_frame(src_line: usize, l: String, ended: bool, dir: impl FnOnce(&str) -> Dir) -> Frame {
+    if !ended && serde_json::from_str::<serde::de::IgnoredAny>(&l).is_err() {
+        return cut_short(src_line, &l);
+    }
+    Frame {
+        src_line,
+        ts: None,
+        dir: dir(&l),
+        text: l,
+    }
+}
+
+fn cut_short(src_line: usize, l: &str) -> Frame {
+    Frame {
+        src_line,
+        ts: None,
+        dir: Dir::Note,
+        text: format!("{CUT_SHORT} ({} bytes without a newline): {l}", l.len()),
+    }
+}
+
+/// The format of a file whose first non-empty line is `first`.
+fn detect(first: &str) -> Format {
     if let Ok(v) = serde_json::from_str::<Value>(first) {
         if v.get("switchboard_recording").is_some() {
             return Format::Recording;
@@ -75,93 +334,56 @@ fn detect(text: &str) -> Format {
             return Format::Cassette;
         }
     }
-    if text.trim_start().starts_with('{') && !first.trim_end().ends_with('}') {
+    if first.trim_start().starts_with('{') && !first.trim_end().ends_with('}') {
         return Format::Cassette;
     }
     Format::Jsonl
 }
 
-fn recording(text: &str) -> Result<Loaded, String> {
-    let mut lines = text.lines().enumerate();
-    let header: Value = lines
-        .next()
-        .and_then(|(_, l)| serde_json::from_str(l).ok())
-        .ok_or("the first line is not a recording header")?;
-    if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
-        return Err(format!(
-            "unsupported recording version {}",
-            header.get("switchboard_recording").unwrap_or(&Value::Null)
-        ));
-    }
-    let backend = header
-        .get("backend")
-        .and_then(Value::as_str)
-        .unwrap_or("claude")
-        .to_string();
-    let mut frames = Vec::new();
-    for (i, l) in lines {
-        if l.trim().is_empty() {
-            continue;
-        }
-        #[derive(serde::Deserialize)]
-        struct E {
-            ts: Option<u64>,
-            dir: String,
-            line: String,
-        }
-        let frame = match serde_json::from_str::<E>(l) {
-            Ok(e) => {
-                let dir = match e.dir.as_str() {
-                    "in" => Dir::In,
-                    "out" => Dir::Out,
-                    "err" => Dir::Err,
-                    _ => Dir::Note,
-                };
-                Frame {
-                    src_line: i + 1,
-                    ts: e.ts,
-                    dir,
-                    text: e.line,
+/// The 1-based file line where each element of the top-level array `key` starts, however the
+/// cassette is laid out (pretty-printed or on one line), so findings point at real lines.
+fn element_lines(text: &str, key: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
+    // The last string seen directly in the top-level object (the key before a `:` and value).
+    let mut last_key: &[u8] = b"";
+    let mut inside = false;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'"' => {
+                let (start, start_line) = (i + 1, line);
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    } else if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                if inside && depth == 2 {
+                    out.push(start_line);
+                } else if depth == 1 {
+                    last_key = &b[start..i.min(b.len())];
                 }
             }
-            // A damaged entry is kept as a note so nothing is lost and line numbers hold.
-            Err(e) => Frame {
-                src_line: i + 1,
-                ts: None,
-                dir: Dir::Note,
-                text: format!("unreadable recording entry: {e}: {l}"),
-            },
-        };
-        frames.push(frame);
-    }
-    Ok(Loaded {
-        format: Format::Recording,
-        backend,
-        header: Some(header),
-        frames,
-    })
-}
-
-/// The 1-based file line of each element of the top-level array `key` in a pretty-printed
-/// cassette (one string per line), so findings can point at real lines.
-fn element_lines(text: &str, key: &str) -> Vec<usize> {
-    let open = format!("\"{key}\": [");
-    let mut out = Vec::new();
-    let mut inside = false;
-    for (i, l) in text.lines().enumerate() {
-        let t = l.trim_start();
-        if !inside {
-            if t.starts_with(&open) {
-                inside = true;
+            b'{' | b'[' => {
+                depth += 1;
+                if b[i] == b'[' && depth == 2 && last_key == key.as_bytes() {
+                    inside = true;
+                }
             }
-            continue;
+            b'}' | b']' => {
+                if inside && depth == 2 {
+                    return out;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
         }
-        if t.starts_with(']') {
-            break;
-        }
-        if t.starts_with('"') {
-            out.push(i + 1);
-        }
+        i += 1;
     }
     out
 }
@@ -283,45 +505,42 @@ const HOST_REQUESTS: &[&str] = &[
     "rewind_files",
 ];
 
-fn jsonl(text: &str) -> Loaded {
-    if is_acp(text) {
-        return acp_jsonl(text);
-    }
-    let mut frames = Vec::new();
-    let mut inbound_requests = std::collections::HashSet::new();
-    for (i, l) in text.lines().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        let v: Option<Value> = serde_json::from_str(l).ok();
-        let kind = v
-            .as_ref()
-            .and_then(|v| v.get("type"))
-            .and_then(Value::as_str);
-        let dir = match kind {
+/// Directions of a Claude JSONL wire log, inferred line by line.
+#[derive(Default)]
+struct ClaudeDirs {
+    /// Ids of the agent's requests: a reply to one is ours.
+    inbound_requests: HashSet<String>,
+}
+
+impl ClaudeDirs {
+    fn dir(&mut self, l: &str) -> Dir {
+        let Ok(v) = serde_json::from_str::<Value>(l) else {
+            return Dir::In;
+        };
+        match v.get("type").and_then(Value::as_str) {
             Some("control_request") => {
                 let sub = v
-                    .as_ref()
-                    .and_then(|v| v.get("request"))
+                    .get("request")
                     .and_then(|r| r.get("subtype"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if HOST_REQUESTS.contains(&sub) {
                     Dir::Out
                 } else {
-                    if let Some(id) = request_id(l) {
-                        inbound_requests.insert(id);
+                    if let Some(id) = v.get("request_id").and_then(Value::as_str) {
+                        self.inbound_requests.insert(id.to_string());
                     }
                     Dir::In
                 }
             }
-            Some("control_response") => match reply_id(l) {
-                Some(id) if inbound_requests.contains(&id) => Dir::Out,
-                _ => Dir::In,
-            },
+            Some("control_response") => {
+                match v.pointer("/response/request_id").and_then(Value::as_str) {
+                    Some(id) if self.inbound_requests.contains(id) => Dir::Out,
+                    _ => Dir::In,
+                }
+            }
             // A user turn we wrote has no uuid; the agent's echoes and tool results do.
             Some("user") => {
-                let v = v.as_ref().expect("kind came from v");
                 if v.get("uuid").is_none() && v.get("tool_use_result").is_none() {
                     Dir::Out
                 } else {
@@ -329,29 +548,8 @@ fn jsonl(text: &str) -> Loaded {
                 }
             }
             _ => Dir::In,
-        };
-        frames.push(Frame {
-            src_line: i + 1,
-            ts: None,
-            dir,
-            text: l.to_string(),
-        });
+        }
     }
-    Loaded {
-        format: Format::Jsonl,
-        backend: "claude".into(),
-        header: None,
-        frames,
-    }
-}
-
-/// A JSONL log is ACP when one of its first JSON lines carries `"jsonrpc":"2.0"`.
-fn is_acp(text: &str) -> bool {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .take(32)
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .any(|v| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
 }
 
 /// Methods only a client sends (to the agent).
@@ -392,18 +590,20 @@ fn acp_response_side(result: Option<&Value>) -> Option<bool> {
     }
 }
 
-/// An ACP JSON-RPC log: requests and notifications by method, responses opposite to the
-/// request with that id (our ids and the agent's collide, so each side has its own table).
-fn acp_jsonl(text: &str) -> Loaded {
-    use std::collections::HashSet;
-    let mut frames = Vec::new();
-    // Open requests per side, and every id each side ever used.
-    let (mut ours_open, mut theirs_open) = (HashSet::new(), HashSet::new());
-    let (mut ours_seen, mut theirs_seen) = (HashSet::new(), HashSet::new());
-    for (i, l) in text.lines().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
+/// Directions of an ACP JSON-RPC log: requests and notifications by method, responses opposite
+/// to the request with that id (our ids and the agent's collide, so each side has its own
+/// table).
+#[derive(Default)]
+struct AcpDirs {
+    /// Open requests per side, and every id each side ever used.
+    ours_open: HashSet<String>,
+    theirs_open: HashSet<String>,
+    ours_seen: HashSet<String>,
+    theirs_seen: HashSet<String>,
+}
+
+impl AcpDirs {
+    fn dir(&mut self, l: &str) -> Dir {
         let v: Option<Value> = serde_json::from_str(l).ok();
         let method = v
             .as_ref()
@@ -414,52 +614,40 @@ fn acp_jsonl(text: &str) -> Loaded {
             .and_then(|v| v.get("id"))
             .filter(|i| !i.is_null())
             .map(Value::to_string);
-        let dir = match (method, id) {
+        match (method, id) {
             (Some(m), id) => {
                 let out = acp_client_method(m);
                 if let Some(id) = id {
                     if out {
-                        ours_open.insert(id.clone());
-                        ours_seen.insert(id);
+                        self.ours_open.insert(id.clone());
+                        self.ours_seen.insert(id);
                     } else {
-                        theirs_open.insert(id.clone());
-                        theirs_seen.insert(id);
+                        self.theirs_open.insert(id.clone());
+                        self.theirs_seen.insert(id);
                     }
                 }
                 if out { Dir::Out } else { Dir::In }
             }
             (None, Some(id)) => {
                 let body = v.as_ref().and_then(|v| v.get("result"));
-                let (a, o) = (theirs_open.contains(&id), ours_open.contains(&id));
+                let (a, o) = (self.theirs_open.contains(&id), self.ours_open.contains(&id));
                 let to_agent = match acp_response_side(body) {
                     Some(ours) => !ours,
                     // Both open and no telling shape: our reply to the agent (our own
                     // requests' answers carry telling fields).
                     None if a || o => a,
-                    None => theirs_seen.contains(&id) && !ours_seen.contains(&id),
+                    None => self.theirs_seen.contains(&id) && !self.ours_seen.contains(&id),
                 };
                 if to_agent {
-                    theirs_open.remove(&id);
+                    self.theirs_open.remove(&id);
                     Dir::Out
                 } else {
-                    ours_open.remove(&id);
+                    self.ours_open.remove(&id);
                     Dir::In
                 }
             }
             (None, None) => Dir::In,
-        };
-        frames.push(Frame {
-            src_line: i + 1,
-            ts: None,
-            dir,
-            text: l.to_string(),
-        });
-    }
-    Loaded {
-        format: Format::Jsonl,
-        backend: "acp".into(),
-        header: None,
-        frames,
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! `switchboard replay FILE`: the recording fed through the live mapping and reducer, one
 //! frame at a time, with play/pause, stepping, gate jumps, speed and a frame inspector.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
@@ -32,7 +33,7 @@ const REPLAY_KEYS: &str = "Space      play / pause (from the start again at the 
 .  ,       step one frame forward / back
 ]  [       jump to the next / previous gate
 +  -       speed: 0.5x, 1x, 2x, 10x, 100x recorded time, or max
-Home End   seek to the start / the end
+Home End   seek to the start / the end (a long seek shows its progress; Esc cancels it)
 i          frame inspector: raw JSON, direction, source line, schema verdict
 q Ctrl-D   quit
 
@@ -42,10 +43,17 @@ nothing is ever sent: gate cards show the recorded answer instead of keys.";
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
 
-/// How many state copies stepping back may start from; their spacing grows with the file.
-const CHECKPOINTS: usize = 4;
-/// Below this spacing a checkpoint costs more than replaying from the start.
-const MIN_CHECKPOINT_SPACING: usize = 20_000;
+/// Checkpoints are taken at multiples of this many frames: stepping back replays at most this
+/// many frames from a copy of the state.
+pub const CHECKPOINT_SPACING: usize = 8_192;
+/// How many evenly spaced state copies the background pass keeps over the whole recording (plus
+/// one of the end). Full copies, so few: the dense ones are kept only near the viewer.
+const BACKGROUND_CHECKPOINTS: usize = 8;
+/// A seek that has to apply more frames than this runs in slices between key presses, with its
+/// progress shown, instead of inside the key handler.
+const LONG_SEEK: usize = 2 * CHECKPOINT_SPACING;
+/// The longest slice of replay work done between two looks at the keyboard.
+const SLICE: Duration = Duration::from_millis(8);
 
 /// Recordings up to this many frames are indexed before the first frame shows; longer ones
 /// are indexed in the background while the first frames are already on screen.
@@ -64,13 +72,94 @@ struct GateIndex {
 pub struct Player {
     source: Arc<dyn FrameSource>,
     pub feeder: Feeder,
-    /// Copies of the state taken on the way forward, so stepping back replays from the
-    /// nearest one instead of from frame 0. At most about `CHECKPOINTS` are kept.
-    checkpoints: Vec<Feeder>,
+    /// State copies made by the background pass: evenly spaced, and the end.
+    store: Arc<Mutex<Store>>,
+    /// State copies made on the way to where the viewer is, at multiples of
+    /// `CHECKPOINT_SPACING` just behind it, so each step back replays few frames.
+    local: BTreeMap<usize, Feeder>,
+    /// A second copy of the local checkpoint just behind the viewer: a step back takes it
+    /// instead of copying the state in the key handler (in a long session a copy takes longer
+    /// than a step back may).
+    spare: Option<(usize, Feeder)>,
+    /// That copy being made on a helper thread: its position and where the thread hands back
+    /// (the original, the copy).
+    spare_making: Option<(usize, std::sync::mpsc::Receiver<SpareMade>)>,
+    /// Replay work that does not fit in a key press: a long seek, or a copy prepared ahead of
+    /// stepping back.
+    job: Option<Job>,
+    /// Tells the background pass to stop (set when the player goes away).
+    stop: Arc<AtomicBool>,
     pub playing: bool,
     pub speed: usize,
     index: Arc<Mutex<GateIndex>>,
     pub quit: bool,
+}
+
+/// What the helper thread hands back: the local copy it was lent (`None` when it copied one of
+/// the background pass's), and its copy.
+type SpareMade = (Option<Feeder>, Feeder);
+
+/// What the background pass has made so far.
+#[derive(Default)]
+struct Store {
+    checkpoints: BTreeMap<usize, Feeder>,
+    /// Frames the pass has applied; the total once it is done.
+    done: usize,
+    finished: bool,
+}
+
+/// A state being advanced toward `target` a slice at a time.
+struct Job {
+    /// `None` until the first slice copies the state to start from (a copy can take a while:
+    /// never inside the key handler).
+    feeder: Option<Feeder>,
+    target: usize,
+    /// A seek the viewer asked for (shown, cancelled by Esc), or a copy prepared ahead of need
+    /// (kept as a local checkpoint when done).
+    seek: bool,
+    /// A gate jump: show the gate the target frame opened once there.
+    gate: bool,
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Replay the whole recording once in the background, keeping evenly spaced copies of the state
+/// and one of the end, so `End` and far seeks start close to where they go.
+fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBool) {
+    let total = src.len();
+    let spacing = background_spacing(total);
+    let mut feeder = Feeder::with(src.backend(), src.start_ms());
+    feeder.state.focus = Focus::Transcript;
+    while feeder.pos < total {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        feeder.apply(&src.frame(feeder.pos));
+        let pos = feeder.pos;
+        let keep = pos.is_multiple_of(spacing) || pos == total;
+        if keep || pos.is_multiple_of(1024) {
+            let copy = keep.then(|| feeder.clone());
+            let mut st = store.lock().expect("checkpoint store");
+            if let Some(c) = copy {
+                st.checkpoints.insert(pos, c);
+            }
+            st.done = pos;
+        }
+    }
+    let mut st = store.lock().expect("checkpoint store");
+    st.done = total;
+    st.finished = true;
+}
+
+/// The background pass's spacing: a multiple of `CHECKPOINT_SPACING`, so its copies serve
+/// stepping back too.
+fn background_spacing(total: usize) -> usize {
+    let per = total.div_ceil(BACKGROUND_CHECKPOINTS).max(1);
+    per.div_ceil(CHECKPOINT_SPACING).max(1) * CHECKPOINT_SPACING
 }
 
 pub fn clock(ts: Option<u64>) -> String {
@@ -138,6 +227,11 @@ impl Player {
     }
 
     pub fn from_source(source: Arc<dyn FrameSource>) -> Player {
+        Player::with_background_pass(source, true)
+    }
+
+    /// `from_source`, optionally without the background pass (tests of seeking without it).
+    pub fn with_background_pass(source: Arc<dyn FrameSource>, background: bool) -> Player {
         let index = Arc::new(Mutex::new(GateIndex::default()));
         if source.len() <= SYNC_INDEX {
             build_index(source.as_ref(), &index);
@@ -145,11 +239,25 @@ impl Player {
             let (src, ix) = (source.clone(), index.clone());
             std::thread::spawn(move || build_index(src.as_ref(), &ix));
         }
+        let store = Arc::new(Mutex::new(Store::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        if background && source.len() > CHECKPOINT_SPACING {
+            let (src, st, stop) = (source.clone(), store.clone(), stop.clone());
+            std::thread::spawn(move || background_pass(src.as_ref(), &st, &stop));
+        } else {
+            let mut st = store.lock().expect("checkpoint store");
+            st.finished = true;
+        }
         let feeder = Feeder::with(source.backend(), source.start_ms());
         let mut p = Player {
             source,
             feeder,
-            checkpoints: Vec::new(),
+            store,
+            local: BTreeMap::new(),
+            spare: None,
+            spare_making: None,
+            job: None,
+            stop,
             playing: false,
             speed: 1,
             index,
@@ -158,6 +266,113 @@ impl Player {
         p.feeder.state.focus = Focus::Transcript;
         p.seek(1);
         p
+    }
+
+    /// Wait until the background pass has gone through the whole recording (tests, bench).
+    pub fn wait_prepared(&self) {
+        while !self.store.lock().expect("checkpoint store").finished {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether replay work is pending (a long seek, or a copy being prepared).
+    pub fn has_work(&self) -> bool {
+        self.job.is_some() || self.spare_making.is_some()
+    }
+
+    /// Whether the only pending work is a copy being made on a helper thread (the run loop then
+    /// polls it now and then instead of spinning).
+    pub fn only_waiting(&self) -> bool {
+        self.job.is_none() && self.spare_making.is_some()
+    }
+
+    /// Take back the spare copy when the helper thread is done (`wait`: block until it is).
+    fn poll_spare(&mut self, wait: bool) {
+        let Some((pos, rx)) = &self.spare_making else {
+            return;
+        };
+        let got = if wait {
+            rx.recv()
+                .map_err(|_| std::sync::mpsc::TryRecvError::Disconnected)
+        } else {
+            rx.try_recv()
+        };
+        match got {
+            Ok((original, copy)) => {
+                let pos = *pos;
+                if let Some(original) = original {
+                    self.local.insert(pos, original);
+                }
+                self.spare = Some((pos, copy));
+                self.spare_making = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            // The helper died with the copy: it is prepared again like any missing copy.
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.spare_making = None;
+                self.prepare_step_back();
+            }
+        }
+    }
+
+    /// Have a spare of the copy just behind the viewer made off this thread.
+    fn prepare_spare(&mut self) {
+        let behind = self.feeder.pos.saturating_sub(1) / CHECKPOINT_SPACING * CHECKPOINT_SPACING;
+        if self.spare_making.is_some() || self.spare.as_ref().is_some_and(|(p, _)| *p == behind) {
+            return;
+        }
+        self.spare = None;
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Some(original) = self.local.remove(&behind) {
+            std::thread::spawn(move || {
+                let copy = original.clone();
+                let _ = tx.send((Some(original), copy));
+            });
+        } else if behind > 0 && self.stored(behind) {
+            let store = self.store.clone();
+            std::thread::spawn(move || {
+                let copy = store.lock().expect("checkpoint store").checkpoints[&behind].clone();
+                let _ = tx.send((None, copy));
+            });
+        } else {
+            return;
+        }
+        self.spare_making = Some((behind, rx));
+    }
+
+    /// When the copy a seek to `n` should start from is on the helper thread (being copied for
+    /// a spare), wait for it: that takes less than replaying from an older one.
+    fn await_copy_for(&mut self, n: usize) {
+        let away = self.spare_making.as_ref().map(|(p, _)| *p);
+        let wait = away.is_some_and(|p| p <= n && p > self.start_pos(n));
+        self.poll_spare(wait);
+    }
+
+    /// The spare, when it is where a seek to `n` would start anyway.
+    fn take_spare_for(&mut self, n: usize) -> Option<Feeder> {
+        let p = self.spare.as_ref()?.0;
+        let here_better = self.feeder.pos <= n && self.feeder.pos >= p;
+        if p <= n && !here_better && self.start_pos(n) == p {
+            self.spare.take().map(|(_, f)| f)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a seek the viewer asked for is still running.
+    pub fn seeking(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.seek)
+    }
+
+    /// Run all pending replay work to its end (tests, bench).
+    pub fn finish_work(&mut self) {
+        while self.has_work() {
+            if self.only_waiting() {
+                self.poll_spare(true);
+            } else {
+                self.work(Duration::from_secs(3600));
+            }
+        }
     }
 
     /// After a gate jump: show the gate that frame opened (the newest pending one).
@@ -191,66 +406,239 @@ impl Player {
         self.source.len()
     }
 
-    /// Show the state after the first `n` frames.
+    /// Show the state after the first `n` frames, now (inside the caller: keys use `go`).
     pub fn seek(&mut self, n: usize) {
         let n = n.min(self.total());
-        if n < self.feeder.pos {
-            // State is never rewound: start again from the nearest copy at or before `n`.
-            let (node, focus, size) = (
-                self.feeder.state.selected_node,
-                self.feeder.state.focus,
-                self.feeder.state.size,
-            );
-            // What the viewer set up stays as it is; only the replayed content goes back.
-            let overlay = self.feeder.state.overlay.take();
-            let search = self.feeder.state.search.take();
-            let (focus_root, side_by_side) =
-                (self.feeder.state.focus_root, self.feeder.state.side_by_side);
-            self.feeder = match self.checkpoints.iter().rev().find(|c| c.pos <= n) {
-                Some(c) => c.clone(),
-                None => Feeder::with(self.source.backend(), self.source.start_ms()),
-            };
-            self.feeder.state.size = size;
-            self.feeder.state.focus = if focus == Focus::Prompt {
-                Focus::Transcript
-            } else {
-                focus
-            };
-            self.advance_to(n);
-            let st = &mut self.feeder.state;
-            if node < st.tree.nodes.len() {
-                st.selected_node = node;
-            }
-            st.overlay = overlay;
-            st.search = search;
-            st.focus_root = focus_root.filter(|r| *r < st.tree.nodes.len());
-            st.side_by_side = side_by_side;
-        } else {
-            self.advance_to(n);
+        if self.seeking() {
+            self.job = None;
+            self.feeder.state.status_line = None;
         }
+        self.await_copy_for(n);
+        if let Some(start) = self.take_spare_for(n).or_else(|| self.start_for(n)) {
+            self.show(start);
+        }
+        let mut feeder = std::mem::replace(&mut self.feeder, Feeder::with("claude", 0));
+        self.advance(&mut feeder, n, usize::MAX);
+        self.feeder = feeder;
+        self.landed();
+    }
+
+    /// Seek for a key press: short seeks at once, long ones as work in slices between keys,
+    /// with progress in the footer; the view stays where it is until the seek lands.
+    fn go(&mut self, n: usize) {
+        self.go_then(n, false);
+    }
+
+    /// `go`, then show the gate frame `n` opened.
+    fn go_to_gate(&mut self, n: usize) {
+        self.go_then(n, true);
+        if !self.seeking() {
+            self.show_newest_gate();
+        }
+    }
+
+    fn go_then(&mut self, n: usize, gate: bool) {
+        let n = n.min(self.total());
+        self.await_copy_for(n);
+        if n - self.start_pos(n) <= LONG_SEEK {
+            return self.seek(n);
+        }
+        self.job = Some(Job {
+            feeder: None,
+            target: n,
+            seek: true,
+            gate,
+        });
+        self.progress();
+    }
+
+    /// Where a seek to `n` would start: the state on screen or the closest copy before `n`.
+    fn start_pos(&self, n: usize) -> usize {
+        let here = (self.feeder.pos <= n).then_some(self.feeder.pos);
+        let local = self.local.range(..=n).next_back().map(|(p, _)| *p);
+        let store = self.store.lock().expect("checkpoint store");
+        let stored = store.checkpoints.range(..=n).next_back().map(|(p, _)| *p);
+        [here, local, stored]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A copy of the state to start from for frame `n`, when that is closer than the state on
+    /// screen (`None`: go on from the state on screen).
+    fn start_for(&self, n: usize) -> Option<Feeder> {
+        let here = (self.feeder.pos <= n).then_some(self.feeder.pos);
+        let local = self.local.range(..=n).next_back().map(|(p, _)| *p);
+        let store = self.store.lock().expect("checkpoint store");
+        let stored = store.checkpoints.range(..=n).next_back().map(|(p, _)| *p);
+        let best = [local, stored].into_iter().flatten().max();
+        match (here, best) {
+            (Some(h), Some(b)) if h >= b => None,
+            (Some(_), None) => None,
+            (_, Some(b)) if local == Some(b) => Some(self.local[&b].clone()),
+            (_, Some(b)) => Some(store.checkpoints[&b].clone()),
+            (None, None) => Some(Feeder::with(self.source.backend(), self.source.start_ms())),
+        }
+    }
+
+    /// Put `f` on screen in place of the current state, keeping what the viewer set up.
+    fn show(&mut self, mut f: Feeder) {
+        let st = &mut self.feeder.state;
+        let (node, focus, size) = (st.selected_node, st.focus, st.size);
+        let overlay = st.overlay.take();
+        let search = st.search.take();
+        let (focus_root, side_by_side, status) =
+            (st.focus_root, st.side_by_side, st.status_line.take());
+        f.state.size = size;
+        f.state.focus = if focus == Focus::Prompt {
+            Focus::Transcript
+        } else {
+            focus
+        };
+        let st = &mut f.state;
+        if node < st.tree.nodes.len() {
+            st.selected_node = node;
+        }
+        st.overlay = overlay;
+        st.search = search;
+        st.focus_root = focus_root.filter(|r| *r < st.tree.nodes.len());
+        st.side_by_side = side_by_side;
+        st.status_line = status;
+        self.feeder = f;
+    }
+
+    /// Apply frames to `feeder` up to `n` (at most `budget` of them), copying the state at each
+    /// multiple of `CHECKPOINT_SPACING` passed close before `n`.
+    fn advance(&mut self, feeder: &mut Feeder, n: usize, budget: usize) {
+        let stop = n.min(feeder.pos.saturating_add(budget));
+        while feeder.pos < stop {
+            let f = self.source.frame(feeder.pos);
+            feeder.apply(&f);
+            let pos = feeder.pos;
+            if pos.is_multiple_of(CHECKPOINT_SPACING)
+                && n - pos < 2 * CHECKPOINT_SPACING
+                && !self.local.contains_key(&pos)
+                && !self.stored(pos)
+            {
+                self.local.insert(pos, feeder.clone());
+            }
+        }
+    }
+
+    fn stored(&self, pos: usize) -> bool {
+        let store = self.store.lock().expect("checkpoint store");
+        store.checkpoints.contains_key(&pos)
+    }
+
+    /// After a seek landed: drop copies far from here, plan the next one needed to step back,
+    /// show the view.
+    fn landed(&mut self) {
+        let pos = self.feeder.pos;
+        let keep = pos.saturating_sub(3 * CHECKPOINT_SPACING)..=pos + CHECKPOINT_SPACING;
+        self.local.retain(|p, _| keep.contains(p));
         if self.feeder.pos == self.total() {
             self.playing = false;
         }
+        self.prepare_step_back();
+        self.prepare_spare();
         self.sync_view();
     }
 
-    /// Apply frames up to `n`, keeping a copy at each checkpoint position passed.
-    fn advance_to(&mut self, n: usize) {
-        let spacing = (self.total() / CHECKPOINTS).max(MIN_CHECKPOINT_SPACING);
-        while self.feeder.pos < n {
-            let f = self.source.frame(self.feeder.pos);
-            self.feeder.apply(&f);
-            let pos = self.feeder.pos;
-            if pos.is_multiple_of(spacing) && !self.checkpoints.iter().any(|c| c.pos == pos) {
-                self.checkpoints.push(self.feeder.clone());
-                self.checkpoints.sort_by_key(|c| c.pos);
+    /// Stepping back from here must find a copy at most `CHECKPOINT_SPACING` frames behind:
+    /// keep one at the multiple just behind and the one before it, preparing a missing one
+    /// between key presses.
+    fn prepare_step_back(&mut self) {
+        if self.job.is_some() {
+            return;
+        }
+        let behind = self.feeder.pos.saturating_sub(1) / CHECKPOINT_SPACING * CHECKPOINT_SPACING;
+        for want in [behind, behind.saturating_sub(CHECKPOINT_SPACING)] {
+            let making = self.spare_making.as_ref().is_some_and(|(p, _)| *p == want);
+            if want == 0 || making || self.local.contains_key(&want) || self.stored(want) {
+                continue;
             }
+            self.job = Some(Job {
+                feeder: None,
+                target: want,
+                seek: false,
+                gate: false,
+            });
+            return;
         }
     }
 
-    /// Checkpoints currently kept (for tests and the bench).
+    /// Do up to `budget` of pending replay work. Returns whether the view changed.
+    pub fn work(&mut self, budget: Duration) -> bool {
+        self.poll_spare(false);
+        let Some(mut job) = self.job.take() else {
+            return false;
+        };
+        let deadline = Instant::now() + budget;
+        let mut feeder = match job.feeder.take() {
+            // The background pass may have got closer meanwhile.
+            Some(f) if self.start_pos(job.target) > f.pos + CHECKPOINT_SPACING => self
+                .start_for(job.target)
+                .unwrap_or_else(|| self.feeder.clone()),
+            Some(f) => f,
+            None => self
+                .start_for(job.target)
+                .unwrap_or_else(|| self.feeder.clone()),
+        };
+        while feeder.pos < job.target && Instant::now() < deadline {
+            self.advance(&mut feeder, job.target, 256);
+        }
+        let done = feeder.pos >= job.target;
+        job.feeder = Some(feeder);
+        if !done {
+            self.job = Some(job);
+            if self.seeking() {
+                self.progress();
+                return true;
+            }
+            return false;
+        }
+        let feeder = job.feeder.take().expect("set above");
+        if job.seek {
+            self.feeder.state.status_line = None;
+            self.show(feeder);
+            self.landed();
+            if job.gate {
+                self.show_newest_gate();
+            }
+            true
+        } else {
+            // `advance` kept a copy at the target already unless one was there.
+            self.local.entry(feeder.pos).or_insert(feeder);
+            self.prepare_step_back();
+            self.prepare_spare();
+            false
+        }
+    }
+
+    /// The footer's note while a seek runs.
+    fn progress(&mut self) {
+        let Some(job) = &self.job else { return };
+        let (from, to) = (self.feeder.pos, job.target);
+        let at = job.feeder.as_ref().map_or(from, |f| f.pos);
+        let pct = at * 100 / to.max(1);
+        self.feeder.state.status_line = Some(format!(
+            "seeking from frame {from} to {to}: {pct}% · Esc cancels"
+        ));
+    }
+
+    /// Copies currently kept for stepping back, local and background (for tests and the bench).
     pub fn checkpoint_positions(&self) -> Vec<usize> {
-        self.checkpoints.iter().map(|c| c.pos).collect()
+        let store = self.store.lock().expect("checkpoint store");
+        let mut v: Vec<usize> = self
+            .local
+            .keys()
+            .chain(store.checkpoints.keys())
+            .copied()
+            .collect();
+        v.sort();
+        v.dedup();
+        v
     }
 
     fn sync_view(&mut self) {
@@ -369,6 +757,13 @@ impl Player {
 
     pub fn key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.code == KeyCode::Esc && self.seeking() {
+            // The view never left the frame it showed: cancelling just stops the work.
+            self.job = None;
+            self.feeder.state.status_line = Some("seek cancelled".into());
+            self.prepare_step_back();
+            return;
+        }
         let state = &mut self.feeder.state;
         // The inspector follows the frame: stepping keys work behind it.
         let stepping = matches!(key.code, KeyCode::Char('.') | KeyCode::Char(','));
@@ -390,11 +785,11 @@ impl Player {
             }
             KeyCode::Char('.') => {
                 self.playing = false;
-                self.seek(self.feeder.pos + 1);
+                self.go(self.feeder.pos + 1);
             }
             KeyCode::Char(',') => {
                 self.playing = false;
-                self.seek(self.feeder.pos.saturating_sub(1));
+                self.go(self.feeder.pos.saturating_sub(1));
             }
             KeyCode::Char(']') => {
                 self.playing = false;
@@ -405,10 +800,7 @@ impl Player {
                     (ix.gate_frames.iter().find(|&&i| i >= pos).copied(), ix.done)
                 };
                 match next {
-                    Some(i) => {
-                        self.seek(i + 1);
-                        self.show_newest_gate();
-                    }
+                    Some(i) => self.go_to_gate(i + 1),
                     None if done < self.total() => {
                         self.feeder.state.status_line = Some(format!(
                             "still indexing gates ({}%)",
@@ -426,10 +818,7 @@ impl Player {
                     ix.gate_frames.iter().rev().find(|&&i| i + 1 < pos).copied()
                 };
                 match prev {
-                    Some(i) => {
-                        self.seek(i + 1);
-                        self.show_newest_gate();
-                    }
+                    Some(i) => self.go_to_gate(i + 1),
                     None => self.feeder.state.status_line = Some("no earlier gate".into()),
                 }
             }
@@ -445,7 +834,10 @@ impl Player {
                 self.playing = false;
                 self.seek(0);
             }
-            KeyCode::End => self.seek(self.total()),
+            KeyCode::End => {
+                self.playing = false;
+                self.go(self.total());
+            }
             KeyCode::Char('?') => {
                 self.feeder.state.overlay_scroll = 0;
                 self.feeder.state.overlay = Some(Overlay::Text {
@@ -531,6 +923,15 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
                 player.tick();
                 dirty = true;
             }
+            // Long seeks and copies prepared for stepping back run here, a slice at a time,
+            // only when no key, frame or playback tick is due.
+            () = tokio::task::yield_now(), if player.has_work() && !player.only_waiting() => {
+                dirty |= player.work(SLICE);
+            }
+            // A spare copy being made on a helper thread: look now and then.
+            () = tokio::time::sleep(Duration::from_millis(5)), if player.only_waiting() => {
+                player.work(SLICE);
+            }
         }
     }
     Ok(())
@@ -580,17 +981,142 @@ mod tests {
         )
     }
 
+    fn fresh(frames: usize, n: usize) -> Player {
+        let mut p = Player::with_background_pass(Arc::new(long_recording(frames)), false);
+        p.seek(n);
+        p
+    }
+
     #[test]
     fn stepping_back_from_a_checkpoint_equals_replaying_from_the_start() {
         let mut p = Player::open(long_recording(50_000));
+        p.wait_prepared();
         p.seek(50_000);
-        assert_eq!(p.checkpoint_positions(), vec![20_000, 40_000]);
-        for target in [45_001, 40_000, 39_999, 20_123, 3] {
+        let kept = p.checkpoint_positions();
+        // The background pass: every multiple of the spacing, and the end.
+        for c in (1..=6).map(|k| k * CHECKPOINT_SPACING).chain([50_000]) {
+            assert!(kept.contains(&c), "{c} not in {kept:?}");
+        }
+        for target in [45_001, 40_960, 40_959, 20_123, 3] {
             p.seek(target);
-            let mut fresh = Player::open(long_recording(50_000));
-            fresh.seek(target);
-            assert_eq!(shape(&p), shape(&fresh), "at frame {target}");
+            assert_eq!(
+                shape(&p),
+                shape(&fresh(50_000, target)),
+                "at frame {target}"
+            );
             p.seek(50_000);
         }
+    }
+
+    /// Wherever the viewer lands, a copy at most `CHECKPOINT_SPACING` frames behind is kept or
+    /// prepared, so each step back replays at most that many frames; and stepping back gives the
+    /// state replaying from the start gives.
+    #[test]
+    fn every_step_back_starts_from_a_copy_close_behind() {
+        let k = CHECKPOINT_SPACING;
+        let total = 5 * k;
+        let mut p = Player::with_background_pass(Arc::new(long_recording(total)), false);
+        let step_back = |p: &mut Player, pos: &mut usize| {
+            let behind = p
+                .checkpoint_positions()
+                .into_iter()
+                .filter(|&c| c < *pos)
+                .max()
+                .unwrap_or(0);
+            assert!(
+                *pos - 1 - behind <= k,
+                "at {pos}: nearest copy {behind} of {:?}",
+                p.checkpoint_positions()
+            );
+            // A spare of that copy is ready, so the step back moves it in instead of copying.
+            let spare = p.spare.as_ref().map(|(at, f)| (*at, f.pos));
+            assert_eq!(spare, Some((behind, behind)), "at {pos}");
+            p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
+            assert!(!p.seeking(), "a step back at {pos} became a long seek");
+            assert!(
+                p.spare.is_none(),
+                "the step back at {pos} did not take the spare"
+            );
+            p.finish_work();
+            *pos -= 1;
+            assert_eq!(p.state().replay.as_ref().unwrap().frame, *pos);
+        };
+        // Land just past a boundary, then step back across it and across the next one down
+        // (landing there by a short seek, as a user holding `,` would after many presses).
+        let mut pos = 4 * k + 2;
+        p.seek(pos);
+        p.finish_work();
+        for _ in 0..3 {
+            step_back(&mut p, &mut pos);
+        }
+        assert_eq!(shape(&p), shape(&fresh(total, pos)), "at frame {pos}");
+        pos = 3 * k + 1;
+        p.seek(pos);
+        p.finish_work();
+        for _ in 0..2 {
+            step_back(&mut p, &mut pos);
+        }
+        assert_eq!(shape(&p), shape(&fresh(total, pos)), "at frame {pos}");
+        // Presses in a row while the spare is still being made: each lands where it should.
+        pos = 2 * k + 3;
+        p.seek(pos);
+        p.finish_work();
+        for _ in 0..3 {
+            p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
+            assert!(!p.seeking());
+            pos -= 1;
+            assert_eq!(p.state().replay.as_ref().unwrap().frame, pos);
+        }
+        p.finish_work();
+        assert_eq!(shape(&p), shape(&fresh(total, pos)), "at frame {pos}");
+        // Only copies near the viewer are kept (no background pass here).
+        assert!(
+            p.checkpoint_positions().len() <= 4,
+            "{:?}",
+            p.checkpoint_positions()
+        );
+    }
+
+    /// `End` far from any copy runs between key presses with its progress shown; Esc cancels it
+    /// and leaves the view where it was; run to its end it lands where a direct seek lands.
+    #[test]
+    fn a_long_seek_runs_off_the_key_handler_and_esc_cancels_it() {
+        let total = 3 * LONG_SEEK;
+        let mut p = Player::with_background_pass(Arc::new(long_recording(total)), false);
+        let before = shape(&p);
+        p.key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+        assert!(p.seeking());
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, 1);
+        p.work(Duration::from_millis(30));
+        let status = p.state().status_line.clone().unwrap_or_default();
+        assert!(
+            status.starts_with(&format!("seeking from frame 1 to {total}: "))
+                && status.ends_with("Esc cancels"),
+            "{status}"
+        );
+        // Navigation keeps working on the frame shown while the seek runs.
+        p.key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        assert!(p.seeking());
+        p.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(!p.seeking());
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, 1);
+        assert_eq!(shape(&p), before);
+        assert_eq!(p.state().status_line.as_deref(), Some("seek cancelled"));
+        p.key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+        assert!(p.seeking());
+        p.finish_work();
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, total);
+        assert_eq!(shape(&p), shape(&fresh(total, total)));
+        assert_eq!(p.state().status_line, None);
+        // A gate jump far back is a long seek too, and shows its gate when it lands.
+        p.key(KeyEvent::new(KeyCode::Home, KeyModifiers::NONE));
+        p.finish_work();
+        p.key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+        p.finish_work();
+        p.key(KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE));
+        p.finish_work();
+        let last_gate = (0..total).rev().find(|i| i % 5000 == 4999).unwrap();
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, last_gate + 1);
+        assert_eq!(p.state().focus, Focus::Gate);
     }
 }

@@ -60,6 +60,7 @@ impl IndexedFile {
         let mut buf = vec![0u8; 1 << 20];
         let (mut offset, mut line_no, mut line_start) = (0u64, 1u32, 0u64);
         let mut in_header = true;
+        // Whether the current line has had a byte that is not whitespace so far.
         let mut blank = true;
         loop {
             let n = file
@@ -68,23 +69,31 @@ impl IndexedFile {
             if n == 0 {
                 break;
             }
-            for (i, &b) in buf[..n].iter().enumerate() {
+            let chunk = &buf[..n];
+            // memchr finds the newlines (word at a time); only the header's bytes are copied
+            // and only each line's first bytes are looked at to tell a blank line.
+            let mut at = 0;
+            for nl in memchr::memchr_iter(b'\n', chunk).chain(std::iter::once(n)) {
+                let piece = &chunk[at..nl];
                 if in_header {
-                    header.push(b);
+                    header.extend_from_slice(piece);
                 }
-                if b == b'\n' {
-                    let end = offset + i as u64 + 1;
-                    if !in_header && !blank {
-                        starts.push(line_start);
-                        lines.push(line_no);
-                    }
-                    in_header = false;
-                    blank = true;
-                    line_start = end;
-                    line_no += 1;
-                } else if !b.is_ascii_whitespace() {
+                if blank && piece.iter().any(|b| !b.is_ascii_whitespace()) {
                     blank = false;
                 }
+                if nl == n {
+                    break;
+                }
+                let end = offset + nl as u64 + 1;
+                if !in_header && !blank {
+                    starts.push(line_start);
+                    lines.push(line_no);
+                }
+                in_header = false;
+                blank = true;
+                line_start = end;
+                line_no += 1;
+                at = nl + 1;
             }
             offset += n as u64;
         }
@@ -243,6 +252,37 @@ mod tests {
         assert_eq!(idx.start_ms(), 5);
         std::fs::write(&path, "{\"events\":[]}\n").unwrap();
         assert!(IndexedFile::open(&path).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// Lines and blank lines that straddle the 1 MiB read buffer are indexed like `load` reads
+    /// them.
+    #[test]
+    fn index_holds_across_read_buffer_boundaries() {
+        let dir = std::env::temp_dir().join(format!("sb-idx-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let mut text = String::from("{\"switchboard_recording\":1,\"backend\":\"claude\"}\n");
+        let mut i = 0;
+        while text.len() < 3 << 20 {
+            let pad = "x".repeat(i * 7919 % 3000);
+            text.push_str(&format!(
+                "{{\"ts\":{i},\"dir\":\"in\",\"line\":\"{pad}\"}}\n"
+            ));
+            if i % 5 == 0 {
+                text.push_str(&" ".repeat(i % 9));
+                text.push('\n');
+            }
+            i += 1;
+        }
+        std::fs::write(&path, &text).unwrap();
+        let idx = IndexedFile::open(&path).unwrap();
+        let loaded = load::load(&path, None).unwrap();
+        assert_eq!(idx.len(), loaded.frames.len());
+        for (n, b) in loaded.frames.iter().enumerate() {
+            let a = idx.frame(n);
+            assert_eq!((a.src_line, a.ts, &a.text), (b.src_line, b.ts, &b.text));
+        }
         std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::load::{Frame, Loaded};
+use super::load::{self, CUT_SHORT, Format, Frame, Loaded, Stream};
 use crate::backend::claude::mapping::Mapper;
 use crate::backend::claude::{decode, encode};
 use crate::record::Dir;
@@ -24,6 +24,137 @@ pub struct Report {
     pub requests: usize,
     pub replies_checked: usize,
     pub findings: Vec<Finding>,
+    /// The input could not be read whole (it ends in the middle of a line): like any unreadable
+    /// input, `validate` exits 2.
+    pub unreadable: bool,
+}
+
+/// Findings that explain rather than accuse: listed, but they do not change the exit code.
+/// `agent-exited`: a request was pending when the agent ended, so nobody could answer it.
+pub const INFORMATIONAL: &[&str] = &["agent-exited"];
+
+impl Report {
+    /// Findings that count as problems (exit 1).
+    pub fn problems(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| !INFORMATIONAL.contains(&f.rule))
+            .count()
+    }
+}
+
+/// The rules of one backend, applied one frame at a time in recorded order, so a recording is
+/// checked as it is read: what they keep grows with the open requests and ids, not the file.
+pub trait Rules {
+    fn frame(&mut self, f: &Frame);
+    fn finish(self: Box<Self>) -> Report;
+}
+
+/// The rules for a recording of `backend`.
+pub fn rules_for(backend: &str) -> Box<dyn Rules> {
+    match backend {
+        "claude" => Box::new(Ledger::default()),
+        "acp" => Box::new(super::validate_acp::Check::new()),
+        "gateway" => Box::new(Whole::default()),
+        other => Box::new(Unsupported {
+            r: Report {
+                findings: vec![Finding {
+                    line: 1,
+                    rule: "backend",
+                    message: format!("backend {other:?}: only the Claude and ACP rules exist"),
+                }],
+                ..Report::default()
+            },
+        }),
+    }
+}
+
+/// Rules that need the whole recording at once (the gateway's): frames are kept until the end.
+#[derive(Default)]
+struct Whole {
+    frames: Vec<Frame>,
+}
+
+impl Rules for Whole {
+    fn frame(&mut self, f: &Frame) {
+        self.frames.push(f.clone());
+    }
+    fn finish(self: Box<Self>) -> Report {
+        let loaded = Loaded {
+            format: Format::Recording,
+            backend: "gateway".into(),
+            header: None,
+            frames: self.frames,
+        };
+        crate::backend::gateway::recording::validate(&loaded)
+    }
+}
+
+struct Unsupported {
+    r: Report,
+}
+
+impl Rules for Unsupported {
+    fn frame(&mut self, _: &Frame) {
+        self.r.frames += 1;
+    }
+    fn finish(self: Box<Self>) -> Report {
+        self.r
+    }
+}
+
+/// Check frames already loaded.
+pub fn validate(loaded: &Loaded) -> Report {
+    let mut rules = rules_for(&loaded.backend);
+    for f in &loaded.frames {
+        rules.frame(f);
+    }
+    rules.finish()
+}
+
+/// Check the file at `path` as it is read (a cassette, one JSON document, is loaded whole).
+/// `Err`: the input cannot be read at all.
+pub fn validate_path(
+    path: &std::path::Path,
+    force: Option<Format>,
+) -> Result<(Format, Report), String> {
+    match load::stream(path, force)? {
+        Stream::Whole(loaded) => Ok((loaded.format, validate(&loaded))),
+        Stream::Lines(mut lines) => {
+            let mut rules = rules_for(&lines.backend);
+            for f in lines.by_ref() {
+                rules.frame(&f?);
+            }
+            Ok((lines.format, rules.finish()))
+        }
+    }
+}
+
+/// A note of the recorder about its own file: a damaged entry (`unreadable`), or a last line cut
+/// short (`unreadable-tail`, which makes the whole input unreadable). `true` when it was one.
+pub(super) fn unreadable_note(f: &Frame, r: &mut Report) -> bool {
+    if f.text.starts_with(CUT_SHORT) {
+        r.unreadable = true;
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "unreadable-tail",
+            message: f.text.clone(),
+        });
+    } else if f.text.starts_with("unreadable recording entry") {
+        r.findings.push(Finding {
+            line: f.src_line,
+            rule: "unreadable",
+            message: f.text.clone(),
+        });
+    } else {
+        return false;
+    }
+    true
+}
+
+/// The note the recorder writes when the agent's process ends.
+pub(super) fn is_exit_note(f: &Frame) -> bool {
+    f.dir == Dir::Note && f.text.starts_with("agent exited")
 }
 
 /// Keys sorted recursively, no insignificant whitespace.
@@ -51,6 +182,9 @@ struct Open {
 /// What the rules track while reading a Claude recording in order.
 #[derive(Default)]
 struct Ledger {
+    r: Report,
+    /// The recording says the agent's process ended.
+    ended: bool,
     /// The agent's requests still waiting for our answer.
     open: HashMap<String, Open>,
     answered: HashSet<String>,
@@ -61,72 +195,70 @@ struct Ledger {
     mapper: Mapper,
 }
 
-pub fn validate(loaded: &Loaded) -> Report {
-    let mut r = Report {
-        frames: loaded.frames.len(),
-        ..Report::default()
-    };
-    if loaded.backend == "acp" {
-        return super::validate_acp::validate(loaded);
-    }
-    if loaded.backend == "gateway" {
-        return crate::backend::gateway::recording::validate(loaded);
-    }
-    if loaded.backend != "claude" {
-        r.findings.push(Finding {
-            line: 0,
-            rule: "backend",
-            message: format!(
-                "backend {:?}: only the Claude and ACP rules exist",
-                loaded.backend
-            ),
-        });
-        return r;
-    }
-    let mut l = Ledger::default();
-    for f in &loaded.frames {
+impl Rules for Ledger {
+    fn frame(&mut self, f: &Frame) {
+        let mut r = std::mem::take(&mut self.r);
+        r.frames += 1;
         match f.dir {
-            Dir::In => l.inbound(f, &mut r),
-            Dir::Out => l.outbound(f, &mut r),
+            Dir::In => self.inbound(f, &mut r),
+            Dir::Out => self.outbound(f, &mut r),
             Dir::Err => {}
-            Dir::Note => {
-                if f.text.starts_with("unreadable recording entry") {
+            Dir::Note if is_exit_note(f) => {
+                self.ended = true;
+                // What was pending when the agent died could not be answered: say so, once,
+                // as information (answering needs an agent to answer).
+                let mut left: Vec<(String, Open)> = self.open.drain().collect();
+                left.sort_by_key(|(_, o)| o.line);
+                for (id, o) in left {
                     r.findings.push(Finding {
-                        line: f.src_line,
-                        rule: "unreadable",
-                        message: f.text.clone(),
+                        line: o.line,
+                        rule: "agent-exited",
+                        message: format!(
+                            "{} request {id} was still pending when the agent exited (line {}): nobody was left to answer it",
+                            o.subtype, f.src_line
+                        ),
                     });
                 }
             }
+            Dir::Note => {
+                unreadable_note(f, &mut r);
+            }
         }
+        self.r = r;
     }
-    let mut left: Vec<(&String, &Open)> = l.open.iter().collect();
-    left.sort_by_key(|(_, o)| o.line);
-    for (id, o) in left {
-        r.findings.push(Finding {
-            line: o.line,
-            rule: "unanswered",
-            message: format!("{} request {id} was never answered", o.subtype),
-        });
-    }
-    // Our own requests the agent never answered, unless it ended first (then it could not).
-    let ended = loaded
-        .frames
-        .iter()
-        .any(|f| f.dir == Dir::Note && f.text.starts_with("agent exited"));
-    if !ended {
-        let mut ours: Vec<(&String, &usize)> = l.ours.iter().collect();
-        ours.sort_by_key(|(_, line)| **line);
-        for (id, line) in ours {
+
+    fn finish(self: Box<Self>) -> Report {
+        let Ledger {
+            mut r,
+            ended,
+            open,
+            ours,
+            ..
+        } = *self;
+        let mut left: Vec<(String, Open)> = open.into_iter().collect();
+        left.sort_by_key(|(_, o)| o.line);
+        for (id, o) in left {
             r.findings.push(Finding {
-                line: *line,
-                rule: "unanswered-ours",
-                message: format!("our request {id} never got an answer from the agent"),
+                line: o.line,
+                rule: "unanswered",
+                message: format!("{} request {id} was never answered", o.subtype),
             });
         }
+        // Our own requests the agent never answered, unless it ended first (then it could not).
+        if !ended {
+            let mut ours: Vec<(String, usize)> = ours.into_iter().collect();
+            ours.sort_by_key(|(_, line)| *line);
+            for (id, line) in ours {
+                r.findings.push(Finding {
+                    line,
+                    rule: "unanswered-ours",
+                    message: format!("our request {id} never got an answer from the agent"),
+                });
+            }
+        }
+        r.findings.sort_by_key(|f| f.line);
+        r
     }
-    r.findings.sort_by_key(|f| f.line);
-    r
 }
 
 impl Ledger {
@@ -137,8 +269,21 @@ impl Ledger {
             withdrawn,
             ours,
             mapper,
+            ..
         } = self;
         let _ = mapper.on_line(&f.text);
+        // Only control frames need a look inside; any other line only has to be JSON, which a
+        // parse that builds nothing tells (most lines of a long recording are stream deltas).
+        if memchr::memmem::find(f.text.as_bytes(), b"\"control_").is_none() {
+            if serde_json::from_str::<serde::de::IgnoredAny>(&f.text).is_err() {
+                r.findings.push(Finding {
+                    line: f.src_line,
+                    rule: "not-json",
+                    message: "the agent wrote a line that is not JSON".into(),
+                });
+            }
+            return;
+        }
         let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
             r.findings.push(Finding {
                 line: f.src_line,
@@ -228,6 +373,7 @@ impl Ledger {
             withdrawn,
             ours,
             mapper,
+            ..
         } = self;
         if let Err(e) = crate::schema::validate_claude_outbound_line(&f.text) {
             r.findings.push(Finding {

@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::load::Loaded;
-use super::validate::{Finding, Report, canonical};
+use super::load::{Frame as Recorded, Loaded};
+use super::validate::{Finding, Report, Rules, canonical, is_exit_note, unreadable_note};
 use crate::backend::acp::codec::{self, Frame, RpcError, schema};
 use crate::backend::acp::mapping::Mapper;
 use crate::core::gate::Decision;
@@ -159,8 +159,7 @@ struct AgentReq {
     withdrawn: bool,
 }
 
-#[derive(Default)]
-struct Check {
+pub(super) struct Check {
     r: Report,
     /// The agent's open requests and the ones already answered (line of the answer).
     theirs: HashMap<String, AgentReq>,
@@ -168,13 +167,47 @@ struct Check {
     /// Our open requests (method) and every id we used.
     ours: HashMap<String, String>,
     ours_seen: HashSet<String>,
-    /// A log of the agent's side only: replies cannot be paired.
-    one_sided: bool,
+    /// Whether a frame of ours has been read yet: a log of the agent's side only cannot pair
+    /// replies with requests.
+    saw_out: bool,
+    /// Findings about pairing made before any frame of ours was read: they stand only if the
+    /// log turns out to hold our side too.
+    deferred: Vec<Finding>,
+    /// The fidelity replay: the same mapping as live, fed the recorded lines.
+    mapper: Mapper,
     /// The agent's requests whose id was unusable, each owed one error reply keyed `null`.
     invalid_ids: usize,
 }
 
 impl Check {
+    pub(super) fn new() -> Check {
+        Check {
+            r: Report::default(),
+            theirs: HashMap::new(),
+            theirs_done: HashMap::new(),
+            ours: HashMap::new(),
+            ours_seen: HashSet::new(),
+            saw_out: false,
+            deferred: Vec::new(),
+            mapper: Mapper::replaying(None),
+            invalid_ids: 0,
+        }
+    }
+
+    /// A pairing finding: kept aside until the log shows our side as well.
+    fn find_paired(&mut self, line: usize, rule: &'static str, message: impl Into<String>) {
+        let f = Finding {
+            line,
+            rule,
+            message: message.into(),
+        };
+        if self.saw_out {
+            self.r.findings.push(f);
+        } else {
+            self.deferred.push(f);
+        }
+    }
+
     fn find(&mut self, line: usize, rule: &'static str, message: impl Into<String>) {
         self.r.findings.push(Finding {
             line,
@@ -184,8 +217,15 @@ impl Check {
     }
 
     fn inbound(&mut self, line: usize, text: &str) {
-        let v: Option<Value> = serde_json::from_str(text).ok();
-        match codec::parse(text) {
+        let frame = codec::parse(text);
+        // The whole tree is needed only for the Checkfu checks: a frame that names the
+        // extension, or a reply (its request's method decides). Most lines of a long recording
+        // are session updates that need neither.
+        let v: Option<Value> = (matches!(frame, Frame::Response { .. })
+            || text.contains("checkfu"))
+        .then(|| serde_json::from_str(text).ok())
+        .flatten();
+        match frame {
             Frame::NotJson { error } => self.find(
                 line,
                 "envelope",
@@ -234,8 +274,8 @@ impl Check {
                     let key = codec::id_key(rid);
                     match self.theirs.get_mut(&key) {
                         Some(req) => req.withdrawn = true,
-                        None if self.theirs_done.contains_key(&key) || self.one_sided => {}
-                        None => self.find(
+                        None if self.theirs_done.contains_key(&key) => {}
+                        None => self.find_paired(
                             line,
                             "unknown-request-id",
                             format!("the agent cancelled request {key}, which it never sent"),
@@ -248,9 +288,6 @@ impl Check {
             Frame::Response { id, outcome } => {
                 let key = codec::id_key(&id);
                 let Some(method) = self.ours.remove(&key) else {
-                    if self.one_sided {
-                        return;
-                    }
                     let m = if self.ours_seen.contains(&key) {
                         format!("the agent answered our request {key} again")
                     } else {
@@ -261,7 +298,7 @@ impl Check {
                     } else {
                         "unknown-request-id"
                     };
-                    return self.find(line, rule, m);
+                    return self.find_paired(line, rule, m);
                 };
                 if let Ok(result) = &outcome
                     && let Some(Err(e)) = check_result(&method, result)
@@ -431,62 +468,76 @@ impl Check {
 }
 
 pub fn validate(loaded: &Loaded) -> Report {
-    let mut c = Check {
-        r: Report {
-            frames: loaded.frames.len(),
-            ..Report::default()
-        },
-        one_sided: !loaded.frames.iter().any(|f| f.dir == Dir::Out),
-        ..Check::default()
-    };
-    if c.one_sided {
-        c.find(
-            0,
-            "one-sided",
-            "the log holds only the agent's side: replies are not paired with requests",
-        );
-    }
-    // The fidelity replay: the same mapping as live, fed the recorded lines.
-    let mut mapper = Mapper::replaying(None);
+    let mut c: Box<dyn Rules> = Box::new(Check::new());
     for f in &loaded.frames {
+        c.frame(f);
+    }
+    c.finish()
+}
+
+impl Rules for Check {
+    fn frame(&mut self, f: &Recorded) {
+        self.r.frames += 1;
         match f.dir {
             Dir::In => {
-                let _ = mapper.on_recorded_inbound(&f.text);
-                c.inbound(f.src_line, &f.text);
+                let _ = self.mapper.on_recorded_inbound(&f.text);
+                self.inbound(f.src_line, &f.text);
             }
             Dir::Out => {
-                c.outbound(f.src_line, &f.text);
-                let (_, answered) = mapper.on_outbound(&f.text);
+                self.saw_out = true;
+                self.outbound(f.src_line, &f.text);
+                let (_, answered) = self.mapper.on_outbound(&f.text);
                 for a in answered {
-                    fidelity(&mut c, f.src_line, &f.text, a);
+                    fidelity(self, f.src_line, &f.text, a);
                 }
             }
             Dir::Err => {}
-            Dir::Note => {
-                if f.text.starts_with("unreadable recording entry") {
-                    c.find(f.src_line, "unreadable", f.text.clone());
+            Dir::Note if is_exit_note(f) => {
+                // Requests pending when the agent died could not be answered: information.
+                let mut left: Vec<(String, AgentReq)> = self.theirs.drain().collect();
+                left.sort_by_key(|(_, o)| o.line);
+                for (id, o) in left {
+                    let m = format!(
+                        "{} request {id} was still pending when the agent exited (line {}): nobody was left to answer it",
+                        o.method, f.src_line
+                    );
+                    self.find(o.line, "agent-exited", m);
                 }
+            }
+            Dir::Note => {
+                unreadable_note(f, &mut self.r);
             }
         }
     }
-    if !c.one_sided {
-        let mut left: Vec<(String, AgentReq)> = c.theirs.drain().collect();
-        left.sort_by_key(|(_, o)| o.line);
-        for (id, o) in left {
-            let m = format!(
-                "{} request {id} was never answered{}",
-                o.method,
-                if o.withdrawn {
-                    " (the agent cancelled it; a cancellation reply is still due)"
-                } else {
-                    ""
-                }
+
+    fn finish(mut self: Box<Self>) -> Report {
+        if self.saw_out {
+            let deferred = std::mem::take(&mut self.deferred);
+            self.r.findings.extend(deferred);
+            let mut left: Vec<(String, AgentReq)> = self.theirs.drain().collect();
+            left.sort_by_key(|(_, o)| o.line);
+            for (id, o) in left {
+                let m = format!(
+                    "{} request {id} was never answered{}",
+                    o.method,
+                    if o.withdrawn {
+                        " (the agent cancelled it; a cancellation reply is still due)"
+                    } else {
+                        ""
+                    }
+                );
+                self.find(o.line, "unanswered", m);
+            }
+        } else {
+            self.find(
+                0,
+                "one-sided",
+                "the log holds only the agent's side: replies are not paired with requests",
             );
-            c.find(o.line, "unanswered", m);
         }
+        self.r.findings.sort_by_key(|f| f.line);
+        self.r
     }
-    c.r.findings.sort_by_key(|f| f.line);
-    c.r
 }
 
 /// A recorded permission reply read back as a decision, re-encoded by our encoder and
