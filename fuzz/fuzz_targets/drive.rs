@@ -7,12 +7,12 @@
 
 use std::collections::HashSet;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::core::msg::{BackendEvent, Command, Effect};
 use switchboard::core::state::State;
 use switchboard::core::{Msg, update};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard::ui::theme::Theme;
 
 /// One backend's mapping, both directions.
@@ -80,7 +80,11 @@ pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
         } else {
             let (events, lines) = wire.inbound(line);
             check_lines(&lines);
-            msgs.extend(events.into_iter().map(|event| Msg::Backend { at_ms: at, event }));
+            msgs.extend(
+                events
+                    .into_iter()
+                    .map(|event| Msg::Backend { at_ms: at, event }),
+            );
         }
         let mut queue: std::collections::VecDeque<Msg> = msgs.into();
         while let Some(msg) = queue.pop_front() {
@@ -102,14 +106,24 @@ pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
                         "answer for {gate_id}, which was not pending"
                     );
                     assert!(answered.insert(gate_id.clone()), "{gate_id} answered twice");
-                    assert!(state.gate(gate_id).is_none(), "{gate_id} still open after its answer");
+                    assert!(
+                        state.gate(gate_id).is_none(),
+                        "{gate_id} still open after its answer"
+                    );
                 }
                 let (events, lines) = wire.command(&cmd);
                 check_lines(&lines);
-                queue.extend(events.into_iter().map(|event| Msg::Backend { at_ms: at, event }));
+                queue.extend(
+                    events
+                        .into_iter()
+                        .map(|event| Msg::Backend { at_ms: at, event }),
+                );
             }
             if let Some(id) = &state.active_gate {
-                assert!(state.gate(id).is_some(), "the active gate {id} is not pending");
+                assert!(
+                    state.gate(id).is_some(),
+                    "the active gate {id} is not pending"
+                );
             }
             assert!(state.selected_node < state.tree.nodes.len());
         }
@@ -118,6 +132,7 @@ pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
     let theme = Theme::dark();
     for (w, h) in [(80, 24), (7, 3)] {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&state, &theme, f)).unwrap();
+        term.draw(|f| switchboard::ui::render(&state, &theme, f))
+            .unwrap();
     }
 }

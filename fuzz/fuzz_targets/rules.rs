@@ -30,7 +30,12 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(spec) = parse_spec_line(line) {
             rules.add(spec.clone(), Origin::Session);
             let again = parse_spec_line(&spec_line(&spec));
-            assert_eq!(again.as_ref().ok(), Some(&spec), "{line:?} → {:?}", spec_line(&spec));
+            assert_eq!(
+                again.as_ref().ok(),
+                Some(&spec),
+                "{line:?} → {:?}",
+                spec_line(&spec)
+            );
         }
     }
     let _ = rules.evaluate(tool, arg);
