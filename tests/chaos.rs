@@ -418,3 +418,22 @@ fn a_reused_request_id_is_pending_not_closed() {
     }
     assert!(state.gate("r1").is_some(), "{:?}", state.gates);
 }
+
+/// Found by the invariants above (seed 109): `↑` in an empty transcript selected item 0 of 0.
+#[test]
+fn up_in_an_empty_transcript_selects_nothing() {
+    let mut state = State::new("claude", "main", 0);
+    state.focus = Focus::Transcript;
+    step(&mut state, Msg::Key(KeyEvent::new(KeyCode::Up, NONE)), "up");
+    assert_eq!(state.selected_item, None);
+    let fx = step(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Char('v'), NONE)),
+        "v",
+    );
+    assert!(
+        fx.is_empty() && state.overlay.is_none(),
+        "{:?}",
+        state.overlay
+    );
+}
