@@ -437,3 +437,59 @@ fn up_in_an_empty_transcript_selects_nothing() {
         state.overlay
     );
 }
+
+/// Found by the invariants above (ACP seed 305): `n` after the matches went away (another node
+/// selected) left the search pointing at match 1 of 0.
+#[test]
+fn a_search_never_points_past_its_matches() {
+    let mut state = State::new("claude", "main", 0);
+    let item = |text: &str| BackendEvent::Item {
+        node: None,
+        op: switchboard::core::transcript::ItemOp::Push(
+            switchboard::core::transcript::ItemKind::User { text: text.into() },
+        ),
+    };
+    step(
+        &mut state,
+        Msg::Backend {
+            at_ms: 1,
+            event: item("foo"),
+        },
+        "item",
+    );
+    let open = BackendEvent::NodeOpen {
+        key: "sub".into(),
+        parent: None,
+        patch: Default::default(),
+    };
+    step(
+        &mut state,
+        Msg::Backend {
+            at_ms: 1,
+            event: open,
+        },
+        "node",
+    );
+    state.focus = Focus::Transcript;
+    for k in ['/', 'f', 'o', 'o'] {
+        step(
+            &mut state,
+            Msg::Key(KeyEvent::new(KeyCode::Char(k), NONE)),
+            "type",
+        );
+    }
+    step(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, NONE)),
+        "enter",
+    );
+    assert_eq!(state.search.as_ref().unwrap().current, Some(0));
+    state.selected_node = state.tree.nodes.len() - 1;
+    state.selected_item = None;
+    step(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Char('n'), NONE)),
+        "n",
+    );
+    assert_eq!(state.search.as_ref().unwrap().current, None);
+}
