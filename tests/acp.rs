@@ -28,7 +28,9 @@ use switchboard::core::{Msg, update};
 use switchboard::schema_acp;
 use switchboard::ui::theme::Theme;
 
-use common::{checkfu_config, ci, manifest, python_or_skip};
+use common::{
+    CLAUDE_CLI, checkfu_config, manifest, python_or_skip, require_or_skip, shared_dir_or_skip,
+};
 use fake_model::{CLAUDE_ENV_REMOVE, FakeModel, Scenario, claude_bin, claude_env, temp_dir};
 
 const STEP: Duration = Duration::from_secs(30);
@@ -299,18 +301,7 @@ fn transcript_text(s: &State) -> String {
 // ---- Recordings ------------------------------------------------------------------------------
 
 fn recordings_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/recordings/acp"
-    ));
-    if d.is_dir() {
-        return Some(d);
-    }
-    if ci() {
-        panic!("../shared/recordings/acp is missing; CI=true requires it");
-    }
-    eprintln!("skipping: ../shared/recordings/acp is not there");
-    None
+    shared_dir_or_skip("the shared ACP recordings", "recordings/acp")
 }
 
 /// Replay agent → client lines like a client would: prompt once the session is ready and after
@@ -1277,17 +1268,7 @@ async fn scripted_terminal_cwd_through_a_link_is_refused() {
 // ---- The real claude-agent-acp -----------------------------------------------------------------
 
 fn acp_bin() -> Option<PathBuf> {
-    let p = manifest("tests/peers/node_modules/.bin/claude-agent-acp");
-    if p.exists() {
-        return Some(p);
-    }
-    if ci() {
-        panic!(
-            "claude-agent-acp not found at {}; CI=true requires it (npm ci in tests/peers)",
-            p.display()
-        );
-    }
-    None
+    Some(manifest("tests/peers/node_modules/.bin/claude-agent-acp")).filter(|p| p.exists())
 }
 
 struct Real {
@@ -1296,12 +1277,12 @@ struct Real {
 }
 
 async fn real(tag: &str, scenario: &str) -> Option<Real> {
-    let (Some(acp), Some(claude)) = (acp_bin(), claude_bin()) else {
-        eprintln!(
-            "skipping {tag}: claude-agent-acp or claude is not installed (npm ci in tests/peers)"
-        );
-        return None;
-    };
+    let acp = require_or_skip(
+        tag,
+        "claude-agent-acp (npm ci --prefix tests/peers)",
+        acp_bin(),
+    )?;
+    let claude = require_or_skip(tag, CLAUDE_CLI, claude_bin())?;
     let root = temp_dir(&format!("acp-real-{tag}"));
     let cwd = root.join("cwd");
     let home = root.join("home");

@@ -1,9 +1,12 @@
 //! Smoke tests of the fake Anthropic API against the real `claude` CLI (no switchboard code).
-//! Skipped (with a note) when the pinned CLI is not installed and CI is not set.
+//! Skipped (with a note) when the pinned CLI is not installed and CI is not set (`common::require_or_skip`).
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 
+use common::{CLAUDE_CLI, require_or_skip};
 use fake_model::{FakeModel, Scenario, claude_bin, claude_command, temp_dir};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -149,10 +152,13 @@ fn is_result(m: &Value) -> bool {
 
 #[tokio::test]
 async fn bash_permission_allow_reaches_model() {
-    if claude_bin().is_none() {
-        eprintln!(
-            "SKIP: claude CLI not installed in tests/peers/node_modules (set CI=true to require it)"
-        );
+    if require_or_skip(
+        "bash_permission_allow_reaches_model",
+        CLAUDE_CLI,
+        claude_bin(),
+    )
+    .is_none()
+    {
         return;
     }
     let model = FakeModel::start(Scenario::load("bash_write")).await;
@@ -193,10 +199,13 @@ async fn bash_permission_allow_reaches_model() {
 
 #[tokio::test]
 async fn ask_user_question_answers_reach_model() {
-    if claude_bin().is_none() {
-        eprintln!(
-            "SKIP: claude CLI not installed in tests/peers/node_modules (set CI=true to require it)"
-        );
+    if require_or_skip(
+        "ask_user_question_answers_reach_model",
+        CLAUDE_CLI,
+        claude_bin(),
+    )
+    .is_none()
+    {
         return;
     }
     let model = FakeModel::start(Scenario::load("ask_multiselect")).await;
@@ -247,10 +256,13 @@ async fn ask_user_question_answers_reach_model() {
 
 #[tokio::test]
 async fn interrupt_mid_stream_aborts_the_model_call() {
-    if claude_bin().is_none() {
-        eprintln!(
-            "SKIP: claude CLI not installed in tests/peers/node_modules (set CI=true to require it)"
-        );
+    if require_or_skip(
+        "interrupt_mid_stream_aborts_the_model_call",
+        CLAUDE_CLI,
+        claude_bin(),
+    )
+    .is_none()
+    {
         return;
     }
     let model = FakeModel::start(Scenario::load("long_stream")).await;

@@ -7,7 +7,7 @@
 //! recording written by the real process.
 //!
 //! The tests against the real `claude` CLI are skipped with a note when the pinned CLI is not
-//! installed in `tests/peers` and `CI` is not set (`claude_bin()` panics when CI requires it).
+//! installed in `tests/peers` and `CI` is not set (`common::require_or_skip`).
 
 #[path = "support/common.rs"]
 mod common;
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::ci;
+use common::{CLAUDE_CLI, require_or_skip};
 use fake_model::{CLAUDE_ENV_REMOVE, FakeModel, Scenario, claude_bin, claude_env, temp_dir};
 use portable_pty::{CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 use serde_json::Value;
@@ -421,14 +421,9 @@ fn assert_every_gate_answered_once(rec: &[Value]) -> usize {
     counts.len()
 }
 
-/// The pinned CLI, or `None` after printing why the test is skipped.
+/// The pinned CLI, or `None` under the skip rule.
 fn claude_or_skip(test: &str) -> Option<PathBuf> {
-    let bin = claude_bin();
-    if bin.is_none() {
-        assert!(!ci(), "CI is set but the claude CLI is missing");
-        eprintln!("SKIP {test}: the claude CLI is not installed (npm ci in tests/peers)");
-    }
-    bin
+    require_or_skip(test, CLAUDE_CLI, claude_bin())
 }
 
 /// Everything a real-CLI run needs: the fake model, a home, a cwd and a data dir.

@@ -31,7 +31,7 @@ use switchboard::replay::load::{Format, Loaded, load, load_str};
 use switchboard::replay::player::{Player, SPEEDS};
 use switchboard::ui::theme::Theme;
 
-use common::{all_audits, audits, manifest};
+use common::{all_audits, audits, manifest, shared_dir_or_skip};
 
 // The tests, by topic (the snapshots stay here: insta names them after this module).
 #[path = "support/common.rs"]
@@ -82,23 +82,8 @@ fn corrupt(name: &str) -> PathBuf {
 /// The six cowork-harness cassettes, or `None` (with a note) when the shared folder is absent
 /// outside CI.
 fn cassettes() -> Option<Vec<PathBuf>> {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/recordings/claude"
-    ));
-    if !dir.is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} is missing (required under CI)",
-            dir.display()
-        );
-        eprintln!(
-            "note: {} is absent; skipping the cassette checks",
-            dir.display()
-        );
-        return None;
-    }
-    let v = sorted_files(dir, ".cassette.json");
+    let dir = shared_dir_or_skip("the cassette checks", "recordings/claude")?;
+    let v = sorted_files(&dir, ".cassette.json");
     assert_eq!(v.len(), 6, "{v:?}");
     Some(v)
 }

@@ -33,7 +33,7 @@ use switchboard::replay::player::Player;
 use switchboard::replay::sessions::summarize;
 use switchboard::replay::validate::validate;
 
-use common::{checkfu_config, ci, manifest, python_or_skip};
+use common::{checkfu_config, manifest, python_or_skip, shared_dir_or_skip};
 use fake_model::temp_dir;
 
 fn fixture(name: &str) -> PathBuf {
@@ -480,15 +480,7 @@ fn acp_jsonl_log_is_detected_directed_and_validates_clean() {
 }
 
 fn shared_acp() -> Option<PathBuf> {
-    let d = manifest("../shared/recordings/acp");
-    if d.is_dir() {
-        return Some(d);
-    }
-    if ci() {
-        panic!("../shared/recordings/acp is missing; CI=true requires it");
-    }
-    eprintln!("skipping: ../shared/recordings/acp is not there");
-    None
+    shared_dir_or_skip("the shared ACP recordings", "recordings/acp")
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //! line>"}`. A `line` is parsed before validation; for `Message` and `UserTurn` it goes through
 //! `validate_claude_outbound_line` instead, so line-level rules (no CR, one value) apply too.
 
+#[path = "support/common.rs"]
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -185,15 +188,19 @@ fn error_envelope_is_not_a_success_envelope() {
 #[test]
 fn bundled_schema_is_an_additive_extension_of_the_shared_copy() {
     let shared = root().join("../shared/spec/claude-control-protocol.v1.schema.json");
-    let shared = if shared.exists() {
-        shared
-    } else {
-        PathBuf::from("/work/shared/spec/claude-control-protocol.v1.schema.json")
-    };
-    if !shared.exists() {
-        eprintln!("shared schema copy not found; skipping the additivity check");
+    let found = [
+        shared,
+        PathBuf::from("/work/shared/spec/claude-control-protocol.v1.schema.json"),
+    ]
+    .into_iter()
+    .find(|p| p.exists());
+    let Some(shared) = common::require_or_skip(
+        "the schema additivity check",
+        "../shared/spec/claude-control-protocol.v1.schema.json",
+        found,
+    ) else {
         return;
-    }
+    };
     let original = read_json(&shared);
     let ours = bundled_schema();
     for key in ["$schema", "$id", "title", "$ref"] {

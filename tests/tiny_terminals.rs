@@ -1,11 +1,15 @@
-//! No screen size may crash the UI: every gate kind, editor and overlay is drawn at sizes from
-//! 1×1 up, as a terminal split shrinks.
+//! No screen size may crash the UI: every gate kind, editor and overlay (help, log, status,
+//! mode, rules, quit confirm, detail, the replay inspector, search) and a scrolled-back
+//! transcript are drawn at sizes from 1×1 up, as a terminal split shrinks.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::backend::claude::mapping::Mapper;
-use switchboard::core::state::State;
+use switchboard::core::msg::BackendEvent;
+use switchboard::core::rules::{Origin, parse_spec_line};
+use switchboard::core::state::{Focus, Overlay, State};
+use switchboard::core::transcript::{ItemKind, ItemOp};
 use switchboard::core::{Msg, update};
 use switchboard::ui::theme::Theme;
 
@@ -56,6 +60,185 @@ fn every_view_survives_every_small_size() {
                     term.draw(|f| switchboard::ui::render(&s, &theme, f))
                         .unwrap_or_else(|e| panic!("{gate} {opener:?} at {w}x{h}: {e:?}"));
                 }
+            }
+        }
+    }
+}
+
+/// Widths and heights a shrinking split passes through.
+const WIDTHS: &[u16] = &[1, 2, 3, 4, 5, 6, 8, 10, 12, 20, 40, 80];
+const HEIGHTS: &[u16] = &[1, 2, 3, 4, 5, 6, 8, 12, 14, 24];
+
+/// A session with something in every view: a real recorded session with sub-agents, a long
+/// transcript, a stderr log, a rule and a pending gate.
+fn busy_state() -> State {
+    let mut s = State::new("claude", "main", 0);
+    s.reply_check = switchboard::backend::claude::session::reply_check;
+    let mut m = Mapper::new(&[]);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/recordings/claude/subagents.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut fed = 0;
+    for l in text.lines().skip(1) {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        if v["dir"] == "in" {
+            feed(&mut s, &mut m, v["line"].as_str().unwrap());
+            fed += 1;
+        }
+    }
+    assert!(
+        fed > 10 && s.tree.nodes.len() > 1,
+        "{fed} lines, {} nodes",
+        s.tree.nodes.len()
+    );
+    for i in 0..80 {
+        let event = BackendEvent::Item {
+            node: None,
+            op: ItemOp::Push(ItemKind::Assistant {
+                text: format!(
+                    "paragraph {i}: a long line of text that wraps on a narrow screen\nand a second line"
+                ),
+                streaming: false,
+                aborted: false,
+            }),
+        };
+        let _ = update(&mut s, Msg::Backend { at_ms: 2, event });
+    }
+    for i in 0..30 {
+        let event = BackendEvent::Stderr(format!("stderr line {i} with some width to it"));
+        let _ = update(&mut s, Msg::Backend { at_ms: 3, event });
+    }
+    s.rules.add(
+        parse_spec_line("allow Bash git status *").unwrap(),
+        Origin::Session,
+    );
+    feed(&mut s, &mut m, GATES[0]);
+    assert!(s.gate("p").is_some(), "{:?}", s.gates);
+    s.selected_node = 0;
+    s
+}
+
+/// One view to draw: how to reach it from the transcript, and how to tell it is there.
+struct View {
+    name: &'static str,
+    keys: &'static [KeyCode],
+    focus: Focus,
+    shown: fn(&State) -> bool,
+}
+
+const VIEWS: &[View] = &[
+    View {
+        name: "help",
+        keys: &[KeyCode::Char('?'), KeyCode::PageDown],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay == Some(Overlay::Help) && s.overlay_scroll > 0,
+    },
+    View {
+        name: "log",
+        keys: &[KeyCode::Char('L'), KeyCode::Up],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay == Some(Overlay::Log) && !s.log.is_empty(),
+    },
+    View {
+        name: "status",
+        keys: &[KeyCode::Char('s')],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay == Some(Overlay::Status),
+    },
+    View {
+        name: "mode",
+        keys: &[KeyCode::Char('m'), KeyCode::Down],
+        focus: Focus::Transcript,
+        shown: |s| matches!(s.overlay, Some(Overlay::ModePicker { cursor: 1 })),
+    },
+    View {
+        name: "rules",
+        keys: &[KeyCode::Char('R')],
+        focus: Focus::Transcript,
+        shown: |s| matches!(s.overlay, Some(Overlay::Rules { .. })) && !s.rules.list.is_empty(),
+    },
+    View {
+        name: "quit confirm",
+        keys: &[KeyCode::Char('q')],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay == Some(Overlay::ConfirmQuit),
+    },
+    View {
+        name: "detail of an item",
+        keys: &[KeyCode::Up, KeyCode::Up, KeyCode::Char('v')],
+        focus: Focus::Transcript,
+        shown: |s| matches!(s.overlay, Some(Overlay::Detail { item: Some(_), .. })),
+    },
+    View {
+        name: "detail of the gate",
+        keys: &[KeyCode::Char('v')],
+        focus: Focus::Gate,
+        shown: |s| matches!(s.overlay, Some(Overlay::Detail { item: None, .. })),
+    },
+    View {
+        name: "search",
+        keys: &[KeyCode::Char('/'), KeyCode::Char('p'), KeyCode::Char('a')],
+        focus: Focus::Transcript,
+        shown: |s| {
+            s.search
+                .as_ref()
+                .is_some_and(|x| x.editing && x.query == "pa")
+        },
+    },
+    View {
+        name: "scrolled-back transcript",
+        keys: &[KeyCode::PageUp, KeyCode::PageUp, KeyCode::PageUp],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay.is_none() && s.scroll_back >= 10,
+    },
+    View {
+        name: "transcript at its top",
+        keys: &[KeyCode::Home],
+        focus: Focus::Transcript,
+        shown: |s| s.overlay.is_none() && s.scroll_back > 1000,
+    },
+];
+
+#[test]
+fn every_overlay_and_a_scrolled_back_transcript_survive_every_small_size() {
+    let theme = Theme::dark();
+    let base = busy_state();
+    let mut views: Vec<(&str, State)> = VIEWS
+        .iter()
+        .map(|v| {
+            let mut s = base.clone();
+            s.focus = v.focus;
+            // Drawn between keys as the app does: page moves use the drawn height.
+            let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+            for k in v.keys {
+                term.draw(|f| switchboard::ui::render(&s, &theme, f))
+                    .unwrap();
+                key(&mut s, *k);
+            }
+            assert!(
+                (v.shown)(&s),
+                "{}: not open ({:?}, scroll {}, focus {:?}, node {})",
+                v.name,
+                s.overlay,
+                s.scroll_back,
+                s.focus,
+                s.selected_node
+            );
+            (v.name, s)
+        })
+        .collect();
+    let mut inspector = base.clone();
+    inspector.overlay = Some(Overlay::Text {
+        title: "frame 3 of 9".into(),
+        body: "{\"type\":\"assistant\"}\n".repeat(40),
+    });
+    views.push(("replay inspector", inspector));
+    for (name, s) in &views {
+        for &w in WIDTHS {
+            for &h in HEIGHTS {
+                let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+                term.draw(|f| switchboard::ui::render(s, &theme, f))
+                    .unwrap_or_else(|e| panic!("{name} at {w}x{h}: {e:?}"));
             }
         }
     }

@@ -142,7 +142,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 state
                     .log
                     .iter()
-                    .map(|s| Line::from(Span::raw(clip(s, area.width as usize - 4))))
+                    .map(|s| Line::from(Span::raw(clip(s, area.width.saturating_sub(4) as usize))))
                     .collect()
             };
             (

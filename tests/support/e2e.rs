@@ -49,19 +49,14 @@ pub struct Dirs {
 
 impl E2e {
     /// Start the fake model with the scenario `make(&dirs)` returns, then switchboard's app with
-    /// the Claude backend on the real CLI. `None` (after printing a skip note) when the pinned
-    /// CLI is not installed and CI is not set; `claude_bin()` panics on CI.
+    /// the Claude backend on the real CLI. `None` when the pinned CLI is not installed, under
+    /// the skip rule (`common::require_or_skip`: a failure on CI).
     pub async fn start(
         name: &str,
         breaks: &[&str],
         make: impl FnOnce(&Dirs) -> Scenario,
     ) -> Option<E2e> {
-        let Some(bin) = claude_bin() else {
-            eprintln!(
-                "skipping {name}: the claude CLI is not installed (npm ci --prefix tests/peers)"
-            );
-            return None;
-        };
+        let bin = crate::common::require_or_skip(name, crate::common::CLAUDE_CLI, claude_bin())?;
         let root = temp_dir(&format!("e2e-{name}"));
         let dirs = Dirs {
             cwd: root.join("cwd"),

@@ -1435,8 +1435,8 @@ async fn stream_reply(
 // Running the real CLI
 // ---------------------------------------------------------------------------------------------
 
-/// The pinned CLI binary in `tests/peers/node_modules`, if installed. When it is missing and the
-/// environment variable `CI` is `true`/`1`, panics (CI must run these tests).
+/// The pinned CLI binary in `tests/peers/node_modules`, if installed. A test that needs it passes
+/// this through `common::require_or_skip` (which fails it on CI).
 pub fn claude_bin() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -1451,15 +1451,6 @@ pub fn claude_bin() -> Option<PathBuf> {
         if c.is_file() {
             return Some(c.clone());
         }
-    }
-    let ci = std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false);
-    if ci {
-        panic!(
-            "claude CLI not found (looked at {:?}); CI=true requires it: run `npm ci --ignore-scripts` in tests/peers",
-            candidates
-        );
     }
     None
 }

@@ -212,6 +212,8 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         return;
     }
     if state.closed_gates.contains(&gate.id) {
+        // Pending again: a gate is open or closed, never both.
+        state.closed_gates.retain(|c| *c != gate.id);
         protocol(
             state,
             Level::Warn,

@@ -460,10 +460,11 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
     let page = (state.view.transcript_height.get().max(2) as usize) - 1;
     match key.code {
         KeyCode::Up | KeyCode::Char('k') => {
-            state.selected_item = Some(match state.selected_item {
-                Some(i) => i.saturating_sub(1),
-                None => len.saturating_sub(1),
-            });
+            // An empty transcript has nothing to select.
+            state.selected_item = match state.selected_item {
+                Some(i) => Some(i.saturating_sub(1)),
+                None => len.checked_sub(1),
+            };
         }
         KeyCode::Down | KeyCode::Char('j') => {
             state.selected_item = match state.selected_item {

@@ -75,6 +75,10 @@ fn run_search(state: &mut State) {
         }
     }
     let s = state.search.as_mut().expect("checked above");
+    // Fewer hits now (another node selected, a narrower subtree): never point past them.
+    if s.current.is_some_and(|c| c >= hits.len()) {
+        s.current = None;
+    }
     s.hits = hits;
 }
 
