@@ -393,9 +393,15 @@ thread_local! {
     pub static HEIGHTS_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Longest a budgeted `sync_heights` spends measuring new rows in one frame: under a flood of
+/// long messages each row costs a wrap of its whole text, and a frame that measured every row
+/// applied since the last one would take seconds (keys seem dead meanwhile).
+const REINDEX_TIME: std::time::Duration = std::time::Duration::from_millis(4);
+
 /// Bring `t`'s height index up to date at `width`: changed rows are re-measured, new rows
-/// appended, at most `budget` of them when one is given (a resized long transcript is
-/// re-indexed over several frames while the tail is drawn directly). True when complete.
+/// appended, at most `budget` of them (and for at most `REINDEX_TIME`) when one is given (a
+/// resized long transcript, or one growing under a flood, is indexed over several frames while
+/// the tail is drawn directly). True when complete.
 pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<usize>) -> bool {
     let mut ix = t.heights.borrow_mut();
     if ix.width() != width || ix.len() > t.len() {
@@ -418,7 +424,11 @@ pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<us
         Some(b) => t.len().min(ix.len() + b),
         None => t.len(),
     };
+    let until = budget.map(|_| std::time::Instant::now() + REINDEX_TIME);
     for item in &t.items[ix.len()..end] {
+        if until.is_some_and(|u| std::time::Instant::now() >= u) {
+            break;
+        }
         let h = item_height(item, width, theme) as u32;
         ix.push(h);
     }

@@ -6,7 +6,8 @@ HOSTILE_MODE picks the behaviour:
   deaf      never read stdin, after asking for replies big enough to fill its stdin pipe
   bigline M write one line of M MiB on stdout, then on stderr
   bigrequest  a can_use_tool over the line limit, then a normal one
-  flood     write small stdout lines as fast as possible, forever
+  flood S   write whole assistant messages of ~16 KB as fast as possible for S seconds, then
+            stay quiet
   nocancel  answer initialize, start a turn on the first user message, ignore interrupts
 Every mode first starts a grandchild (`sleep 600`) in its process group and writes the pids
 (agent, grandchild) to HOSTILE_PIDS, so a test can check that nothing is left behind.
@@ -74,21 +75,26 @@ elif mode[0] == "bigrequest":
         pass
     time.sleep(600)
 elif mode[0] == "flood":
-    # Streamed text as fast as the pipe takes it, forever: messages of 200 deltas each.
+    # A long answer as claude without partial messages sends it: whole assistant messages of
+    # ~16 KB of text each, written in batches as fast as the pipe takes them for `flood SECS`
+    # seconds, then quiet. (Batches, so that Python's speed is not what limits the rate.)
+    secs = float(mode[1]) if len(mode) > 1 else 12.0
+    raw = sys.stdout.buffer
+    word = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. "
+    end = time.monotonic() + secs
     n = 0
-    while True:
-        n += 1
-        msg = f"msg_{n}"
-        for event in ({"type": "message_start", "message": {"id": msg}},
-                      {"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}}):
-            emit({"type": "stream_event", "session_id": "hostile", "event": event})
-        for i in range(200):
-            emit({"type": "stream_event", "session_id": "hostile", "event": {
-                "type": "content_block_delta", "index": 0,
-                "delta": {"type": "text_delta", "text": f"flood {n}.{i} "}}})
-        emit({"type": "stream_event", "session_id": "hostile",
-              "event": {"type": "message_stop"}})
+    while time.monotonic() < end:
+        batch = []
+        for _ in range(16):
+            n += 1
+            text = "".join(f"{n}.{i} {word}" for i in range(200))
+            batch.append((json.dumps({"type": "assistant", "session_id": "hostile", "message": {
+                "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "hostile",
+                "content": [{"type": "text", "text": text}], "stop_reason": None,
+                "usage": {"input_tokens": 1, "output_tokens": 200}}}) + "\n").encode())
+        raw.write(b"".join(batch))
+        raw.flush()
+    time.sleep(600)
 elif mode[0] == "nocancel":
     for line in sys.stdin:
         try:
