@@ -78,29 +78,62 @@ fn parent_of(root: &Root, rel: &Path, create: bool) -> Result<(Dir, PathBuf), Re
     Ok((dir, PathBuf::from(name)))
 }
 
+/// The bytes of the regular file `name` beneath `dir`, or `None` when it does not exist. The
+/// file is opened first (never blocking: a FIFO swapped in cannot hang a worker) and only the
+/// opened handle is checked, so nothing can change between the check and the read. With
+/// `follow_final = false` a symlink as the last component is refused too.
+pub fn read_regular(
+    dir: &Dir,
+    name: &Path,
+    shown: &str,
+    follow_final: bool,
+) -> Result<Option<Vec<u8>>, Refusal> {
+    use cap_std::fs::OpenOptionsExt;
+    let not_regular = || {
+        Refusal::new(
+            Code::NotRegularFile,
+            format!("{shown} is not a regular file (a directory, a symlink or a device)"),
+        )
+    };
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    let nofollow = if follow_final { 0 } else { libc::O_NOFOLLOW };
+    opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
+    let f = match dir.open_with(name, &opts) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && !follow_final => {
+            return Err(not_regular());
+        }
+        Err(e) => return Err(io_refusal(e, shown)),
+    };
+    let meta = f.metadata().map_err(|e| io_refusal(e, shown))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    if meta.len() > READ_WHOLE {
+        return Err(Refusal::new(
+            Code::TooLarge,
+            format!("{shown} is larger than {READ_WHOLE} bytes"),
+        ));
+    }
+    let mut buf = Vec::new();
+    // Bounded even if the file grows after the check.
+    f.take(READ_WHOLE + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_refusal(e, shown))?;
+    if buf.len() as u64 > READ_WHOLE {
+        return Err(Refusal::new(
+            Code::TooLarge,
+            format!("{shown} is larger than {READ_WHOLE} bytes"),
+        ));
+    }
+    Ok(Some(buf))
+}
+
 /// The bytes of a regular file (not through a final symlink), or `None` when absent.
 fn current(dir: &Dir, name: &Path, shown: &str) -> Result<Option<Vec<u8>>, Refusal> {
-    match dir.symlink_metadata(name) {
-        Ok(m) if m.file_type().is_symlink() || !m.is_file() => {
-            return Err(Refusal::new(
-                Code::NotRegularFile,
-                format!("{shown} is not a regular file (a directory, a symlink or a device)"),
-            ));
-        }
-        Ok(m) if m.len() > READ_WHOLE => {
-            return Err(Refusal::new(
-                Code::TooLarge,
-                format!("{shown} is larger than {READ_WHOLE} bytes"),
-            ));
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_refusal(e, shown)),
-    }
-    let mut f = dir.open(name).map_err(|e| io_refusal(e, shown))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).map_err(|e| io_refusal(e, shown))?;
-    Ok(Some(buf))
+    read_regular(dir, name, shown, false)
 }
 
 fn fsync_dir(dir: &Dir) -> io::Result<()> {
@@ -186,25 +219,8 @@ pub fn read(root: &Root, args: &Map<String, Value>) -> Result<Value, Refusal> {
         .and_then(Value::as_u64)
         .map_or(READ_PAGE, |l| l as usize)
         .min(READ_PAGE);
-    let meta = root
-        .dir()
-        .metadata(&rel)
-        .map_err(|e| io_refusal(e, &shown))?;
-    if !meta.is_file() {
-        return Err(Refusal::new(
-            Code::NotRegularFile,
-            format!("{shown} is not a regular file"),
-        ));
-    }
-    if meta.len() > READ_WHOLE {
-        return Err(Refusal::new(
-            Code::TooLarge,
-            format!("{shown} is larger than {READ_WHOLE} bytes"),
-        ));
-    }
-    let mut f = root.dir().open(&rel).map_err(|e| io_refusal(e, &shown))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).map_err(|e| io_refusal(e, &shown))?;
+    let buf = read_regular(root.dir(), &rel, &shown, true)?
+        .ok_or_else(|| Refusal::new(Code::NotFound, format!("{shown}: not found")))?;
     let text = std::str::from_utf8(&buf)
         .map_err(|_| Refusal::new(Code::NotUtf8, format!("{shown} is not UTF-8 text")))?;
     let size = buf.len();
@@ -483,6 +499,36 @@ mod tests {
 
     fn a(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    /// A FIFO (or one swapped in for a file) is refused at once, never opened for a blocking
+    /// read, and a write never reads through a final symlink.
+    #[test]
+    fn reads_check_the_opened_handle_and_never_block_on_a_fifo() {
+        let (base, root) = scratch("fifo");
+        let fifo = base.join("root/pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t = std::time::Instant::now();
+        let e = read(&root, &a(json!({"path": "pipe"}))).unwrap_err();
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        assert!(e.message.contains("not a regular file"), "{}", e.message);
+        std::fs::write(base.join("root/real.txt"), "x").unwrap();
+        // Relative: an absolute link target counts as leading outside the root.
+        symlink("real.txt", base.join("root/link.txt")).unwrap();
+        assert!(
+            read_regular(root.dir(), Path::new("link.txt"), "link.txt", true)
+                .unwrap()
+                .is_some()
+        );
+        let e = read_regular(root.dir(), Path::new("link.txt"), "link.txt", false).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{}", e.message);
+        assert!(
+            read_regular(root.dir(), Path::new("none"), "none", true)
+                .unwrap()
+                .is_none()
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

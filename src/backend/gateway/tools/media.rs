@@ -6,12 +6,10 @@
 //! file and extracts one page's text without loading a renderer; encrypted or image-only
 //! pages yield what text they carry and the page count, never a guess.
 
-use std::io::Read;
-
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::files::{READ_WHOLE, io_refusal};
+use super::files::read_regular;
 use crate::backend::gateway::codec::{Code, FRAME_BYTES, Refusal};
 use crate::backend::gateway::validate::{rel_path, sha256_hex};
 use crate::contain::Root;
@@ -26,27 +24,8 @@ fn read_all(root: &Root, args: &Map<String, Value>) -> Result<(String, Vec<u8>),
         .unwrap_or_default()
         .to_string();
     let rel = rel_path(&shown)?;
-    let meta = root
-        .dir()
-        .metadata(&rel)
-        .map_err(|e| io_refusal(e, &shown))?;
-    if !meta.is_file() {
-        return Err(Refusal::new(
-            Code::NotRegularFile,
-            format!("{shown} is not a regular file"),
-        ));
-    }
-    if meta.len() > READ_WHOLE {
-        return Err(Refusal::new(
-            Code::TooLarge,
-            format!("{shown} is larger than {READ_WHOLE} bytes"),
-        ));
-    }
-    let mut buf = Vec::new();
-    root.dir()
-        .open(&rel)
-        .and_then(|mut f| f.read_to_end(&mut buf))
-        .map_err(|e| io_refusal(e, &shown))?;
+    let buf = read_regular(root.dir(), &rel, &shown, true)?
+        .ok_or_else(|| Refusal::new(Code::NotFound, format!("{shown}: not found")))?;
     Ok((shown, buf))
 }
 
