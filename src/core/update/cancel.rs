@@ -3,10 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::super::gate::Decision;
-use super::super::msg::{Command, Effect, TurnState};
+use super::super::msg::{Effect, TurnState};
 use super::super::state::{Overlay, State};
-use super::decide::answer;
 
 /// Default grace period between a cancel and the "not responding" prompt.
 pub const DEFAULT_GRACE_MS: u64 = 10_000;
@@ -79,15 +77,7 @@ pub(super) fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>
 /// Stop the agent as on quit (every pending request answered fail-closed, then its whole
 /// process group ended), but keep the window open to read.
 fn stop_agent(state: &mut State, fx: &mut Vec<Effect>) {
-    let pending: Vec<(String, Decision)> = state
-        .gates
-        .iter()
-        .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
-        .collect();
-    for (id, d) in pending {
-        fx.extend(answer(state, &id, d));
-    }
-    fx.push(Effect::Send(Command::Shutdown));
+    super::keys::answer_all_and_shut_down(state, fx);
     state.cancel_sent_ms = None;
     state.cancel_stuck = false;
     state.status_line = Some("stopping the agent: pending requests answered".into());

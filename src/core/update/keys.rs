@@ -404,18 +404,24 @@ fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
 /// Answer every pending gate with its exit answer, then shut the backend down.
 fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
     if state.session.exited.is_none() {
-        let pending: Vec<(String, Decision)> = state
-            .gates
-            .iter()
-            .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
-            .collect();
-        for (id, d) in pending {
-            fx.extend(answer(state, &id, d));
-        }
-        fx.push(Effect::Send(Command::Shutdown));
+        answer_all_and_shut_down(state, fx);
     }
     state.quitting = true;
     fx.push(Effect::Quit);
+}
+
+/// Every pending gate gets its fail-closed exit answer, then the backend is shut down (its
+/// agent's whole process group stopped). Shared by quitting and by stopping a stuck agent.
+pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) {
+    let pending: Vec<(String, Decision)> = state
+        .gates
+        .iter()
+        .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
+        .collect();
+    for (id, d) in pending {
+        fx.extend(answer(state, &id, d));
+    }
+    fx.push(Effect::Send(Command::Shutdown));
 }
 
 fn jump_to_oldest_gate(state: &mut State) {
