@@ -275,10 +275,7 @@ impl Commands {
         owner: &(String, String),
         args: &Map<String, Value>,
     ) -> Result<Value, Refusal> {
-        let id = args
-            .get("commandId")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let id = command_id(args);
         let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
         let c = self.owned(owner, id)?;
         let g = c.shared.lock().unwrap_or_else(|p| p.into_inner());
@@ -312,10 +309,7 @@ impl Commands {
         owner: &(String, String),
         args: &Map<String, Value>,
     ) -> Result<Value, Refusal> {
-        let id = args
-            .get("commandId")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let id = command_id(args);
         let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
         let c = self.owned(owner, id)?;
         if c.shared.lock().unwrap_or_else(|p| p.into_inner()).status != Status::Running {
@@ -347,10 +341,7 @@ impl Commands {
         owner: &(String, String),
         args: &Map<String, Value>,
     ) -> Result<Value, Refusal> {
-        let id = args
-            .get("commandId")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let id = command_id(args);
         let c = self.owned(owner, id)?;
         let pid = c.pid;
         c.stdin = None;
@@ -387,6 +378,14 @@ impl Drop for Commands {
             }
         }
     }
+}
+
+/// The `commandId` argument of poll, input and stop (the schema requires it; a missing one
+/// matches no command and is refused as unknown).
+fn command_id(args: &Map<String, Value>) -> &str {
+    args.get("commandId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
