@@ -50,6 +50,23 @@ struct Record {
     at: u64,
 }
 
+impl Record {
+    /// The line that stores `entry` under `key`.
+    fn of(key: &Key, entry: &Entry) -> Record {
+        Record {
+            ws: key.0.clone(),
+            session: key.1.clone(),
+            id: key.2.clone(),
+            state: entry.state,
+            hash: entry.hash.clone(),
+            tool: entry.tool.clone(),
+            effect: entry.effect.clone(),
+            result: entry.result.clone(),
+            at: entry.at,
+        }
+    }
+}
+
 /// What the journal knows about one call id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -192,17 +209,7 @@ impl Journal {
                 self.entries.len()
             )));
         }
-        let r = Record {
-            ws: key.0.clone(),
-            session: key.1.clone(),
-            id: key.2.clone(),
-            state: entry.state,
-            hash: entry.hash.clone(),
-            tool: entry.tool.clone(),
-            effect: entry.effect.clone(),
-            result: entry.result.clone(),
-            at: entry.at,
-        };
+        let r = Record::of(key, &entry);
         let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
         line.push(b'\n');
         self.file.write_all(&line)?;
@@ -320,18 +327,7 @@ impl Journal {
         {
             let mut out = io::BufWriter::new(crate::paths::create_private_file(&tmp, false)?);
             for k in keys {
-                let e = &self.entries[k];
-                let r = Record {
-                    ws: k.0.clone(),
-                    session: k.1.clone(),
-                    id: k.2.clone(),
-                    state: e.state,
-                    hash: e.hash.clone(),
-                    tool: e.tool.clone(),
-                    effect: e.effect.clone(),
-                    result: e.result.clone(),
-                    at: e.at,
-                };
+                let r = Record::of(k, &self.entries[k]);
                 serde_json::to_writer(&mut out, &r).map_err(io::Error::other)?;
                 out.write_all(b"\n")?;
             }
