@@ -110,7 +110,14 @@ fn pct(sorted: &[f64], p: usize) -> f64 {
 
 fn apply(state: &mut State, events: Vec<BackendEvent>) {
     for event in events {
-        let _ = update(state, Msg::Backend { at_ms: 0, event });
+        let _ = update(
+            state,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 0,
+                event,
+            },
+        );
     }
 }
 
@@ -320,6 +327,7 @@ fn stream_word(s: &mut State, i: usize) {
     let _ = update(
         s,
         Msg::Backend {
+            session: switchboard::core::state::SessionId::FIRST,
             at_ms: 0,
             event: BackendEvent::Item {
                 node: None,
@@ -471,7 +479,14 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
         while n < DRAIN {
             match rx.try_recv() {
                 Ok(event) => {
-                    let _ = update(&mut state, Msg::Backend { at_ms: 0, event });
+                    let _ = update(
+                        &mut state,
+                        Msg::Backend {
+                            session: switchboard::core::state::SessionId::FIRST,
+                            at_ms: 0,
+                            event,
+                        },
+                    );
                     n += 1;
                 }
                 Err(_) => break,

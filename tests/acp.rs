@@ -214,6 +214,7 @@ impl Scene {
         let fx = update(
             &mut self.s,
             Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
                 at_ms: self.t,
                 event: e,
             },
@@ -241,7 +242,7 @@ impl Scene {
 
     fn effects(&mut self, fx: Vec<Effect>) {
         for e in fx {
-            if let Effect::Send(cmd) = e {
+            if let Effect::Send(_, cmd) = e {
                 let out = self.m.command(&cmd);
                 self.absorb(out);
             }

@@ -217,7 +217,7 @@ fn check(state: &State, fx: &[Effect], pending: &HashSet<String>, opened: Option
     // At most one answer per gate, and only for a gate that was pending.
     let mut answered = HashSet::new();
     for e in fx {
-        if let Effect::Send(Command::Answer { gate_id, .. }) = e {
+        if let Effect::Send(_, Command::Answer { gate_id, .. }) = e {
             assert!(
                 pending.contains(gate_id) || opened == Some(gate_id.as_str()),
                 "{at}: answer for {gate_id}, which was not pending"
@@ -355,7 +355,15 @@ fn run(backend: &str, dir: &str, seed: u64) {
             mapper.inbound(&line)
         };
         for event in events {
-            step(&mut state, Msg::Backend { at_ms: n, event }, &at);
+            step(
+                &mut state,
+                Msg::Backend {
+                    session: switchboard::core::state::SessionId::FIRST,
+                    at_ms: n,
+                    event,
+                },
+                &at,
+            );
         }
         for _ in 0..rng.below(4) {
             let msg = input(&mut rng, size);
@@ -401,7 +409,15 @@ fn a_reused_request_id_is_pending_not_closed() {
     let mut state = State::new("claude", "main", 0);
     let mut mapper = switchboard::backend::claude::mapping::Mapper::new(&[]);
     for event in mapper.on_line(line).events {
-        step(&mut state, Msg::Backend { at_ms: 1, event }, "first");
+        step(
+            &mut state,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 1,
+                event,
+            },
+            "first",
+        );
     }
     state.focus = Focus::Gate;
     let fx = step(
@@ -409,12 +425,20 @@ fn a_reused_request_id_is_pending_not_closed() {
         Msg::Key(KeyEvent::new(KeyCode::Char('y'), NONE)),
         "y",
     );
-    let [Effect::Send(answer)] = &fx[..] else {
+    let [Effect::Send(_, answer)] = &fx[..] else {
         panic!("{fx:?}")
     };
     assert_eq!(mapper.command(answer).replies.len(), 1);
     for event in mapper.on_line(line).events {
-        step(&mut state, Msg::Backend { at_ms: 2, event }, "again");
+        step(
+            &mut state,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 2,
+                event,
+            },
+            "again",
+        );
     }
     assert!(state.gate("r1").is_some(), "{:?}", state.gates);
 }
@@ -452,6 +476,7 @@ fn a_search_never_points_past_its_matches() {
     step(
         &mut state,
         Msg::Backend {
+            session: switchboard::core::state::SessionId::FIRST,
             at_ms: 1,
             event: item("foo"),
         },
@@ -465,6 +490,7 @@ fn a_search_never_points_past_its_matches() {
     step(
         &mut state,
         Msg::Backend {
+            session: switchboard::core::state::SessionId::FIRST,
             at_ms: 1,
             event: open,
         },

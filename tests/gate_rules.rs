@@ -78,6 +78,7 @@ impl Acp {
         let fx = update(
             &mut self.s,
             Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
                 at_ms: self.t,
                 event: e,
             },
@@ -87,7 +88,7 @@ impl Acp {
 
     fn effects(&mut self, fx: Vec<switchboard::core::msg::Effect>) {
         for e in fx {
-            if let switchboard::core::msg::Effect::Send(cmd) = e {
+            if let switchboard::core::msg::Effect::Send(_, cmd) = e {
                 let out = self.m.command(&cmd);
                 self.absorb(out);
             }

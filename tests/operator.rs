@@ -121,7 +121,7 @@ fn add_file_rule(sc: &mut Scene, action: Action, tool: &str, pattern: Option<&st
 }
 
 fn is_answer(e: &Effect) -> bool {
-    matches!(e, Effect::Send(Command::Answer { .. }))
+    matches!(e, Effect::Send(_, Command::Answer { .. }))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,7 +15,14 @@ use switchboard::ui::theme::Theme;
 
 fn feed(s: &mut State, m: &mut Mapper, line: &str) {
     for event in m.on_line(line).events {
-        let _ = update(s, Msg::Backend { at_ms: 1, event });
+        let _ = update(
+            s,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 1,
+                event,
+            },
+        );
     }
 }
 
@@ -102,11 +109,25 @@ fn busy_state() -> State {
                 aborted: false,
             }),
         };
-        let _ = update(&mut s, Msg::Backend { at_ms: 2, event });
+        let _ = update(
+            &mut s,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 2,
+                event,
+            },
+        );
     }
     for i in 0..30 {
         let event = BackendEvent::Stderr(format!("stderr line {i} with some width to it"));
-        let _ = update(&mut s, Msg::Backend { at_ms: 3, event });
+        let _ = update(
+            &mut s,
+            Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
+                at_ms: 3,
+                event,
+            },
+        );
     }
     s.rules.add(
         parse_spec_line("allow Bash git status *").unwrap(),

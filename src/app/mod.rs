@@ -6,13 +6,17 @@ pub mod term;
 
 use std::time::Duration;
 
+use std::pin::Pin;
+
+use futures_util::FutureExt;
 use ratatui::Frame;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_stream::{Stream, StreamExt, StreamMap};
 
 use crate::backend::{Backend, EVENT_CHANNEL};
-use crate::core::msg::Command;
-use crate::core::state::Settings;
+use crate::core::msg::{BackendEvent, Command, Stamped};
+use crate::core::state::{SessionId, Settings};
 use crate::core::{Effect, Msg, State, update};
 use crate::record::now_ms;
 use crate::ui::theme::Theme;
@@ -28,12 +32,23 @@ pub const DRAIN_TIME: Duration = Duration::from_millis(8);
 /// the group 1 s); past it the runtime is dropped, which still SIGKILLs the agent's group.
 pub const BACKEND_STOP_TIMEOUT: Duration = Duration::from_secs(8);
 
+/// One session source's events, ending with `None` once its backend dropped the channel.
+type SourceEvents = Pin<Box<dyn Stream<Item = Option<Stamped>> + Send>>;
+
+/// A running session source: one backend task and its command channel.
+struct Source {
+    session: SessionId,
+    commands: mpsc::UnboundedSender<Command>,
+    task: Option<JoinHandle<()>>,
+}
+
 pub struct App {
     pub state: State,
     pub theme: Theme,
-    commands: mpsc::UnboundedSender<Command>,
-    events: mpsc::Receiver<Msg>,
-    backend_task: Option<JoinHandle<()>>,
+    sources: Vec<Source>,
+    /// Every source's bounded channel, polled fairly (a flooding session cannot starve
+    /// another: `StreamMap` starts each poll at a random stream).
+    events: StreamMap<SessionId, SourceEvents>,
     /// Set by `Effect::Quit`: the loop ends after the backend stopped.
     pub quit: bool,
     /// Bells requested since the last flush (the terminal loop rings them).
@@ -46,40 +61,159 @@ pub struct App {
     pub copies: Vec<String>,
     /// Texts to show in the pager (the terminal loop suspends the TUI for it).
     pub pages: Vec<String>,
+    /// Starts the sessions the new-session dialog asks for (set by the command line).
+    pub launcher: Option<Launcher>,
+    /// Told every session opened and closed and every decision sent (the workspace manifest).
+    pub observer: Option<Box<dyn WorkspaceObserver>>,
+}
+
+/// Builds a backend for a new session: `(root name, backend, the session's own rules)`.
+pub type Launcher = Box<
+    dyn FnMut(
+            &crate::core::msg::NewSession,
+        ) -> Result<(String, Box<dyn Backend>, crate::core::rules::Rules), String>
+        + Send,
+>;
+
+/// What the workspace manifest records, told by the app as it happens.
+pub trait WorkspaceObserver: Send {
+    fn session_opened(&mut self, id: SessionId, name: &str, backend: &str, at_ms: u64);
+    fn session_recording(&mut self, id: SessionId, path: &str);
+    fn session_ended(&mut self, id: SessionId, exit_code: Option<i32>, at_ms: u64);
+    fn decision(
+        &mut self,
+        id: SessionId,
+        gate_id: &str,
+        decision: &crate::core::gate::Decision,
+        at_ms: u64,
+    );
 }
 
 impl App {
-    /// Start `backend` and build the initial state. Must run inside a tokio runtime.
+    /// Start `backend` as a workspace of one session. Must run inside a tokio runtime.
     pub fn start(backend: Box<dyn Backend>, settings: Settings, theme: Theme) -> App {
         let mut state = State::new(backend.name(), &backend.root_name(), now_ms());
         state.reply_check = backend.reply_check();
         state.settings = settings;
-        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
-        let task = backend.start(ev_tx, cmd_rx);
-        App {
+        let mut app = App {
             state,
             theme,
-            commands: cmd_tx,
-            events: ev_rx,
-            backend_task: Some(task),
+            sources: Vec::new(),
+            events: StreamMap::new(),
             quit: false,
             bells: 0,
             dirty: true,
             notify_command: None,
             copies: Vec::new(),
             pages: Vec::new(),
+            launcher: None,
+            observer: None,
+        };
+        app.run_source(SessionId::FIRST, backend);
+        app
+    }
+
+    /// Start `backend` as one more session of the workspace, named `name` in the tree, with
+    /// its own rules (added to the workspace's, for this session only). Returns its id.
+    pub fn add_session(
+        &mut self,
+        name: &str,
+        backend: Box<dyn Backend>,
+        rules: crate::core::rules::Rules,
+    ) -> SessionId {
+        let id = self.state.add_session(backend.name(), name);
+        let i = self.state.sessions.len() - 1;
+        self.state.sessions[i].reply_check = backend.reply_check();
+        for r in rules.list {
+            self.state.rules.add_scoped(r.spec, r.origin, Some(id));
         }
+        self.dirty = true;
+        self.run_source(id, backend);
+        id
+    }
+
+    fn run_source(&mut self, id: SessionId, backend: Box<dyn Backend>) {
+        if let Some(o) = self.observer.as_mut() {
+            let name = self
+                .state
+                .session_by_id(id)
+                .map_or("", |s| s.name())
+                .to_string();
+            o.session_opened(id, &name, backend.name(), now_ms());
+        }
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
+        // The supervisor holds a sender until the backend task is over, so a panic is told
+        // before the channel closes: the session ends with a visible error, the workspace
+        // goes on.
+        let told = ev_tx.clone();
+        let inner = backend.start(ev_tx, cmd_rx);
+        let task = tokio::spawn(async move {
+            if let Err(e) = inner.await
+                && e.is_panic()
+            {
+                tracing::error!("session {id}: the backend task panicked: {e}");
+                let _ = told
+                    .send(Stamped {
+                        at_ms: now_ms(),
+                        event: BackendEvent::Exited {
+                            code: None,
+                            detail: "the backend failed (a bug in switchboard: it panicked; \
+                                     see the log)"
+                                .into(),
+                            stderr_tail: Vec::new(),
+                        },
+                    })
+                    .await;
+            }
+        });
+        let stream: SourceEvents = Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(ev_rx)
+                .map(Some)
+                .chain(tokio_stream::once(None)),
+        );
+        self.events.insert(id, stream);
+        self.sources.push(Source {
+            session: id,
+            commands: cmd_tx,
+            task: Some(task),
+        });
+    }
+
+    /// The first session's id, for one-session callers.
+    pub fn first_session(&self) -> SessionId {
+        self.state.sessions[0].id
     }
 
     /// Apply one message and perform its effects.
     pub fn apply(&mut self, msg: Msg) {
+        if let (
+            Some(o),
+            Msg::Backend {
+                session,
+                event: BackendEvent::Recording(path),
+                ..
+            },
+        ) = (self.observer.as_mut(), &msg)
+        {
+            o.session_recording(*session, path);
+        }
         let effects = update(&mut self.state, msg);
         self.dirty = true;
         for e in effects {
             match e {
-                Effect::Send(cmd) => {
-                    if self.commands.send(cmd).is_err() {
+                Effect::Send(session, cmd) => {
+                    if let (Some(o), Command::Answer { gate_id, decision }) =
+                        (self.observer.as_mut(), &cmd)
+                    {
+                        o.decision(session, gate_id, decision, now_ms());
+                    }
+                    let sent = self
+                        .sources
+                        .iter()
+                        .find(|s| s.session == session)
+                        .is_some_and(|s| s.commands.send(cmd).is_ok());
+                    if !sent {
                         self.state.status_line = Some("the backend has stopped".into());
                     }
                 }
@@ -100,63 +234,150 @@ impl App {
                         self.state.status_line = Some(format!("rule not removed: {e}"));
                     }
                 }
+                Effect::StartSession(req) => self.start_requested(&req),
             }
         }
     }
 
-    /// Wait for the next backend message (None once the backend is gone).
+    fn start_requested(&mut self, req: &crate::core::msg::NewSession) {
+        let Some(launch) = self.launcher.as_mut() else {
+            self.state.status_line = Some("new sessions need `switchboard up` profiles".into());
+            return;
+        };
+        match launch(req) {
+            Ok((name, backend, rules)) => {
+                let id = self.add_session(&name, backend, rules);
+                if let Some(i) = self.state.index_of(id) {
+                    self.state.select_session(i, 0);
+                }
+                self.state.status_line = Some(format!(
+                    "started session {}",
+                    crate::core::text::neutralize(&name)
+                ));
+            }
+            Err(e) => self.state.status_line = Some(format!("cannot start the session: {e}")),
+        }
+    }
+
+    /// A source's channel ended: its backend task is over. A session that never said it
+    /// exited is closed here, so nothing waits on an answer that cannot arrive.
+    fn source_ended(&mut self, id: SessionId) -> Msg {
+        if let Some(src) = self.sources.iter_mut().find(|s| s.session == id) {
+            src.task.take();
+        }
+        let exited = self
+            .state
+            .session_by_id(id)
+            .is_none_or(|s| s.session.exited.is_some());
+        if let Some(o) = self.observer.as_mut() {
+            let code = self
+                .state
+                .session_by_id(id)
+                .and_then(|s| s.session.exited.as_ref())
+                .and_then(|e| e.0);
+            o.session_ended(id, code, now_ms());
+        }
+        let event = if exited {
+            BackendEvent::Info {
+                key: "backend".into(),
+                value: Some("stopped".into()),
+            }
+        } else {
+            BackendEvent::Exited {
+                code: None,
+                detail: "the backend stopped".into(),
+                stderr_tail: Vec::new(),
+            }
+        };
+        Msg::Backend {
+            session: id,
+            at_ms: now_ms(),
+            event,
+        }
+    }
+
+    fn wrap(&mut self, (id, item): (SessionId, Option<Stamped>)) -> Msg {
+        match item {
+            Some(Stamped { at_ms, event }) => Msg::Backend {
+                session: id,
+                at_ms,
+                event,
+            },
+            None => self.source_ended(id),
+        }
+    }
+
+    /// Wait for the next backend message (None once every backend is gone).
     pub async fn next_backend(&mut self) -> Option<Msg> {
-        self.events.recv().await
+        let item = self.events.next().await?;
+        Some(self.wrap(item))
+    }
+
+    /// The next queued backend message, without waiting.
+    fn try_backend(&mut self) -> Option<Msg> {
+        let item = self.events.next().now_or_never()??;
+        Some(self.wrap(item))
     }
 
     /// Apply queued backend messages without waiting, up to `budget` (drain, then render).
     pub fn drain_backend(&mut self, budget: usize) {
         for _ in 0..budget {
-            match self.events.try_recv() {
-                Ok(m) => self.apply(m),
-                Err(_) => break,
+            match self.try_backend() {
+                Some(m) => self.apply(m),
+                None => break,
             }
         }
     }
 
-    /// Like `drain_backend`, but also stop once `time` has passed: however fast the agent
-    /// writes, the loop gets back to drawing and reading keys within one slice.
+    /// Like `drain_backend`, but also stop once `time` has passed: however fast the agents
+    /// write, the loop gets back to drawing and reading keys within one slice.
     pub fn drain_backend_for(&mut self, budget: usize, time: Duration) {
         let until = std::time::Instant::now() + time;
         for _ in 0..budget {
             if std::time::Instant::now() >= until {
                 break;
             }
-            match self.events.try_recv() {
-                Ok(m) => self.apply(m),
-                Err(_) => break,
+            match self.try_backend() {
+                Some(m) => self.apply(m),
+                None => break,
             }
         }
     }
 
-    /// After quitting: let the backend finish its shutdown (answers, stdin close, kill),
-    /// applying its last events, bounded by `BACKEND_STOP_TIMEOUT`.
+    /// After quitting: let every backend finish its shutdown (answers, stdin close, kill),
+    /// applying their last events, bounded by `BACKEND_STOP_TIMEOUT` for all of them together.
     pub async fn finish(&mut self) {
-        let _ = self.commands.send(Command::Shutdown);
-        let Some(task) = self.backend_task.take() else {
-            return;
-        };
+        for s in &self.sources {
+            let _ = s.commands.send(Command::Shutdown);
+        }
         let deadline = tokio::time::Instant::now() + BACKEND_STOP_TIMEOUT;
-        tokio::pin!(task);
         loop {
+            if self.sources.iter().all(|s| s.task.is_none()) {
+                break;
+            }
             tokio::select! {
-                _ = &mut task => break,
-                m = self.events.recv() => match m {
+                m = self.next_backend() => match m {
                     Some(m) => self.apply(m),
-                    None => { let _ = tokio::time::timeout_at(deadline, &mut task).await; break; }
+                    None => break,
                 },
                 _ = tokio::time::sleep_until(deadline) => {
-                    tracing::warn!("backend did not stop in time");
+                    tracing::warn!("a backend did not stop in time");
                     break;
                 }
             }
         }
         self.drain_backend(usize::MAX);
+    }
+
+    /// Whether any session's agent is working (elapsed times tick only then).
+    pub fn busy(&self) -> bool {
+        self.state.sessions.iter().any(|s| {
+            s.cancel_sent_ms.is_some()
+                || s.tree
+                    .nodes
+                    .iter()
+                    .any(|n| n.status == crate::core::tree::NodeStatus::Running)
+        })
     }
 
     /// The desktop notification command, detached; its failure never disturbs the UI.
@@ -186,7 +407,7 @@ impl App {
 
     /// The terminal title: pending gates stand out in a tab bar.
     pub fn title(&self) -> String {
-        match self.state.gates.len() {
+        match self.state.pending_total() {
             0 => "switchboard".to_string(),
             n => format!("switchboard ({n} waiting)"),
         }
@@ -198,9 +419,16 @@ impl App {
 /// notifier that renders it.
 fn notify_message(state: &State) -> String {
     let subject = state
-        .gates
-        .back()
-        .map(crate::core::update::gate_subject)
+        .inbox()
+        .last()
+        .map(|(_, i, g)| {
+            let what = crate::core::update::gate_subject(g);
+            if state.sessions.len() > 1 {
+                format!("{}: {what}", state.sessions[*i].name())
+            } else {
+                what
+            }
+        })
         .unwrap_or_default();
     crate::core::text::neutralize(&subject).into_owned()
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use super::process::{SharedRecorder, describe_exit, record};
-use crate::core::Msg;
+use crate::core::msg::Stamped;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::transcript::{ItemKind, ItemOp, Level};
 use crate::record::Dir;
@@ -14,14 +14,14 @@ use crate::record::{Recorder, now_ms};
 
 /// The backend's side of the UI channel; every event is stamped with the time it was sent.
 pub struct Link {
-    pub events: mpsc::Sender<Msg>,
+    pub events: mpsc::Sender<Stamped>,
 }
 
 impl Link {
     pub async fn send(&self, event: BackendEvent) {
         let _ = self
             .events
-            .send(Msg::Backend {
+            .send(Stamped {
                 at_ms: now_ms(),
                 event,
             })
@@ -66,7 +66,7 @@ impl Link {
                     tokio::spawn(async move {
                         if let Ok(why) = rx.await {
                             let _ = events
-                                .send(Msg::Backend {
+                                .send(Stamped {
                                     at_ms: now_ms(),
                                     event: BackendEvent::RecordingFailed(why),
                                 })
@@ -165,7 +165,7 @@ mod tests {
             .await;
         assert!(matches!(
             rx.recv().await,
-            Some(Msg::Backend {
+            Some(Stamped {
                 event: BackendEvent::Recording(_),
                 ..
             })
@@ -183,7 +183,7 @@ mod tests {
             .await
             .expect("no failure event");
         match msg {
-            Some(Msg::Backend {
+            Some(Stamped {
                 event: BackendEvent::RecordingFailed(why),
                 ..
             }) => assert!(why.contains("No space left"), "{why}"),
@@ -203,7 +203,7 @@ mod tests {
             .await;
         assert!(rec.lock().unwrap().is_none());
         let mut failed = false;
-        while let Ok(Msg::Backend { event, .. }) = rx.try_recv() {
+        while let Ok(Stamped { event, .. }) = rx.try_recv() {
             failed |= matches!(event, BackendEvent::RecordingFailed(_));
         }
         assert!(failed, "no RecordingFailed event");

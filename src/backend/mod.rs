@@ -10,8 +10,8 @@ pub mod process;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::core::Msg;
 use crate::core::msg::Command;
+use crate::core::msg::Stamped;
 use crate::core::state::ReplyCheck;
 
 /// Capacity of the backend → UI channel: bounded so a flood cannot grow memory unchecked.
@@ -25,10 +25,10 @@ pub trait Backend: Send + 'static {
     /// How hand-written replies are checked against this protocol's schema.
     fn reply_check(&self) -> ReplyCheck;
     /// Run the backend until `Command::Shutdown` (or the command channel closes) and the agent
-    /// is gone. Every event is sent as `Msg::Backend`.
+    /// is gone. Every event is sent as a `Stamped`.
     fn start(
         self: Box<Self>,
-        events: mpsc::Sender<Msg>,
+        events: mpsc::Sender<Stamped>,
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()>;
 }

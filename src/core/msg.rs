@@ -3,6 +3,7 @@
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::gate::{Decision, Gate};
+use super::state::SessionId;
 use super::transcript::{ItemOp, Level};
 use super::tree::NodePatch;
 
@@ -16,10 +17,20 @@ pub enum Msg {
     Resize(u16, u16),
     /// Wall-clock time for elapsed-time displays (the reducer never reads a clock).
     Tick(u64),
+    /// An event from session `session`'s backend.
     Backend {
+        session: SessionId,
         at_ms: u64,
         event: BackendEvent,
     },
+}
+
+/// What a backend sends the app: one event and when it happened. The app adds which session
+/// it belongs to (each session has its own channel), so backends know nothing of workspaces.
+#[derive(Debug)]
+pub struct Stamped {
+    pub at_ms: u64,
+    pub event: BackendEvent,
 }
 
 /// A protocol-neutral event produced by a backend's mapping layer. Moved once through the
@@ -141,7 +152,8 @@ pub enum Command {
 /// Side effects the app loop performs for the reducer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
-    Send(Command),
+    /// A command for one session's backend.
+    Send(SessionId, Command),
     Bell,
     /// Leave the UI (after the backend was shut down).
     Quit,
@@ -159,4 +171,19 @@ pub enum Effect {
         path: String,
         spec: super::rules::RuleSpec,
     },
+    /// Start a new session (the new-session dialog, or restarting a closed one).
+    StartSession(NewSession),
+}
+
+/// What the new-session dialog (or a restart) asks the app to start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NewSession {
+    /// A `[[session]]` profile by name, or `None` for an ACP agent by command line.
+    pub profile: Option<String>,
+    /// The ACP agent's command line (shell words), when no profile is named.
+    pub command_line: Option<String>,
+    pub cwd: String,
+    pub prompt: String,
+    /// Claude: continue this session id (`--resume`).
+    pub resume: Option<String>,
 }

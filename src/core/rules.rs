@@ -57,6 +57,10 @@ pub struct Rule {
     pub spec: RuleSpec,
     pub origin: Origin,
     pub hits: u64,
+    /// The one session this rule applies to (`a`, a profile's rules); `None`: every session.
+    pub scope: Option<crate::core::state::SessionId>,
+    /// Hits per session, in the order of their first hit (the rules view names them).
+    pub hits_by: Vec<(crate::core::state::SessionId, u64)>,
 }
 
 /// Shell syntax that chains or substitutes commands. An allow rule written for one command
@@ -144,24 +148,47 @@ pub struct Rules {
 impl Rules {
     /// The strongest matching rule (deny > ask > allow), earliest first among equals.
     pub fn evaluate(&self, s: &Subject) -> Option<usize> {
+        self.evaluate_in(s, None)
+    }
+
+    /// The same for a gate of session `session`: rules scoped to other sessions do not apply.
+    pub fn evaluate_in(
+        &self,
+        s: &Subject,
+        session: Option<crate::core::state::SessionId>,
+    ) -> Option<usize> {
         self.list
             .iter()
             .enumerate()
+            .filter(|(_, r)| r.scope.is_none() || session.is_none() || r.scope == session)
             .filter(|(_, r)| r.matches(s))
             .max_by(|(ia, a), (ib, b)| a.spec.action.cmp(&b.spec.action).then(ib.cmp(ia)))
             .map(|(i, _)| i)
     }
 
     pub fn add(&mut self, spec: RuleSpec, origin: Origin) {
+        self.add_scoped(spec, origin, None);
+    }
+
+    /// Add a rule for one session only (`Some`) or for all (`None`); an identical rule is
+    /// kept once.
+    pub fn add_scoped(
+        &mut self,
+        spec: RuleSpec,
+        origin: Origin,
+        scope: Option<crate::core::state::SessionId>,
+    ) {
         if !self
             .list
             .iter()
-            .any(|r| r.spec == spec && r.origin == origin)
+            .any(|r| r.spec == spec && r.origin == origin && r.scope == scope)
         {
             self.list.push(Rule {
                 spec,
                 origin,
                 hits: 0,
+                scope,
+                hits_by: Vec::new(),
             });
         }
     }
@@ -408,6 +435,8 @@ mod tests {
             },
             origin: Origin::Session,
             hits: 0,
+            scope: None,
+            hits_by: Vec::new(),
         }
     }
 

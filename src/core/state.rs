@@ -122,6 +122,8 @@ pub struct GateUi {
     pub error: Option<String>,
     /// Card body lines scrolled past (PgUp/PgDn) when the body is taller than the card.
     pub scroll: usize,
+    /// Arrival order across the workspace (the inbox is oldest first).
+    pub seq: u64,
 }
 
 impl GateUi {
@@ -238,117 +240,81 @@ pub struct Search {
     pub current: Option<usize>,
 }
 
+/// Which session of the workspace: stable for the life of the process, never reused, so an
+/// event or a decision can never reach another session than the one it names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub u32);
+
+impl SessionId {
+    /// The session of a one-session workspace (`switchboard claude`, `acp`, `demo`, replay).
+    pub const FIRST: SessionId = SessionId(0);
+}
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A pending gate anywhere in the workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GateRef {
+    pub session: SessionId,
+    pub id: String,
+}
+
+/// One session of the workspace: what its agent told us and what is pending there.
 #[derive(Clone, Debug)]
-pub struct State {
+pub struct SessionState {
+    pub id: SessionId,
     pub tree: Tree,
     /// Pending gates in arrival order.
     pub gates: VecDeque<Gate>,
     pub gate_ui: HashMap<String, GateUi>,
-    /// The gate shown in the bottom panel.
+    /// The gate this session's card shows (the panel shows the selected session's).
     pub active_gate: Option<String>,
-    pub focus: Focus,
-    pub overlay: Option<Overlay>,
-    pub selected_node: NodeId,
-    /// Selected transcript item of the selected node (for expand/collapse).
-    pub selected_item: Option<usize>,
-    /// Transcript lines scrolled back from the tail; 0 follows the tail.
-    pub scroll_back: usize,
-    pub prompt: TextArea<'static>,
     pub session: Session,
-    pub settings: Settings,
-    /// The agent's stderr and our notes, newest last, bounded.
-    pub log: VecDeque<String>,
-    pub log_scroll: usize,
-    pub overlay_scroll: usize,
-    pub now_ms: u64,
-    pub size: (u16, u16),
-    pub view: ViewMetrics,
     /// Answered or withdrawn request ids, to refuse a second answer.
     pub closed_gates: VecDeque<String>,
-    pub quitting: bool,
+    /// Ids of requests answered during this session, for the footer count.
+    pub answered: u64,
     /// When the first cancel of the running turn went out (cleared when the turn ends).
     pub cancel_sent_ms: Option<u64>,
     /// The turn outlived the cancel by the grace period: the agent is not responding.
     pub cancel_stuck: bool,
-    pub status_line: Option<String>,
-    /// Ids of requests answered during this session, for the footer count.
-    pub answered: u64,
     /// Checks a hand-written reply body against the backend's schema definition.
     pub reply_check: ReplyCheck,
-    /// Set in replay mode: the UI is read-only and the footer shows the player.
-    pub replay: Option<ReplayView>,
-    /// Approval rules: session rules plus those loaded from rules files.
-    pub rules: super::rules::Rules,
-    /// Where new saved rules go (`A`); `None` disables saving.
-    pub rules_file: Option<String>,
-    /// Key overrides: pressed key → the default key it stands for.
-    pub keymap: HashMap<char, char>,
-    pub search: Option<Search>,
-    /// `f`: the tree shows only this node's subtree; `F` clears it.
-    pub focus_root: Option<NodeId>,
-    /// `t`: diffs side by side when the pane is wide enough.
-    pub side_by_side: bool,
-    /// A key was typed into the prompt since it last sent or gained focus: a new gate must
-    /// not take the keyboard (the next letter could answer it).
-    pub typed_since_send: bool,
-    /// The rules-view row whose deletion from its file awaits a second `d`.
-    pub pending_delete: Option<usize>,
+    /// The tree shows only this session's root row.
+    pub collapsed: bool,
+    /// The session was closed (`x`): its row stays, read-only, until the workspace ends.
+    pub closed: bool,
 }
 
-/// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
-pub type ReplyCheck = fn(&str, &serde_json::Value) -> Result<(), String>;
-
-fn no_reply_schema(definition: &str, _: &serde_json::Value) -> Result<(), String> {
-    Err(format!("no schema is loaded to check a {definition} reply"))
-}
-
-pub const LOG_CAP: usize = 5_000;
-pub const CLOSED_CAP: usize = 2_000;
-
-impl State {
-    pub fn new(backend: &str, root_name: &str, now_ms: u64) -> State {
-        let mut prompt = TextArea::default();
-        prompt.set_placeholder_text("Message the agent (Enter sends, Alt-Enter newline)");
-        prompt.set_cursor_line_style(ratatui::style::Style::default());
-        State {
+impl SessionState {
+    pub fn new(id: SessionId, backend: &str, root_name: &str, now_ms: u64) -> SessionState {
+        SessionState {
+            id,
             tree: Tree::new(root_name, now_ms),
             gates: VecDeque::new(),
             gate_ui: HashMap::new(),
             active_gate: None,
-            focus: Focus::Prompt,
-            overlay: None,
-            selected_node: 0,
-            selected_item: None,
-            scroll_back: 0,
-            prompt,
             session: Session {
                 backend: backend.to_string(),
                 ..Session::default()
             },
-            settings: Settings::default(),
-            log: VecDeque::new(),
-            log_scroll: 0,
-            overlay_scroll: 0,
-            now_ms,
-            size: (80, 24),
-            view: ViewMetrics::default(),
             closed_gates: VecDeque::new(),
-            quitting: false,
+            answered: 0,
             cancel_sent_ms: None,
             cancel_stuck: false,
-            status_line: None,
-            answered: 0,
             reply_check: no_reply_schema,
-            replay: None,
-            rules: super::rules::Rules::default(),
-            rules_file: None,
-            keymap: HashMap::new(),
-            search: None,
-            focus_root: None,
-            side_by_side: false,
-            typed_since_send: false,
-            pending_delete: None,
+            collapsed: false,
+            closed: false,
         }
+    }
+
+    /// The name the tree shows for this session (its root's name).
+    pub fn name(&self) -> &str {
+        &self.tree.nodes[0].name
     }
 
     pub fn gate(&self, id: &str) -> Option<&Gate> {
@@ -357,6 +323,12 @@ impl State {
 
     pub fn active(&self) -> Option<&Gate> {
         self.active_gate.as_deref().and_then(|id| self.gate(id))
+    }
+
+    pub fn active_ui(&self) -> Option<&GateUi> {
+        self.active_gate
+            .as_deref()
+            .and_then(|id| self.gate_ui.get(id))
     }
 
     /// Pending gates whose node is `node` (not its descendants).
@@ -376,13 +348,6 @@ impl State {
             .count()
     }
 
-    pub fn push_log(&mut self, line: String) {
-        if self.log.len() == LOG_CAP {
-            self.log.pop_front();
-        }
-        self.log.push_back(line);
-    }
-
     /// The modes the `m` picker offers: the agent's own (ACP) when it declared any, else the
     /// Claude permission modes.
     pub fn mode_choices(&self) -> Vec<String> {
@@ -391,6 +356,258 @@ impl State {
         } else {
             self.session.capabilities.modes.clone()
         }
+    }
+
+    /// Where this session stands, for its tree row.
+    pub fn status_label(&self) -> String {
+        if self.closed {
+            return "closed".into();
+        }
+        if let Some((code, _, _)) = &self.session.exited {
+            return match code {
+                Some(c) => format!("exited {c}"),
+                None => "exited".into(),
+            };
+        }
+        if !self.gates.is_empty() {
+            return "waiting on you".into();
+        }
+        match self.session.turn {
+            None if self.session.program.is_none() => "starting".into(),
+            Some(TurnState::Running | TurnState::RequiresAction) => "running".into(),
+            _ => "idle".into(),
+        }
+    }
+}
+
+/// The workspace: every session, and what the human is doing (focus, overlay, prompt, search,
+/// the selected session and node). Derefs to the session the current step acts on: a key acts
+/// on the selected session, a backend event on its own (`with_session`).
+#[derive(Clone, Debug)]
+pub struct State {
+    /// The sessions in creation order.
+    pub sessions: Vec<SessionState>,
+    /// Index of the session the human looks at (tree selection, transcript, card).
+    pub selected: usize,
+    /// Index of the session the current step acts on: `selected`, except inside
+    /// `with_session`.
+    acting: usize,
+    /// The next id `add_session` hands out.
+    next_session: u32,
+    /// Arrival stamp of the next gate: the inbox is oldest first across sessions.
+    next_gate_seq: u64,
+    /// When the bell last rang for a gate in a session not on screen (once per burst).
+    pub last_background_bell_ms: Option<u64>,
+    pub focus: Focus,
+    pub overlay: Option<Overlay>,
+    pub selected_node: NodeId,
+    /// Selected transcript item of the selected node (for expand/collapse).
+    pub selected_item: Option<usize>,
+    /// Transcript lines scrolled back from the tail; 0 follows the tail.
+    pub scroll_back: usize,
+    pub prompt: TextArea<'static>,
+    pub settings: Settings,
+    /// The agents' stderr and our notes, newest last, bounded.
+    pub log: VecDeque<String>,
+    pub log_scroll: usize,
+    pub overlay_scroll: usize,
+    pub now_ms: u64,
+    pub size: (u16, u16),
+    pub view: ViewMetrics,
+    pub quitting: bool,
+    pub status_line: Option<String>,
+    /// Set in replay mode: the UI is read-only and the footer shows the player.
+    pub replay: Option<ReplayView>,
+    /// Approval rules: the rules files' (every session) and session-scoped ones.
+    pub rules: super::rules::Rules,
+    /// Where new saved rules go (`A`); `None` disables saving.
+    pub rules_file: Option<String>,
+    /// Key overrides: pressed key → the default key it stands for.
+    pub keymap: HashMap<char, char>,
+    pub search: Option<Search>,
+    /// `f`: the tree shows only this node's subtree (of the selected session); `F` clears it.
+    pub focus_root: Option<NodeId>,
+    /// `t`: diffs side by side when the pane is wide enough.
+    pub side_by_side: bool,
+    /// A key was typed into the prompt since it last sent or gained focus: a new gate must
+    /// not take the keyboard (the next letter could answer it).
+    pub typed_since_send: bool,
+    /// The rules-view row whose deletion from its file awaits a second `d`.
+    pub pending_delete: Option<usize>,
+    /// The inbox view's marks (batch triage) and highlighted row.
+    pub inbox: InboxView,
+    /// Profiles the new-session dialog offers (names), set by the app.
+    pub profiles: Vec<String>,
+}
+
+/// The inbox overlay's own state: which row is highlighted and which gates are marked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InboxView {
+    pub cursor: usize,
+    pub marked: Vec<GateRef>,
+}
+
+impl std::ops::Deref for State {
+    type Target = SessionState;
+    fn deref(&self) -> &SessionState {
+        &self.sessions[self.acting]
+    }
+}
+
+impl std::ops::DerefMut for State {
+    fn deref_mut(&mut self) -> &mut SessionState {
+        &mut self.sessions[self.acting]
+    }
+}
+
+/// `(definition, body) -> Ok or the reasons it does not match`; supplied by the backend.
+pub type ReplyCheck = fn(&str, &serde_json::Value) -> Result<(), String>;
+
+fn no_reply_schema(definition: &str, _: &serde_json::Value) -> Result<(), String> {
+    Err(format!("no schema is loaded to check a {definition} reply"))
+}
+
+pub const LOG_CAP: usize = 5_000;
+pub const CLOSED_CAP: usize = 2_000;
+
+impl State {
+    /// A workspace of one session (`backend`, root named `root_name`).
+    pub fn new(backend: &str, root_name: &str, now_ms: u64) -> State {
+        let mut prompt = TextArea::default();
+        prompt.set_placeholder_text("Message the agent (Enter sends, Alt-Enter newline)");
+        prompt.set_cursor_line_style(ratatui::style::Style::default());
+        State {
+            sessions: vec![SessionState::new(
+                SessionId::FIRST,
+                backend,
+                root_name,
+                now_ms,
+            )],
+            selected: 0,
+            acting: 0,
+            next_session: 1,
+            next_gate_seq: 0,
+            last_background_bell_ms: None,
+            focus: Focus::Prompt,
+            overlay: None,
+            selected_node: 0,
+            selected_item: None,
+            scroll_back: 0,
+            prompt,
+            settings: Settings::default(),
+            log: VecDeque::new(),
+            log_scroll: 0,
+            overlay_scroll: 0,
+            now_ms,
+            size: (80, 24),
+            view: ViewMetrics::default(),
+            quitting: false,
+            status_line: None,
+            replay: None,
+            rules: super::rules::Rules::default(),
+            rules_file: None,
+            keymap: HashMap::new(),
+            search: None,
+            focus_root: None,
+            side_by_side: false,
+            typed_since_send: false,
+            pending_delete: None,
+            inbox: InboxView::default(),
+            profiles: Vec::new(),
+        }
+    }
+
+    /// Open another session; returns its id. Its root joins the tree after the others.
+    pub fn add_session(&mut self, backend: &str, root_name: &str) -> SessionId {
+        let id = SessionId(self.next_session);
+        self.next_session += 1;
+        self.sessions
+            .push(SessionState::new(id, backend, root_name, self.now_ms));
+        id
+    }
+
+    /// Where session `id` sits in `sessions`.
+    pub fn index_of(&self, id: SessionId) -> Option<usize> {
+        self.sessions.iter().position(|s| s.id == id)
+    }
+
+    pub fn session_by_id(&self, id: SessionId) -> Option<&SessionState> {
+        self.sessions.iter().find(|s| s.id == id)
+    }
+
+    /// The session the human looks at.
+    pub fn shown(&self) -> &SessionState {
+        &self.sessions[self.selected]
+    }
+
+    /// Whether the current step acts on the session on screen.
+    pub fn acting_on_shown(&self) -> bool {
+        self.acting == self.selected
+    }
+
+    /// Id of the session the current step acts on.
+    pub fn sid(&self) -> SessionId {
+        self.sessions[self.acting].id
+    }
+
+    /// Run `f` acting on session index `i` (a backend event, a batch answer), then act on the
+    /// selected session again.
+    pub fn with_session<R>(&mut self, i: usize, f: impl FnOnce(&mut State) -> R) -> R {
+        let before = self.acting;
+        self.acting = i.min(self.sessions.len() - 1);
+        let r = f(self);
+        self.acting = before.min(self.sessions.len() - 1);
+        r
+    }
+
+    /// Show session `i`: the tree selects its root (or `node`), the transcript and card follow.
+    pub fn select_session(&mut self, i: usize, node: NodeId) {
+        let i = i.min(self.sessions.len() - 1);
+        if i != self.selected {
+            self.search = None;
+            self.focus_root = None;
+        }
+        self.selected = i;
+        self.acting = i;
+        self.selected_node = node;
+        self.selected_item = None;
+        self.scroll_back = 0;
+    }
+
+    /// Stamp a new gate's arrival (inbox order).
+    pub fn next_gate_seq(&mut self) -> u64 {
+        self.next_gate_seq += 1;
+        self.next_gate_seq
+    }
+
+    /// Every pending gate of every session, oldest first. Costs the number of pending gates,
+    /// whatever the transcripts hold.
+    pub fn inbox(&self) -> Vec<(u64, usize, &Gate)> {
+        let mut all: Vec<(u64, usize, &Gate)> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                s.gates.iter().map(move |g| {
+                    let seq = s.gate_ui.get(&g.id).map_or(0, |u| u.seq);
+                    (seq, i, g)
+                })
+            })
+            .collect();
+        all.sort_by_key(|(seq, i, _)| (*seq, *i));
+        all
+    }
+
+    /// Pending gates across the workspace.
+    pub fn pending_total(&self) -> usize {
+        self.sessions.iter().map(|s| s.gates.len()).sum()
+    }
+
+    pub fn push_log(&mut self, line: String) {
+        if self.log.len() == LOG_CAP {
+            self.log.pop_front();
+        }
+        self.log.push_back(line);
     }
 
     /// The text of the prompt box.

@@ -70,7 +70,14 @@ impl Feeder {
             }
         };
         for event in events {
-            let _ = update(&mut self.state, Msg::Backend { at_ms: at, event });
+            let _ = update(
+                &mut self.state,
+                Msg::Backend {
+                    session: crate::core::state::SessionId::FIRST,
+                    at_ms: at,
+                    event,
+                },
+            );
         }
         self.pos += 1;
     }

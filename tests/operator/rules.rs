@@ -280,13 +280,16 @@ fn key_override_makes_capital_y_allow_once() {
     assert!(
         fx.iter().any(|e| matches!(
             e,
-            Effect::Send(Command::Answer {
-                decision: Decision::Allow {
-                    always: false,
-                    updated_input: None
-                },
-                ..
-            })
+            Effect::Send(
+                switchboard::core::state::SessionId::FIRST,
+                Command::Answer {
+                    decision: Decision::Allow {
+                        always: false,
+                        updated_input: None
+                    },
+                    ..
+                }
+            )
         )),
         "{fx:?}"
     );

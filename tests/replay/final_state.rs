@@ -202,6 +202,7 @@ fn replay_is_the_live_mapper_and_reducer() {
                 let _ = update(
                     &mut s,
                     Msg::Backend {
+                        session: switchboard::core::state::SessionId::FIRST,
                         at_ms: f.ts.unwrap_or(t0),
                         event,
                     },

@@ -73,6 +73,7 @@ impl Scene {
         let fx = update(
             &mut self.s,
             Msg::Backend {
+                session: switchboard::core::state::SessionId::FIRST,
                 at_ms: self.t,
                 event: e,
             },
@@ -97,7 +98,7 @@ impl Scene {
     /// Perform effects like the app would, minus the process: commands go to the mapper.
     pub fn effects(&mut self, fx: Vec<Effect>) {
         for e in fx {
-            if let Effect::Send(cmd) = &e {
+            if let Effect::Send(_, cmd) = &e {
                 let out = self.m.command(cmd);
                 self.sent.extend(out.replies);
                 for ev in out.events {

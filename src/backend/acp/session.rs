@@ -17,7 +17,7 @@ use crate::backend::Backend;
 use crate::backend::link::{Link, StderrTail};
 use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
 use crate::contain::{FsError, READ_CAP, Root};
-use crate::core::Msg;
+use crate::core::msg::Stamped;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::{ItemKind, ItemOp, Level};
@@ -68,7 +68,7 @@ impl Backend for AcpBackend {
 
     fn start(
         self: Box<Self>,
-        events: mpsc::Sender<Msg>,
+        events: mpsc::Sender<Stamped>,
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(run(self.config, events, commands))
@@ -374,7 +374,7 @@ fn unknown_terminal(id: &Value, tid: &str) -> String {
 
 async fn run(
     cfg: AcpConfig,
-    events: mpsc::Sender<Msg>,
+    events: mpsc::Sender<Stamped>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let link = Link { events };

@@ -11,7 +11,7 @@ use super::mapping::{Mapper, Out};
 use crate::backend::Backend;
 use crate::backend::link::{Link, StderrTail};
 use crate::backend::process::{Agent, SharedRecorder, Spawn, record};
-use crate::core::Msg;
+use crate::core::msg::Stamped;
 use crate::core::msg::{BackendEvent, Command};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::{ItemKind, ItemOp, Level};
@@ -99,7 +99,7 @@ impl Backend for ClaudeBackend {
 
     fn start(
         self: Box<Self>,
-        events: mpsc::Sender<Msg>,
+        events: mpsc::Sender<Stamped>,
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(run(self.config, events, commands))
@@ -139,7 +139,7 @@ async fn deliver(agent: &Agent, link: &Link, rec: &SharedRecorder, out: Out) {
 
 async fn run(
     cfg: ClaudeConfig,
-    events: mpsc::Sender<Msg>,
+    events: mpsc::Sender<Stamped>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let link = Link { events };

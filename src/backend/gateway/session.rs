@@ -13,7 +13,7 @@ use super::mapping::{self, Nodes};
 use super::transport::{self, Event, Token};
 use crate::backend::Backend;
 use crate::contain::Root;
-use crate::core::Msg;
+use crate::core::msg::Stamped;
 use crate::core::msg::{BackendEvent, Command, SessionPatch};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::Level;
@@ -60,16 +60,16 @@ impl Backend for GatewayBackend {
 
     fn start(
         self: Box<Self>,
-        events: mpsc::Sender<Msg>,
+        events: mpsc::Sender<Stamped>,
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(run(self.config, events, commands))
     }
 }
 
-async fn ev(events: &mpsc::Sender<Msg>, event: BackendEvent) -> bool {
+async fn ev(events: &mpsc::Sender<Stamped>, event: BackendEvent) -> bool {
     events
-        .send(Msg::Backend {
+        .send(Stamped {
             at_ms: now_ms(),
             event,
         })
@@ -77,13 +77,13 @@ async fn ev(events: &mpsc::Sender<Msg>, event: BackendEvent) -> bool {
         .is_ok()
 }
 
-async fn note(events: &mpsc::Sender<Msg>, level: Level, text: String) {
+async fn note(events: &mpsc::Sender<Stamped>, level: Level, text: String) {
     ev(events, BackendEvent::Protocol { level, text }).await;
 }
 
 async fn run(
     c: GatewayConfig,
-    events: mpsc::Sender<Msg>,
+    events: mpsc::Sender<Stamped>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let fail = |e: String| BackendEvent::Exited {

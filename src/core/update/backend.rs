@@ -97,7 +97,14 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             s.turns += 1;
             state.tree.nodes[0].tokens = s.input_tokens + s.output_tokens;
         }
-        BackendEvent::Stderr(line) => state.push_log(line),
+        BackendEvent::Stderr(line) => {
+            let line = if state.sessions.len() > 1 {
+                format!("[{}] {line}", state.name())
+            } else {
+                line
+            };
+            state.push_log(line)
+        }
         BackendEvent::Protocol { level, text } => protocol(state, level, text, at),
         BackendEvent::Exited {
             code,
@@ -148,7 +155,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
             state.session.exited = Some((code, detail, stderr_tail));
             state.session.turn = None;
-            if state.focus == Focus::Gate {
+            if state.focus == Focus::Gate && state.acting_on_shown() {
                 state.focus = Focus::Transcript;
             }
         }
@@ -191,7 +198,12 @@ fn close_answered(state: &mut State, id: &str, decision: &Decision, recorded: bo
 }
 
 fn protocol(state: &mut State, level: Level, text: String, at: u64) {
-    state.push_log(format!("protocol: {text}"));
+    let line = if state.sessions.len() > 1 {
+        format!("[{}] protocol: {text}", state.name())
+    } else {
+        format!("protocol: {text}")
+    };
+    state.push_log(line);
     state.tree.nodes[0]
         .transcript
         .push(ItemKind::Protocol { level, text }, at);
@@ -226,9 +238,9 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         state.tree.nodes[node].status = NodeStatus::Running;
     }
     let rule = super::rules::decide(state, &gate);
-    state
-        .gate_ui
-        .insert(gate.id.clone(), GateUi::for_gate(&gate));
+    let mut ui = GateUi::for_gate(&gate);
+    ui.seq = state.next_gate_seq();
+    state.gate_ui.insert(gate.id.clone(), ui);
     let id = gate.id.clone();
     state.gates.push_back(gate);
     if let Some((decision, rule)) = rule {
@@ -243,6 +255,19 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         && !super::rules::asks(state, p)
     {
         fx.extend(super::decide::answer_covered(state, &id, &why));
+        return;
+    }
+    if !state.acting_on_shown() {
+        // A background session never takes the keyboard: its card waits for `g`, `]` or the
+        // inbox. The bell rings once per burst of background gates.
+        state.active_gate.get_or_insert(id);
+        let quiet = state
+            .last_background_bell_ms
+            .is_some_and(|t| state.now_ms.saturating_sub(t) < BACKGROUND_BELL_BURST_MS);
+        if state.settings.bell && !quiet {
+            fx.push(Effect::Bell);
+        }
+        state.last_background_bell_ms = Some(state.now_ms);
         return;
     }
     if state.settings.bell {
@@ -262,6 +287,9 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     }
 }
 
+/// Background gates closer together than this ring the bell once.
+pub const BACKGROUND_BELL_BURST_MS: u64 = 2_000;
+
 pub(super) fn remember_closed(state: &mut State, id: String) {
     if state.closed_gates.len() == CLOSED_CAP {
         state.closed_gates.pop_front();
@@ -276,6 +304,9 @@ pub(super) fn after_gate_closed(state: &mut State, id: &str) {
         return;
     }
     state.active_gate = state.gates.front().map(|g| g.id.clone());
+    if !state.acting_on_shown() {
+        return;
+    }
     match state.active_gate.clone() {
         Some(next) => {
             if state.focus == Focus::Gate {
@@ -295,14 +326,6 @@ pub(super) fn after_gate_closed(state: &mut State, id: &str) {
     }
 }
 
-impl State {
-    pub fn active_ui(&self) -> Option<&GateUi> {
-        self.active_gate
-            .as_deref()
-            .and_then(|id| self.gate_ui.get(id))
-    }
-}
-
 #[cfg(test)]
 mod linear_tests {
     use crate::core::msg::{BackendEvent, TurnState};
@@ -313,6 +336,7 @@ mod linear_tests {
         let _ = update(
             s,
             Msg::Backend {
+                session: crate::core::state::SessionId::FIRST,
                 at_ms: 0,
                 event: BackendEvent::Item {
                     node: node.map(str::to_string),
@@ -326,6 +350,7 @@ mod linear_tests {
         let _ = update(
             s,
             Msg::Backend {
+                session: crate::core::state::SessionId::FIRST,
                 at_ms: 0,
                 event: BackendEvent::Turn(TurnState::Idle),
             },
@@ -341,6 +366,7 @@ mod linear_tests {
             let _ = update(
                 &mut s,
                 Msg::Backend {
+                    session: crate::core::state::SessionId::FIRST,
                     at_ms: 0,
                     event: BackendEvent::NodeOpen {
                         key: format!("agent{a}"),

@@ -11,7 +11,8 @@ pub const DEFAULT_GRACE_MS: u64 = 10_000;
 
 /// A cancel (interrupt) went out now; the first one of a turn starts the clock.
 pub(super) fn sent(state: &mut State) {
-    state.cancel_sent_ms.get_or_insert(state.now_ms);
+    let now = state.now_ms;
+    state.cancel_sent_ms.get_or_insert(now);
 }
 
 /// After every message: clear the watch when the turn ended, raise it when the grace is over.
@@ -33,7 +34,9 @@ pub(super) fn watch(state: &mut State) {
     }
     if !state.cancel_stuck && state.now_ms.saturating_sub(sent) >= state.settings.cancel_grace_ms {
         state.cancel_stuck = true;
-        if state.overlay.is_none() {
+        // The prompt stops the session on screen; a background one says so in its tree row
+        // and its footer once shown.
+        if state.overlay.is_none() && state.acting_on_shown() {
             state.overlay = Some(Overlay::AgentStuck);
         }
     }

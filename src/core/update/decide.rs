@@ -55,14 +55,20 @@ fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Eff
                 text = format!("{head} by rule {rule}: {subject}");
             }
             // The recording keeps which rule decided, beside the wire reply.
-            fx.push(Effect::Send(Command::Note(format!("rule: {text}"))));
+            fx.push(Effect::Send(
+                state.sid(),
+                Command::Note(format!("rule: {text}")),
+            ));
         }
         By::Approval(why) => {
             text = format!(
                 "allowed without a second card: {}, covered by {why}",
                 gate_subject(&gate)
             );
-            fx.push(Effect::Send(Command::Note(format!("covered: {text}"))));
+            fx.push(Effect::Send(
+                state.sid(),
+                Command::Note(format!("covered: {text}")),
+            ));
         }
     }
     let node = state.tree.resolve(Some(&gate.node_key));
@@ -73,10 +79,13 @@ fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Eff
     remember_closed(state, gate.id.clone());
     after_gate_closed(state, &gate.id);
     state.answered += 1;
-    fx.push(Effect::Send(Command::Answer {
-        gate_id: gate.id,
-        decision,
-    }));
+    fx.push(Effect::Send(
+        state.sid(),
+        Command::Answer {
+            gate_id: gate.id,
+            decision,
+        },
+    ));
     fx
 }
 

@@ -140,7 +140,7 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
                     return;
                 };
                 state.status_line = Some(format!("permission mode → {mode} (requested)"));
-                fx.push(Effect::Send(Command::SetMode(mode)));
+                fx.push(Effect::Send(state.sid(), Command::SetMode(mode)));
             }
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
             _ => {}
@@ -297,7 +297,7 @@ fn send_prompt(state: &mut State, fx: &mut Vec<Effect>) {
     state.selected_node = 0;
     state.scroll_back = 0;
     state.selected_item = None;
-    fx.push(Effect::Send(Command::Prompt(text)));
+    fx.push(Effect::Send(state.sid(), Command::Prompt(text)));
 }
 
 pub(super) fn on_paste(state: &mut State, text: &str) {
@@ -358,9 +358,10 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                     .filter(|i| *i < len);
                 if let Some(i) = item {
                     // A second click on the selected item expands or collapses it.
-                    let t = &mut state.tree.nodes[state.selected_node].transcript;
-                    if state.selected_item == Some(i)
-                        && state.focus == Focus::Transcript
+                    let again = state.selected_item == Some(i) && state.focus == Focus::Transcript;
+                    let node = state.selected_node;
+                    let t = &mut state.tree.nodes[node].transcript;
+                    if again
                         && let Some(it) = t.items.get(i)
                         && it.kind.expandable()
                     {
@@ -388,7 +389,7 @@ fn interrupt(state: &mut State, fx: &mut Vec<Effect>) {
         state.status_line = Some("the agent cannot take an interrupt yet".into());
     } else if !super::cancel::ctrl_c_while_stuck(state) {
         state.status_line = Some("interrupt sent".into());
-        fx.push(Effect::Send(Command::Interrupt));
+        fx.push(Effect::Send(state.sid(), Command::Interrupt));
         super::cancel::sent(state);
     }
 }
@@ -421,7 +422,7 @@ pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) 
     for (id, d) in pending {
         fx.extend(answer(state, &id, d));
     }
-    fx.push(Effect::Send(Command::Shutdown));
+    fx.push(Effect::Send(state.sid(), Command::Shutdown));
 }
 
 fn jump_to_oldest_gate(state: &mut State) {
@@ -482,8 +483,9 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
             }
         }
         KeyCode::Enter | KeyCode::Char(' ') => {
-            let t = &mut state.tree.nodes[state.selected_node].transcript;
-            if let Some(i) = state.selected_item
+            let (node, sel) = (state.selected_node, state.selected_item);
+            let t = &mut state.tree.nodes[node].transcript;
+            if let Some(i) = sel
                 && let Some(item) = t.items.get(i)
                 && item.kind.expandable()
             {

@@ -23,12 +23,21 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Mouse(m) => keys::on_mouse(state, m),
         Msg::Resize(w, h) => state.size = (w, h),
         Msg::Tick(now) => state.now_ms = now,
-        Msg::Backend { at_ms, event } => {
+        Msg::Backend {
+            session,
+            at_ms,
+            event,
+        } => {
             state.now_ms = state.now_ms.max(at_ms);
-            backend::on_event(state, event, at_ms, &mut fx);
+            // A closed session's late events change nothing on screen.
+            if let Some(i) = state.index_of(session) {
+                state.with_session(i, |state| backend::on_event(state, event, at_ms, &mut fx));
+            }
         }
     }
-    cancel::watch(state);
+    for i in 0..state.sessions.len() {
+        state.with_session(i, cancel::watch);
+    }
     fx
 }
 

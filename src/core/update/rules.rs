@@ -20,7 +20,7 @@ pub fn subject(p: &Permission) -> Subject<'_> {
 pub fn asks(state: &State, p: &Permission) -> bool {
     state
         .rules
-        .evaluate(&subject(p))
+        .evaluate_in(&subject(p), Some(state.sid()))
         .is_some_and(|i| state.rules.list[i].spec.action == Action::Ask)
 }
 
@@ -31,9 +31,14 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
     let GateKind::Permission(p) = &gate.kind else {
         return None;
     };
-    let i = state.rules.evaluate(&subject(p))?;
+    let sid = state.sid();
+    let i = state.rules.evaluate_in(&subject(p), Some(sid))?;
     let rule = &mut state.rules.list[i];
     rule.hits += 1;
+    match rule.hits_by.iter_mut().find(|(s, _)| *s == sid) {
+        Some((_, n)) => *n += 1,
+        None => rule.hits_by.push((sid, 1)),
+    }
     let desc = format!("({}: {})", rule.origin.label(), rule.describe());
     let action = rule.spec.action;
     let decision = match action {
@@ -87,7 +92,8 @@ pub fn add_session_rule(state: &mut State, p: &Permission) {
         pattern: Some(s.arg.to_string()),
         exact: true,
     };
-    state.rules.add(spec, Origin::Session);
+    let sid = state.sid();
+    state.rules.add_scoped(spec, Origin::Session, Some(sid));
 }
 
 /// `A` then Enter: keep the rule for good (an effect writes it to the rules file), and answer

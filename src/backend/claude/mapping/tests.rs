@@ -20,6 +20,7 @@ fn apply(state: &mut State, events: Vec<BackendEvent>) {
         update(
             state,
             Msg::Backend {
+                session: crate::core::state::SessionId::FIRST,
                 at_ms: 10 + i as u64,
                 event,
             },

@@ -10,7 +10,13 @@ fn tick(s: &mut State, ms: u64) -> Vec<Effect> {
 fn cancelled_at_1s(s: &mut State) {
     running(s, true);
     tick(s, 1_000);
-    assert_eq!(ctrl(s, 'c'), vec![Effect::Send(Command::Interrupt)]);
+    assert_eq!(
+        ctrl(s, 'c'),
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::Interrupt
+        )]
+    );
 }
 
 #[test]
@@ -35,7 +41,10 @@ fn no_turn_end_within_the_grace_asks_to_stop_the_agent() {
             interrupt: false,
         },
     );
-    want.push(Effect::Send(Command::Shutdown));
+    want.push(Effect::Send(
+        crate::core::state::SessionId::FIRST,
+        Command::Shutdown,
+    ));
     assert_eq!(fx, want);
     assert!(s.gates.is_empty());
     assert_eq!(s.overlay, None);

@@ -33,6 +33,7 @@ fn ev(s: &mut State, event: BackendEvent) -> Vec<Effect> {
     update(
         s,
         crate::core::Msg::Backend {
+            session: crate::core::state::SessionId::FIRST,
             at_ms: 1_000,
             event,
         },
@@ -204,10 +205,13 @@ fn open(s: &mut State, g: Gate) -> Vec<Effect> {
 }
 
 fn answer_fx(id: &str, decision: Decision) -> Vec<Effect> {
-    vec![Effect::Send(Command::Answer {
-        gate_id: id.into(),
-        decision,
-    })]
+    vec![Effect::Send(
+        crate::core::state::SessionId::FIRST,
+        Command::Answer {
+            gate_id: id.into(),
+            decision,
+        },
+    )]
 }
 
 /// The last row of `node`'s transcript.

@@ -22,7 +22,10 @@ fn sending_a_prompt() {
     let fx = press(&mut s, KeyCode::Enter);
     assert_eq!(
         fx,
-        vec![Effect::Send(Command::Prompt("first line\nsecond".into()))]
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::Prompt("first line\nsecond".into())
+        )]
     );
     assert_eq!(
         last(&s, 0),
@@ -61,7 +64,10 @@ fn mode_picker_sends_set_mode() {
     let fx = press(&mut s, KeyCode::Enter);
     assert_eq!(
         fx,
-        vec![Effect::Send(Command::SetMode("acceptEdits".into()))]
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::SetMode("acceptEdits".into())
+        )]
     );
     assert_eq!(s.overlay, None);
 }

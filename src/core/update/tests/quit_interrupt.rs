@@ -22,35 +22,50 @@ fn quit_with_gates_pending_asks_then_answers_each() {
     assert_eq!(
         fx,
         vec![
-            Effect::Send(Command::Answer {
-                gate_id: "g1".into(),
-                decision: Decision::Deny {
-                    message: exited.clone(),
-                    interrupt: false
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    gate_id: "g1".into(),
+                    decision: Decision::Deny {
+                        message: exited.clone(),
+                        interrupt: false
+                    }
                 }
-            }),
-            Effect::Send(Command::Answer {
-                gate_id: "g2".into(),
-                decision: Decision::Block {
-                    reason: exited.clone()
+            ),
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    gate_id: "g2".into(),
+                    decision: Decision::Block {
+                        reason: exited.clone()
+                    }
                 }
-            }),
-            Effect::Send(Command::Answer {
-                gate_id: "g3".into(),
-                decision: Decision::DialogCancel
-            }),
-            Effect::Send(Command::Answer {
-                gate_id: "g4".into(),
-                decision: Decision::ElicitCancel
-            }),
-            Effect::Send(Command::Answer {
-                gate_id: "g5".into(),
-                decision: Decision::Deny {
-                    message: exited.clone(),
-                    interrupt: false
+            ),
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    gate_id: "g3".into(),
+                    decision: Decision::DialogCancel
                 }
-            }),
-            Effect::Send(Command::Shutdown),
+            ),
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    gate_id: "g4".into(),
+                    decision: Decision::ElicitCancel
+                }
+            ),
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    gate_id: "g5".into(),
+                    decision: Decision::Deny {
+                        message: exited.clone(),
+                        interrupt: false
+                    }
+                }
+            ),
+            Effect::Send(crate::core::state::SessionId::FIRST, Command::Shutdown),
             Effect::Quit,
         ]
     );
@@ -64,13 +79,19 @@ fn quit_without_gates_is_immediate() {
     let mut s = st();
     assert_eq!(
         ctrl(&mut s, 'd'),
-        vec![Effect::Send(Command::Shutdown), Effect::Quit]
+        vec![
+            Effect::Send(crate::core::state::SessionId::FIRST, Command::Shutdown),
+            Effect::Quit
+        ]
     );
     let mut s = st();
     press(&mut s, KeyCode::Esc);
     assert_eq!(
         ch(&mut s, 'q'),
-        vec![Effect::Send(Command::Shutdown), Effect::Quit]
+        vec![
+            Effect::Send(crate::core::state::SessionId::FIRST, Command::Shutdown),
+            Effect::Quit
+        ]
     );
     // In the prompt, `q` is text.
     let mut s = st();
@@ -113,13 +134,31 @@ fn ctrl_c_interrupts_only_a_running_interruptible_turn() {
             .contains("cannot take an interrupt")
     );
     running(&mut s, true);
-    assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(Command::Interrupt)]);
+    assert_eq!(
+        ctrl(&mut s, 'c'),
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::Interrupt
+        )]
+    );
     ev(&mut s, BackendEvent::Turn(TurnState::RequiresAction));
-    assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(Command::Interrupt)]);
+    assert_eq!(
+        ctrl(&mut s, 'c'),
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::Interrupt
+        )]
+    );
     // Even inside an editor.
     open(&mut s, bash("g1", "touch x"));
     ch(&mut s, 'n');
-    assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(Command::Interrupt)]);
+    assert_eq!(
+        ctrl(&mut s, 'c'),
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::Interrupt
+        )]
+    );
     assert_eq!(editor_purpose(&s), Some(EditorPurpose::DenyMessage));
     ev(&mut s, BackendEvent::Turn(TurnState::Idle));
     assert_eq!(ctrl(&mut s, 'c'), vec![]);

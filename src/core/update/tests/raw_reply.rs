@@ -75,10 +75,13 @@ fn raw_reply_default_body_passes_for_every_kind() {
         );
         assert!(matches!(
             &fx[0],
-            Effect::Send(Command::Answer {
-                decision: Decision::Raw { .. },
-                ..
-            })
+            Effect::Send(
+                crate::core::state::SessionId::FIRST,
+                Command::Answer {
+                    decision: Decision::Raw { .. },
+                    ..
+                }
+            )
         ));
     }
 }
