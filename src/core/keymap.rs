@@ -34,6 +34,11 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("unfocus", 'F'),
     ("detail", 'v'),
     ("toggle_diff", 't'),
+    ("inbox", 'I'),
+    ("mark_identical", '='),
+    ("close_session", 'x'),
+    ("restart_session", 'X'),
+    ("fold_session", 'z'),
 ];
 
 /// Action names, for `config check` and the README.

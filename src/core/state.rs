@@ -44,6 +44,57 @@ pub enum Overlay {
         node: NodeId,
         item: Option<usize>,
     },
+    /// `I`: every pending gate of every session, oldest first, with batch triage.
+    Inbox,
+    /// Ctrl-N: start a session from a profile or an ACP command line.
+    NewSession(NewSessionForm),
+    /// `x` on a session with pending gates: closing answers them as quitting does.
+    ConfirmClose {
+        session: SessionId,
+    },
+}
+
+/// The new-session dialog's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewSessionForm {
+    /// Highlighted choice: a profile, or (last) an ACP agent by command line.
+    pub cursor: usize,
+    pub field: NewSessionField,
+    pub command: String,
+    pub cwd: String,
+    pub prompt: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewSessionField {
+    Choice,
+    Command,
+    Cwd,
+    Prompt,
+}
+
+impl NewSessionForm {
+    /// Whether the highlighted choice is the ACP command line (after every profile).
+    pub fn is_command(&self, profiles: usize) -> bool {
+        self.cursor >= profiles
+    }
+
+    pub fn text_mut(&mut self) -> Option<&mut String> {
+        match self.field {
+            NewSessionField::Choice => None,
+            NewSessionField::Command => Some(&mut self.command),
+            NewSessionField::Cwd => Some(&mut self.cwd),
+            NewSessionField::Prompt => Some(&mut self.prompt),
+        }
+    }
+}
+
+/// A profile the new-session dialog offers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileChoice {
+    pub name: String,
+    pub backend: String,
+    pub cwd: String,
 }
 
 /// What replay mode shows: position, time, speed, and the recorded answer of each gate.
@@ -220,8 +271,9 @@ pub struct ViewMetrics {
     /// Inner areas of the tree and transcript panes, for the mouse.
     pub tree_area: Cell<ratatui::layout::Rect>,
     pub transcript_area: Cell<ratatui::layout::Rect>,
-    /// Node shown on each drawn tree row (two rows per node), from the top of the pane.
-    pub tree_rows: std::cell::RefCell<Vec<NodeId>>,
+    /// (Session index, node) shown on each drawn tree row (two rows per node), from the top
+    /// of the pane.
+    pub tree_rows: std::cell::RefCell<Vec<(usize, NodeId)>>,
     /// Transcript item shown on each drawn row, from the top of the pane.
     pub item_rows: std::cell::RefCell<Vec<usize>>,
     /// How far the gate card's body can scroll at the size last drawn (0: it all fits).
@@ -288,6 +340,8 @@ pub struct SessionState {
     pub collapsed: bool,
     /// The session was closed (`x`): its row stays, read-only, until the workspace ends.
     pub closed: bool,
+    /// The `[[session]]` profile it was started from (restart uses it).
+    pub profile: Option<String>,
 }
 
 impl SessionState {
@@ -309,6 +363,7 @@ impl SessionState {
             reply_check: no_reply_schema,
             collapsed: false,
             closed: false,
+            profile: None,
         }
     }
 
@@ -436,8 +491,8 @@ pub struct State {
     pub pending_delete: Option<usize>,
     /// The inbox view's marks (batch triage) and highlighted row.
     pub inbox: InboxView,
-    /// Profiles the new-session dialog offers (names), set by the app.
-    pub profiles: Vec<String>,
+    /// Profiles the new-session dialog offers, set by the app.
+    pub profiles: Vec<ProfileChoice>,
 }
 
 /// The inbox overlay's own state: which row is highlighted and which gates are marked.
@@ -445,6 +500,8 @@ pub struct State {
 pub struct InboxView {
     pub cursor: usize,
     pub marked: Vec<GateRef>,
+    /// The one message a batch deny sends, while it is typed.
+    pub deny_message: Option<String>,
 }
 
 impl std::ops::Deref for State {

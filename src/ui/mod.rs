@@ -1,6 +1,7 @@
 //! Rendering: reads `&State`, draws a frame. No state changes beyond render caches.
 
 pub mod gates;
+pub mod inbox;
 pub mod items;
 pub mod overlay;
 pub mod svg;
@@ -131,9 +132,13 @@ fn focus_border(state: &State, focus: Focus, theme: &Theme) -> ratatui::style::S
     }
 }
 
-fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::style::Style) {
-    let node = &state.tree.nodes[id];
-    let waiting = state.gates_on(id);
+fn status_glyph(
+    s: &crate::core::state::SessionState,
+    id: usize,
+    theme: &Theme,
+) -> (String, ratatui::style::Style) {
+    let node = &s.tree.nodes[id];
+    let waiting = s.gates_on(id);
     if waiting > 0 {
         return (format!("‖{waiting}"), theme.waiting);
     }
@@ -147,13 +152,70 @@ fn status_glyph(state: &State, id: usize, theme: &Theme) -> (String, ratatui::st
     }
 }
 
+/// A session's root row when the workspace holds several: name and backend, its gate badge,
+/// then status and usage.
+fn session_row(
+    s: &crate::core::state::SessionState,
+    selected: bool,
+    theme: &Theme,
+    w: usize,
+    now: u64,
+) -> [Line<'static>; 2] {
+    let n = &s.tree.nodes[0];
+    let pending = s.gates.len();
+    let (glyph, gstyle) = if pending > 0 {
+        (format!("‖{pending}"), theme.waiting)
+    } else if s.closed {
+        ("■".to_string(), theme.dim)
+    } else if s.session.exited.is_some() {
+        match s.session.exited.as_ref().and_then(|e| e.0) {
+            Some(0) => ("✔".to_string(), theme.ok),
+            _ => ("✘".to_string(), theme.error),
+        }
+    } else {
+        status_glyph(s, 0, theme)
+    };
+    let fold = if s.collapsed { "▸" } else { "▾" };
+    let name_style = if selected {
+        theme.selected
+    } else {
+        theme.title
+    };
+    let name = if n.name.is_empty() { "session" } else { &n.name };
+    let head = format!("{fold}{glyph} ");
+    let rest_w = w.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()));
+    let label = format!("{name} · {}", s.session.backend);
+    let first = Line::from(vec![
+        Span::styled(fold.to_string(), theme.dim),
+        Span::styled(format!("{glyph} "), gstyle),
+        Span::styled(clip(&label, rest_w), name_style),
+    ]);
+    let mut stats = vec![s.status_label()];
+    let end = n.ended_ms.unwrap_or(now);
+    if end > n.started_ms {
+        stats.push(human_duration(end.saturating_sub(n.started_ms)));
+    }
+    let tokens = s.session.input_tokens + s.session.output_tokens;
+    if tokens > 0 {
+        stats.push(format!("{} tok", human_count(tokens)));
+    }
+    if s.session.cost_usd > 0.0 {
+        stats.push(format!("${:.2}", s.session.cost_usd));
+    }
+    let style = if pending > 0 { theme.waiting } else { theme.dim };
+    let second = Line::from(Span::styled(clip(&format!("  {}", stats.join(" · ")), w), style));
+    [first, second]
+}
+
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
-    let order = crate::core::update::visible_nodes(state);
-    // Sub-agents by state; the root counts only when it waits on a gate.
-    for &id in &order {
-        let n = &state.tree.nodes[id];
-        if state.gates_on(id) > 0 {
+    let rows = crate::core::update::tree_rows(state);
+    let many = state.sessions.len() > 1 && state.focus_root.is_none();
+    // Sub-agents by state; a root counts only when it waits on a gate.
+    for &(i, id) in &rows {
+        let s = &state.sessions[i];
+        let n = &s.tree.nodes[id];
+        if s.gates_on(id) > 0 {
             waiting += 1;
         } else if id != state.focus_root.unwrap_or(0) {
             match n.status {
@@ -163,10 +225,15 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             }
         }
     }
+    let title = if many {
+        format!(" Sessions ({}) ", state.sessions.len())
+    } else {
+        " Sessions ".to_string()
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(focus_border(state, Focus::Tree, theme))
-        .title(Line::from(Span::styled(" Sessions ", theme.title)))
+        .title(Line::from(Span::styled(title, theme.title)))
         .title_bottom(Line::from(Span::styled(
             if area.width >= 38 {
                 format!(" {running} run · {waiting} wait · {done} done · {failed} fail ")
@@ -189,21 +256,25 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     let h = inner.height as usize;
     // Two rows per node; only the nodes in the window are formatted, so thousands of
     // sub-agents cost the pane's height, not their number.
-    let selected_row = 2 * order
-        .iter()
-        .position(|id| *id == state.selected_node)
-        .unwrap_or(0);
+    let here = (state.selected, state.selected_node);
+    let selected_row = 2 * rows.iter().position(|r| *r == here).unwrap_or(0);
     let top = (selected_row + 2).saturating_sub(h);
     let first = top / 2;
     let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
-    let mut rows: Vec<usize> = Vec::with_capacity(h + 1);
+    let mut drawn: Vec<(usize, usize)> = Vec::with_capacity(h + 1);
     let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for &id in order.iter().skip(first).take(h / 2 + 2) {
-        let n = &state.tree.nodes[id];
-        let indent = "  ".repeat(n.depth - base);
-        rows.extend([id, id]);
-        let (glyph, gstyle) = status_glyph(state, id, theme);
-        let selected = id == state.selected_node;
+    for &(i, id) in rows.iter().skip(first).take(h / 2 + 2) {
+        let s = &state.sessions[i];
+        let n = &s.tree.nodes[id];
+        drawn.extend([(i, id), (i, id)]);
+        let selected = (i, id) == here;
+        if many && id == 0 {
+            lines.extend(session_row(s, selected, theme, w, state.now_ms));
+            continue;
+        }
+        // Under a session row, sub-agents sit one level in.
+        let indent = "  ".repeat(n.depth - base + usize::from(many));
+        let (glyph, gstyle) = status_glyph(s, id, theme);
         let name_style = if selected {
             theme.selected
         } else {
@@ -245,7 +316,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     // `top` may fall on a node's second row.
     let skip = top - 2 * first;
     state.view.tree_top.set(top);
-    *state.view.tree_rows.borrow_mut() = rows.into_iter().skip(skip).take(h).collect();
+    *state.view.tree_rows.borrow_mut() = drawn.into_iter().skip(skip).take(h).collect();
     let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
@@ -517,7 +588,13 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         (None, Some(TurnState::Idle)) => "idle".into(),
         (None, None) => "starting".into(),
     };
-    let mut spans = vec![Span::styled(format!(" {} ", s.backend), theme.accent)];
+    let many = state.sessions.len() > 1;
+    let head = if many {
+        format!(" {} · {} ", clip(state.name(), 24), s.backend)
+    } else {
+        format!(" {} ", s.backend)
+    };
+    let mut spans = vec![Span::styled(head, theme.accent)];
     let mut add = |t: String, st| {
         spans.push(Span::styled("· ", theme.dim));
         spans.push(Span::styled(format!("{t} "), st));
@@ -544,7 +621,21 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     for (_, v) in &s.info {
         add(clip(v, 40), theme.footer);
     }
-    if !state.gates.is_empty() {
+    if many {
+        // Totals across the workspace; the focused session's own count beside them.
+        let total = state.pending_total();
+        let cost: f64 = state.sessions.iter().map(|s| s.session.cost_usd).sum();
+        if total > 0 {
+            add(
+                format!("‖ {total} waiting ({} here)", state.gates.len()),
+                theme.waiting,
+            );
+        }
+        add(
+            format!("{} sessions Σ ${cost:.4}", state.sessions.len()),
+            theme.footer,
+        );
+    } else if !state.gates.is_empty() {
         add(format!("‖ {} waiting", state.gates.len()), theme.waiting);
     }
     let left_w: usize = spans.iter().map(|s| s.width()).sum();
@@ -573,6 +664,7 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             }
             Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
             Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
+            _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit".into(),
             _ => "? help · g gate · Tab focus · m mode · q quit".into(),
         },
     };
@@ -754,7 +846,8 @@ mod flat_tests {
             let h = s.view.tree_area.get().height as usize;
             let sel_row = 2 * order.iter().position(|id| *id == sel).unwrap();
             let top = (sel_row + 2).saturating_sub(h);
-            let want: Vec<usize> = full.iter().skip(top).take(h).copied().collect();
+            let want: Vec<(usize, usize)> =
+                full.iter().skip(top).take(h).map(|n| (0, *n)).collect();
             assert_eq!(
                 *s.view.tree_rows.borrow(),
                 want,

@@ -41,6 +41,26 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "Workspace (several sessions)",
+        &[
+            ("I", "gate inbox: every pending gate, oldest first"),
+            ("g · ] / [", "oldest gate anywhere · next / previous, across sessions"),
+            ("Ctrl-N", "new session from a profile or an ACP command line"),
+            ("x · X", "close the session (answers its gates) · restart it"),
+            ("z", "fold / unfold the session in the tree"),
+        ],
+    ),
+    (
+        "Inbox",
+        &[
+            ("↑↓ / j k · Enter", "move · open the gate's card"),
+            ("Space · =", "mark · mark all identical (same tool and input)"),
+            ("u", "clear the marks"),
+            ("y", "allow each marked gate once"),
+            ("n", "deny each marked gate with one message"),
+        ],
+    ),
+    (
         "Tree and transcript",
         &[
             ("↑↓ / j k", "select node / item"),
@@ -236,7 +256,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     Span::styled(
                         // What is left of the view's inner width after the fixed columns.
                         clip(
-                            &r.origin.label(),
+                            &rule_origin(state, r),
                             (area.width.saturating_sub(6).min(110) as usize).saturating_sub(2 + 72),
                         ),
                         theme.dim,
@@ -302,8 +322,31 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
             ];
             (" the agent is not responding ", l, 60, 7)
         }
+        Overlay::Inbox => {
+            let (l, w, h) = super::inbox::render(state, theme, area);
+            (" gate inbox: every session, oldest first ", l, w, h)
+        }
+        Overlay::NewSession(form) => new_session(state, form, theme),
+        Overlay::ConfirmClose { session } => {
+            let (name, n) = state
+                .session_by_id(*session)
+                .map_or(("?".to_string(), 0), |s| (s.name().to_string(), s.gates.len()));
+            let l = vec![
+                Line::from(clip(&format!("Session {name}: {n} gate(s) are still waiting."), 56)),
+                Line::from("Closing answers them as quitting does"),
+                Line::from("(deny / cancel / block) and stops its agent."),
+                Line::from(""),
+                Line::from(vec![
+                    Span::styled("y", theme.key),
+                    Span::raw(" close   "),
+                    Span::styled("n", theme.key),
+                    Span::raw(" keep it"),
+                ]),
+            ];
+            (" close this session? ", l, 60, 7)
+        }
         Overlay::ConfirmQuit => {
-            let n = state.gates.len();
+            let n = state.pending_total();
             let l = vec![
                 Line::from(format!("{n} gate(s) are still waiting.")),
                 Line::from("Quitting answers them: deny / cancel / block."),
@@ -400,4 +443,102 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
         }
     }
     l
+}
+
+/// The new-session dialog: the profiles (and an ACP command line), then cwd and first prompt.
+fn new_session(
+    state: &State,
+    form: &crate::core::state::NewSessionForm,
+    theme: &Theme,
+) -> (&'static str, Vec<Line<'static>>, u16, u16) {
+    use crate::core::state::NewSessionField as F;
+    let mut l: Vec<Line<'static>> = Vec::new();
+    let w = 72usize;
+    let field_style = |f: F| {
+        if form.field == f {
+            theme.choice_active
+        } else {
+            theme.choice
+        }
+    };
+    l.push(Line::from(Span::styled(
+        "Start a session (↑↓ pick · Tab next field · Enter start · Esc cancel)",
+        theme.dim,
+    )));
+    if state.profiles.is_empty() {
+        l.push(Line::from(Span::styled(
+            "  no [[session]] profiles in config.toml",
+            theme.dim,
+        )));
+    }
+    for (i, p) in state.profiles.iter().enumerate() {
+        let on = i == form.cursor;
+        let style = if on && form.field == F::Choice {
+            theme.choice_active
+        } else {
+            theme.choice
+        };
+        l.push(Line::from(Span::styled(
+            clip(
+                &format!(
+                    "{} {} · {} · {}",
+                    if on { "▶" } else { " " },
+                    p.name,
+                    p.backend,
+                    p.cwd
+                ),
+                w,
+            ),
+            style,
+        )));
+    }
+    let cmd_on = form.is_command(state.profiles.len());
+    l.push(Line::from(Span::styled(
+        format!("{} ACP agent by command line…", if cmd_on { "▶" } else { " " }),
+        if cmd_on && form.field == F::Choice {
+            theme.choice_active
+        } else {
+            theme.choice
+        },
+    )));
+    l.push(Line::from(""));
+    let caret = |f: F| if form.field == f { "▌" } else { "" };
+    if cmd_on {
+        l.push(Line::from(Span::styled(
+            clip(&format!("command: {}{}", form.command, caret(F::Command)), w),
+            field_style(F::Command),
+        )));
+    }
+    l.push(Line::from(Span::styled(
+        clip(&format!("cwd:     {}{}", form.cwd, caret(F::Cwd)), w),
+        field_style(F::Cwd),
+    )));
+    l.push(Line::from(Span::styled(
+        clip(&format!("prompt:  {}{}", form.prompt, caret(F::Prompt)), w),
+        field_style(F::Prompt),
+    )));
+    let h = l.len() as u16 + 2;
+    (" new session ", l, w as u16 + 4, h)
+}
+
+/// Where a rule came from and, in a workspace of several sessions, which session it is
+/// scoped to and which sessions its hits came from.
+fn rule_origin(state: &State, r: &crate::core::rules::Rule) -> String {
+    let mut out = r.origin.label();
+    if state.sessions.len() < 2 {
+        return out;
+    }
+    let name = |id| state.session_by_id(id).map_or("?", |s| s.name());
+    if let Some(id) = r.scope {
+        out = format!("{out} ({} only)", name(id));
+    }
+    if !r.hits_by.is_empty() {
+        let by: Vec<String> = r
+            .hits_by
+            .iter()
+            .map(|(id, n)| format!("{} {n}", name(*id)))
+            .collect();
+        out = format!("{out} · hits: {}", by.join(", "));
+    }
+    out
 }

@@ -146,7 +146,7 @@ async fn rules_answer_the_demo_gate_then_search_and_focus() {
     let rows = h.state().view.tree_rows.borrow().clone();
     assert!(!rows.is_empty());
     assert!(
-        rows.iter().all(|n| h.state().tree.is_within(*n, ex)),
+        rows.iter().all(|(_, n)| h.state().tree.is_within(*n, ex)),
         "the tree shows only the subtree: {rows:?}\n{screen}"
     );
     h.key(KeyCode::Char('F'));

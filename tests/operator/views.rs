@@ -174,7 +174,7 @@ fn mouse_clicks_select_tree_nodes_and_transcript_items() {
             .tree_rows
             .borrow()
             .iter()
-            .position(|n| *n == rv)
+            .position(|(_, n)| *n == rv)
             .expect("the reviewer is on screen") as u16;
     sc.click(tree.x + 2, tree.y + row);
     assert_eq!(sc.s.selected_node, rv);

@@ -22,9 +22,15 @@ pub fn answer_covered(state: &mut State, id: &str, why: &str) -> Vec<Effect> {
     answer_as(state, id, allow, By::Approval(why))
 }
 
+/// Answer `id` as one of a batch of `n` decided together in the inbox.
+pub fn answer_batch(state: &mut State, id: &str, decision: Decision, n: usize) -> Vec<Effect> {
+    answer_as(state, id, decision, By::Batch(n))
+}
+
 /// Who decided, for the audit row and the recording.
 enum By<'a> {
     Human,
+    Batch(usize),
     Rule(&'a str),
     Approval(&'a str),
 }
@@ -48,6 +54,15 @@ fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Eff
     let mut fx = Vec::new();
     match by {
         By::Human => {}
+        By::Batch(n) => {
+            if let Some((head, rest)) = text.split_once(": ") {
+                text = format!("{head} (inbox batch of {n}): {rest}");
+            }
+            fx.push(Effect::Send(
+                state.sid(),
+                Command::Note(format!("batch: {text}")),
+            ));
+        }
         By::Rule(rule) => {
             if let Some((head, rest)) = text.split_once(": ") {
                 // The rule is the reason: the message it sent the agent would only repeat it.

@@ -53,8 +53,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         return editor_key(state, &gate, key, fx);
     }
     match key.code {
-        KeyCode::Char(']') => return cycle_gate(state, true),
-        KeyCode::Char('[') => return cycle_gate(state, false),
+        KeyCode::Char(']') => return super::workspace::cycle(state, true),
+        KeyCode::Char('[') => return super::workspace::cycle(state, false),
         KeyCode::Char('r') => {
             return open_editor(state, EditorPurpose::RawReply, &gate.default_reply);
         }
@@ -513,29 +513,6 @@ fn move_cursor(state: &mut State, n: usize, forward: bool) {
             ui.cursor.saturating_sub(1)
         };
     }
-}
-
-fn cycle_gate(state: &mut State, forward: bool) {
-    let n = state.gates.len();
-    if n == 0 {
-        return;
-    }
-    let i = state
-        .active_gate
-        .as_deref()
-        .and_then(|id| state.gates.iter().position(|g| g.id == id))
-        .unwrap_or(0);
-    let next = if forward {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
-    };
-    let gate = &state.gates[next];
-    let key = gate.node_key.clone();
-    state.active_gate = Some(gate.id.clone());
-    state.selected_node = state.tree.resolve(Some(&key));
-    state.selected_item = None;
-    state.scroll_back = 0;
 }
 
 /// Typed form content from the field texts; errors name the field.

@@ -9,6 +9,7 @@ use super::super::transcript::ItemKind;
 use super::decide::answer;
 use super::gate_keys;
 use super::view;
+use super::workspace;
 
 pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if key.kind == KeyEventKind::Release {
@@ -28,6 +29,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     match key.code {
         KeyCode::Char('c') if ctrl => return interrupt(state, fx),
         KeyCode::Char('d') if ctrl => return request_quit(state, fx),
+        KeyCode::Char('n') if ctrl && state.overlay.is_none() => {
+            return workspace::open_new_session(state);
+        }
         _ => {}
     }
     if let Some(overlay) = state.overlay.clone() {
@@ -71,7 +75,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 .unwrap_or(0);
             return open_overlay(state, Overlay::ModePicker { cursor });
         }
-        KeyCode::Char('g') => return jump_to_oldest_gate(state),
+        KeyCode::Char('g') => return workspace::jump_to_oldest(state),
+        KeyCode::Char('I') => return workspace::open_inbox(state),
         KeyCode::Char('/') => return view::start_search(state, false),
         KeyCode::Char('R') if state.focus != Focus::Gate => {
             return open_overlay(state, Overlay::Rules { cursor: 0 });
@@ -86,6 +91,19 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if view::key(state, key, fx) {
         return;
     }
+    // Session commands outside a card (a card's letters answer it).
+    if state.focus != Focus::Gate {
+        match key.code {
+            KeyCode::Char('x') => return workspace::request_close(state, fx),
+            KeyCode::Char('X') => return workspace::restart(state, fx),
+            KeyCode::Char(']') => return workspace::cycle(state, true),
+            KeyCode::Char('[') => return workspace::cycle(state, false),
+            KeyCode::Char('z') if state.focus == Focus::Tree => {
+                return workspace::toggle_collapse(state);
+            }
+            _ => {}
+        }
+    }
     match state.focus {
         Focus::Tree => tree_key(state, key),
         Focus::Transcript => transcript_key(state, key),
@@ -98,9 +116,15 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
 /// deny message, edited input, rule, raw reply, form field, Other answer) rather than a
 /// command. `[keys]` overrides apply to commands only: typed text keeps the key pressed.
 fn typing(state: &State) -> bool {
-    if state.overlay.is_some() {
-        // Overlays take keys before any input and have no text field of their own.
-        return false;
+    match &state.overlay {
+        // The dialog's text fields and the batch deny message are typed text.
+        Some(Overlay::NewSession(form)) => {
+            return form.field != super::super::state::NewSessionField::Choice;
+        }
+        Some(Overlay::Inbox) => return state.inbox.deny_message.is_some(),
+        // Other overlays take keys before any input and have no text field of their own.
+        Some(_) => return false,
+        None => {}
     }
     state.focus == Focus::Prompt
         || state.search.as_ref().is_some_and(|s| s.editing)
@@ -115,6 +139,9 @@ fn open_overlay(state: &mut State, o: Overlay) {
 fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<Effect>) {
     match overlay {
         Overlay::AgentStuck => super::cancel::overlay_key(state, key, fx),
+        Overlay::Inbox => workspace::inbox_key(state, key, fx),
+        Overlay::NewSession(form) => workspace::new_session_key(state, form, key, fx),
+        Overlay::ConfirmClose { session } => workspace::confirm_close_key(state, session, key, fx),
         Overlay::ConfirmQuit => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                 state.overlay = None;
@@ -336,9 +363,14 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
         MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
             if in_tree {
                 let row = (m.row - tree.y) as usize;
-                let node = state.view.tree_rows.borrow().get(row).copied();
-                if let Some(n) = node {
-                    if n != state.selected_node {
+                let hit = state.view.tree_rows.borrow().get(row).copied();
+                // The rows are from the last draw: keep only a node that still exists.
+                if let Some((i, n)) = hit
+                    && state.sessions.get(i).is_some_and(|s| n < s.tree.nodes.len())
+                {
+                    if i != state.selected {
+                        state.select_session(i, n);
+                    } else if n != state.selected_node {
                         state.selected_node = n;
                         state.selected_item = None;
                         state.scroll_back = 0;
@@ -395,7 +427,7 @@ fn interrupt(state: &mut State, fx: &mut Vec<Effect>) {
 }
 
 fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
-    if state.gates.is_empty() {
+    if state.pending_total() == 0 {
         quit_now(state, fx);
     } else {
         state.overlay = Some(Overlay::ConfirmQuit);
@@ -404,8 +436,12 @@ fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
 
 /// Answer every pending gate with its exit answer, then shut the backend down.
 fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
-    if state.session.exited.is_none() {
-        answer_all_and_shut_down(state, fx);
+    for i in 0..state.sessions.len() {
+        state.with_session(i, |st| {
+            if st.session.exited.is_none() && !st.closed {
+                answer_all_and_shut_down(st, fx);
+            }
+        });
     }
     state.quitting = true;
     fx.push(Effect::Quit);
@@ -425,40 +461,32 @@ pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) 
     fx.push(Effect::Send(state.sid(), Command::Shutdown));
 }
 
-fn jump_to_oldest_gate(state: &mut State) {
-    let Some(gate) = state.gates.front() else {
-        state.status_line = Some("no pending gates".into());
-        return;
-    };
-    let (id, key) = (gate.id.clone(), gate.node_key.clone());
-    state.active_gate = Some(id);
-    state.focus = Focus::Gate;
-    state.selected_node = state.tree.resolve(Some(&key));
-    state.selected_item = None;
-    state.scroll_back = 0;
-}
-
 fn tree_key(state: &mut State, key: KeyEvent) {
-    let order = view::visible_nodes(state);
-    let pos = order
-        .iter()
-        .position(|id| *id == state.selected_node)
-        .unwrap_or(0);
+    let rows = workspace::tree_rows(state);
+    let here = (state.selected, state.selected_node);
+    let pos = rows.iter().position(|r| *r == here).unwrap_or(0);
+    let last = rows.len().saturating_sub(1);
     let new = match key.code {
         KeyCode::Up | KeyCode::Char('k') => pos.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => (pos + 1).min(order.len() - 1),
+        KeyCode::Down | KeyCode::Char('j') => (pos + 1).min(last),
         KeyCode::Home => 0,
-        KeyCode::End => order.len() - 1,
+        KeyCode::End => last,
         KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
             state.focus = Focus::Transcript;
             return;
         }
         _ => return,
     };
-    if order[new] != state.selected_node {
-        state.selected_node = order[new];
-        state.selected_item = None;
-        state.scroll_back = 0;
+    if let Some(&(i, node)) = rows.get(new)
+        && (i, node) != here
+    {
+        if i == state.selected {
+            state.selected_node = node;
+            state.selected_item = None;
+            state.scroll_back = 0;
+        } else {
+            state.select_session(i, node);
+        }
     }
 }
 

@@ -7,12 +7,15 @@ mod gate_keys;
 mod keys;
 mod rules;
 mod view;
+pub mod workspace;
 
 use super::msg::{Effect, Msg};
 use super::state::State;
 
 pub use decide::{answer, audit_text, gate_subject};
+pub use rules::subject as rule_subject;
 pub use view::visible_nodes;
+pub use workspace::tree_rows;
 
 /// Apply one message to the state and return the effects to perform.
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {

@@ -11,6 +11,7 @@ mod question;
 mod quit_interrupt;
 mod raw_reply;
 mod typed_text;
+mod workspace;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};

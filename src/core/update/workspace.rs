@@ -1,0 +1,552 @@
+//! Keys that act across the sessions of the workspace: the gate inbox and its batch triage,
+//! jumping between gates of any session, closing and restarting sessions, the new-session
+//! dialog, and the tree's session rows.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::super::gate::{Decision, Gate, GateKind, Permission};
+use super::super::msg::{Command, Effect, NewSession};
+use super::super::state::{
+    Focus, GateRef, NewSessionField, NewSessionForm, Overlay, SessionId, State,
+};
+use super::super::tree::NodeId;
+use super::decide::{answer, answer_batch};
+
+/// One row of the tree pane: (session index, node).
+pub type Row = (usize, NodeId);
+
+/// The rows the tree shows, top to bottom. One session: its nodes (or the focused subtree),
+/// exactly as before workspaces. Several: each session's root, then its nodes unless the
+/// session is collapsed. Costs the number of nodes, never the transcripts.
+pub fn tree_rows(state: &State) -> Vec<Row> {
+    let sel = state.selected;
+    if state.sessions.len() == 1 || state.focus_root.is_some() {
+        return super::view::visible_nodes(state)
+            .into_iter()
+            .map(|n| (sel, n))
+            .collect();
+    }
+    let mut rows = Vec::new();
+    for (i, s) in state.sessions.iter().enumerate() {
+        if s.collapsed {
+            rows.push((i, 0));
+        } else {
+            rows.extend(s.tree.preorder().into_iter().map(|n| (i, n)));
+        }
+    }
+    rows
+}
+
+/// Show gate `id` of session `i`: select its session and node, put its card up.
+pub fn jump_to(state: &mut State, i: usize, id: &str) {
+    let Some(gate) = state.sessions.get(i).and_then(|s| s.gate(id)) else {
+        return;
+    };
+    let key = gate.node_key.clone();
+    let node = state.sessions[i].tree.resolve(Some(&key));
+    state.sessions[i].collapsed = false;
+    state.select_session(i, node);
+    state.active_gate = Some(id.to_string());
+    state.focus = Focus::Gate;
+}
+
+/// `g`: the oldest pending gate anywhere.
+pub(super) fn jump_to_oldest(state: &mut State) {
+    let Some((i, id)) = state
+        .inbox()
+        .first()
+        .map(|(_, i, g)| (*i, g.id.clone()))
+    else {
+        state.status_line = Some("no pending gates".into());
+        return;
+    };
+    jump_to(state, i, &id);
+}
+
+/// `]` / `[`: the next / previous pending gate in inbox order, across sessions.
+pub(super) fn cycle(state: &mut State, forward: bool) {
+    let order: Vec<(usize, String)> = state
+        .inbox()
+        .iter()
+        .map(|(_, i, g)| (*i, g.id.clone()))
+        .collect();
+    let n = order.len();
+    if n == 0 {
+        return;
+    }
+    let here = state.selected;
+    let pos = state
+        .active_gate
+        .as_deref()
+        .and_then(|id| order.iter().position(|(i, g)| *i == here && g == id));
+    let next = match (pos, forward) {
+        (Some(p), true) => (p + 1) % n,
+        (Some(p), false) => (p + n - 1) % n,
+        (None, true) => 0,
+        (None, false) => n - 1,
+    };
+    let (i, id) = order[next].clone();
+    jump_to(state, i, &id);
+}
+
+/// Why a gate cannot be answered in a batch (it opens one by one), or `None` when it can.
+pub fn not_batchable(gate: &Gate) -> Option<&'static str> {
+    let GateKind::Permission(p) = &gate.kind else {
+        return Some("questions, dialogs, forms and breakpoints open one by one");
+    };
+    if p.default_to_no {
+        return Some("the agent asked for this to default to no");
+    }
+    if !p.dangerous_env().is_empty() {
+        return Some("it sets an environment variable that changes what runs");
+    }
+    if allow_once(p).is_none() {
+        return Some("the agent offers no allow-once answer");
+    }
+    None
+}
+
+/// The allow-once answer for a permission: Claude's allow, or the agent's `allow_once` option.
+fn allow_once(p: &Permission) -> Option<Decision> {
+    if p.options.is_empty() {
+        return Some(Decision::Allow {
+            updated_input: None,
+            always: false,
+        });
+    }
+    p.options
+        .iter()
+        .find(|o| o.kind == "allow_once" && !o.contradicts())
+        .map(|o| Decision::Option {
+            option_id: o.option_id.clone(),
+            name: o.label(),
+            allow: true,
+        })
+}
+
+/// The deny answer for a permission: Claude's deny with the message, or a reject option.
+fn deny(p: &Permission, message: &str) -> Option<Decision> {
+    if p.options.is_empty() {
+        return Some(Decision::Deny {
+            message: message.to_string(),
+            interrupt: false,
+        });
+    }
+    p.options
+        .iter()
+        .find(|o| o.kind == "reject_once")
+        .or(p.options.iter().find(|o| !o.allows()))
+        .map(|o| Decision::Option {
+            option_id: o.option_id.clone(),
+            name: o.label(),
+            allow: false,
+        })
+}
+
+/// `I`: open the inbox with the oldest gate highlighted and no marks.
+pub(super) fn open_inbox(state: &mut State) {
+    state.inbox = Default::default();
+    state.overlay = Some(Overlay::Inbox);
+}
+
+/// The inbox's rows: every pending gate, oldest first, as references.
+pub fn inbox_refs(state: &State) -> Vec<GateRef> {
+    state
+        .inbox()
+        .iter()
+        .map(|(_, i, g)| GateRef {
+            session: state.sessions[*i].id,
+            id: g.id.clone(),
+        })
+        .collect()
+}
+
+fn gate_of<'a>(state: &'a State, r: &GateRef) -> Option<(usize, &'a Gate)> {
+    let i = state.index_of(r.session)?;
+    Some((i, state.sessions[i].gate(&r.id)?))
+}
+
+/// The gates a batch would answer: the marked ones still pending, in inbox order.
+pub fn batch(state: &State) -> Vec<GateRef> {
+    inbox_refs(state)
+        .into_iter()
+        .filter(|r| state.inbox.marked.contains(r))
+        .collect()
+}
+
+/// Keys of the inbox overlay.
+pub(super) fn inbox_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    if let Some(msg) = state.inbox.deny_message.as_mut() {
+        match key.code {
+            KeyCode::Esc => state.inbox.deny_message = None,
+            KeyCode::Enter => {
+                let message = std::mem::take(msg);
+                state.inbox.deny_message = None;
+                decide_batch(state, BatchAnswer::Deny(message), fx);
+            }
+            KeyCode::Backspace => {
+                msg.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                // Bounded: a deny message is a sentence, not a file.
+                if msg.len() < 2_000 {
+                    msg.push(c);
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
+    let rows = inbox_refs(state);
+    // Marks of gates answered elsewhere meanwhile drop out.
+    state.inbox.marked.retain(|m| rows.contains(m));
+    let n = rows.len();
+    let cursor = state.inbox.cursor.min(n.saturating_sub(1));
+    state.inbox.cursor = cursor;
+    match key.code {
+        KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('I') => state.overlay = None,
+        KeyCode::Up | KeyCode::Char('k') => state.inbox.cursor = cursor.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => {
+            state.inbox.cursor = (cursor + 1).min(n.saturating_sub(1))
+        }
+        KeyCode::Home => state.inbox.cursor = 0,
+        KeyCode::End => state.inbox.cursor = n.saturating_sub(1),
+        KeyCode::Enter => {
+            if let Some(r) = rows.get(cursor)
+                && let Some(i) = state.index_of(r.session)
+            {
+                state.overlay = None;
+                jump_to(state, i, &r.id);
+            }
+        }
+        KeyCode::Char(' ') => {
+            let Some(r) = rows.get(cursor).cloned() else {
+                return;
+            };
+            if let Some(pos) = state.inbox.marked.iter().position(|m| *m == r) {
+                state.inbox.marked.remove(pos);
+            } else {
+                match gate_of(state, &r).and_then(|(_, g)| not_batchable(g)) {
+                    Some(why) => {
+                        state.status_line = Some(format!("not for a batch: {why} (Enter opens it)"))
+                    }
+                    None => state.inbox.marked.push(r),
+                }
+            }
+            state.inbox.cursor = (cursor + 1).min(n.saturating_sub(1));
+        }
+        KeyCode::Char('=') => mark_identical(state, &rows, cursor),
+        KeyCode::Char('u') => state.inbox.marked.clear(),
+        KeyCode::Char('y') => decide_batch(state, BatchAnswer::AllowOnce, fx),
+        KeyCode::Char('n') => {
+            if batch(state).is_empty() {
+                state.status_line = Some("mark gates with Space (or = for identical) first".into());
+            } else {
+                state.inbox.deny_message = Some(String::new());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `=`: mark every batchable gate with the same tool and exactly the same input as the
+/// highlighted one.
+fn mark_identical(state: &mut State, rows: &[GateRef], cursor: usize) {
+    let Some(r) = rows.get(cursor) else {
+        return;
+    };
+    let Some((_, g)) = gate_of(state, r) else {
+        return;
+    };
+    if let Some(why) = not_batchable(g) {
+        state.status_line = Some(format!("not for a batch: {why}"));
+        return;
+    }
+    let GateKind::Permission(p) = &g.kind else {
+        return;
+    };
+    let (tool, input, env) = (p.tool.clone(), p.input.clone(), p.env.clone());
+    let same: Vec<GateRef> = rows
+        .iter()
+        .filter(|r| {
+            gate_of(state, r).is_some_and(|(_, g)| {
+                not_batchable(g).is_none()
+                    && matches!(&g.kind, GateKind::Permission(q)
+                        if q.tool == tool && q.input == input && q.env == env)
+            })
+        })
+        .cloned()
+        .collect();
+    let count = same.len();
+    for r in same {
+        if !state.inbox.marked.contains(&r) {
+            state.inbox.marked.push(r);
+        }
+    }
+    state.status_line = Some(format!("{count} identical request(s) marked"));
+}
+
+enum BatchAnswer {
+    AllowOnce,
+    Deny(String),
+}
+
+/// Answer every marked gate, each to its own session's agent exactly once, each with its own
+/// audit row. A gate that stopped being batchable (or was answered meanwhile) is skipped.
+fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
+    let refs = batch(state);
+    if refs.is_empty() {
+        state.status_line = Some("mark gates with Space (or = for identical) first".into());
+        return;
+    }
+    let total = refs.len();
+    let mut done = 0;
+    for r in &refs {
+        let Some((i, gate)) = gate_of(state, r) else {
+            continue;
+        };
+        if not_batchable(gate).is_some() {
+            continue;
+        }
+        let GateKind::Permission(p) = &gate.kind else {
+            continue;
+        };
+        let decision = match &how {
+            BatchAnswer::AllowOnce => allow_once(p),
+            BatchAnswer::Deny(m) => deny(p, m),
+        };
+        let Some(decision) = decision else {
+            continue;
+        };
+        let id = r.id.clone();
+        let out = state.with_session(i, |st| answer_batch(st, &id, decision, total));
+        if out
+            .iter()
+            .any(|e| matches!(e, Effect::Send(_, Command::Answer { .. })))
+        {
+            done += 1;
+        }
+        fx.extend(out);
+    }
+    state.inbox.marked.clear();
+    let verb = match how {
+        BatchAnswer::AllowOnce => "allowed once",
+        BatchAnswer::Deny(_) => "denied",
+    };
+    state.status_line = Some(format!("batch: {done} of {total} gate(s) {verb}"));
+    if state.pending_total() == 0 {
+        state.overlay = None;
+    }
+}
+
+/// `x` outside a card: close the selected session (asking first when gates are pending).
+pub(super) fn request_close(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.sessions[state.selected].closed {
+        state.status_line = Some("this session is closed (X restarts it)".into());
+        return;
+    }
+    let id = state.sessions[state.selected].id;
+    if state.gates.is_empty() {
+        close(state, id, fx);
+    } else {
+        state.overlay = Some(Overlay::ConfirmClose { session: id });
+    }
+}
+
+/// Close session `id`: every pending gate gets the backend's exit answer, then its source is
+/// shut down (its agent's process group stopped). The row stays, marked closed.
+pub(super) fn close(state: &mut State, id: SessionId, fx: &mut Vec<Effect>) {
+    let Some(i) = state.index_of(id) else {
+        return;
+    };
+    state.with_session(i, |st| {
+        if st.session.exited.is_none() {
+            super::keys::answer_all_and_shut_down(st, fx);
+        } else {
+            fx.push(Effect::Send(st.sid(), Command::Shutdown));
+        }
+        st.closed = true;
+        st.active_gate = None;
+    });
+    if state.selected == i && state.focus == Focus::Gate {
+        state.focus = Focus::Tree;
+    }
+    state.status_line = Some(format!(
+        "session {} closed",
+        super::super::text::neutralize(state.sessions[i].name())
+    ));
+}
+
+/// `X` on a closed or exited session: start it again from its profile (Claude resumes its
+/// session id).
+pub(super) fn restart(state: &mut State, fx: &mut Vec<Effect>) {
+    let s = &state.sessions[state.selected];
+    if !(s.closed || s.session.exited.is_some()) {
+        state.status_line = Some("the session is running; x closes it first".into());
+        return;
+    }
+    let Some(profile) = s.profile.clone() else {
+        state.status_line = Some("this session has no profile to restart from".into());
+        return;
+    };
+    let resume = (s.session.backend == "claude")
+        .then(|| s.session.session_id.clone())
+        .flatten();
+    fx.push(Effect::StartSession(NewSession {
+        profile: Some(profile),
+        command_line: None,
+        cwd: s.session.cwd.clone().unwrap_or_default(),
+        prompt: String::new(),
+        resume,
+    }));
+}
+
+/// `z` in the tree: fold or unfold the selected session to its root row.
+pub(super) fn toggle_collapse(state: &mut State) {
+    if state.sessions.len() < 2 {
+        return;
+    }
+    let i = state.selected;
+    let s = &mut state.sessions[i];
+    s.collapsed = !s.collapsed;
+    if s.collapsed {
+        state.select_session(i, 0);
+    }
+}
+
+/// Ctrl-N: the new-session dialog, on the first profile.
+pub(super) fn open_new_session(state: &mut State) {
+    let cwd = state
+        .profiles
+        .first()
+        .map(|p| p.cwd.clone())
+        .or_else(|| state.session.cwd.clone())
+        .unwrap_or_default();
+    state.overlay = Some(Overlay::NewSession(NewSessionForm {
+        cursor: 0,
+        field: NewSessionField::Choice,
+        command: String::new(),
+        cwd,
+        prompt: String::new(),
+    }));
+}
+
+/// Keys of the new-session dialog: ↑/↓ pick, Tab moves between fields, Enter starts, Esc
+/// cancels.
+pub(super) fn new_session_key(
+    state: &mut State,
+    mut form: NewSessionForm,
+    key: KeyEvent,
+    fx: &mut Vec<Effect>,
+) {
+    let profiles = state.profiles.len();
+    let fields: &[NewSessionField] = if form.is_command(profiles) {
+        &[
+            NewSessionField::Choice,
+            NewSessionField::Command,
+            NewSessionField::Cwd,
+            NewSessionField::Prompt,
+        ]
+    } else {
+        &[
+            NewSessionField::Choice,
+            NewSessionField::Cwd,
+            NewSessionField::Prompt,
+        ]
+    };
+    let at = fields.iter().position(|f| *f == form.field).unwrap_or(0);
+    match key.code {
+        KeyCode::Esc => {
+            state.overlay = None;
+            return;
+        }
+        KeyCode::Tab | KeyCode::Down if form.field != NewSessionField::Choice => {
+            form.field = fields[(at + 1) % fields.len()]
+        }
+        KeyCode::Tab => form.field = fields[(at + 1) % fields.len()],
+        KeyCode::BackTab => form.field = fields[(at + fields.len() - 1) % fields.len()],
+        KeyCode::Up if form.field == NewSessionField::Choice => {
+            form.cursor = form.cursor.saturating_sub(1);
+            pick_profile(state, &mut form);
+        }
+        KeyCode::Down if form.field == NewSessionField::Choice => {
+            form.cursor = (form.cursor + 1).min(profiles);
+            pick_profile(state, &mut form);
+        }
+        KeyCode::Up => form.field = fields[(at + fields.len() - 1) % fields.len()],
+        KeyCode::Enter => {
+            let req = if form.is_command(profiles) {
+                if form.command.trim().is_empty() {
+                    state.status_line = Some("type the ACP agent's command line".into());
+                    form.field = NewSessionField::Command;
+                    state.overlay = Some(Overlay::NewSession(form));
+                    return;
+                }
+                NewSession {
+                    profile: None,
+                    command_line: Some(form.command.clone()),
+                    cwd: form.cwd.clone(),
+                    prompt: form.prompt.clone(),
+                    resume: None,
+                }
+            } else {
+                NewSession {
+                    profile: Some(state.profiles[form.cursor].name.clone()),
+                    command_line: None,
+                    cwd: form.cwd.clone(),
+                    prompt: form.prompt.clone(),
+                    resume: None,
+                }
+            };
+            state.overlay = None;
+            fx.push(Effect::StartSession(req));
+            return;
+        }
+        KeyCode::Backspace => {
+            if let Some(t) = form.text_mut() {
+                t.pop();
+            }
+        }
+        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+            if let Some(t) = form.text_mut()
+                && t.len() < 4_096
+            {
+                t.push(c);
+            }
+        }
+        _ => {}
+    }
+    state.overlay = Some(Overlay::NewSession(form));
+}
+
+/// Moving to a profile fills in its working directory.
+fn pick_profile(state: &State, form: &mut NewSessionForm) {
+    if let Some(p) = state.profiles.get(form.cursor) {
+        form.cwd = p.cwd.clone();
+    }
+}
+
+/// Keys of the close-session confirmation.
+pub(super) fn confirm_close_key(
+    state: &mut State,
+    session: SessionId,
+    key: KeyEvent,
+    fx: &mut Vec<Effect>,
+) {
+    match key.code {
+        KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+            state.overlay = None;
+            close(state, session, fx);
+        }
+        KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => state.overlay = None,
+        _ => {}
+    }
+}
+
+/// Answer a single gate of another session from the inbox (used by tests and the batch).
+pub fn answer_in(state: &mut State, r: &GateRef, decision: Decision) -> Vec<Effect> {
+    match state.index_of(r.session) {
+        Some(i) => state.with_session(i, |st| answer(st, &r.id, decision)),
+        None => Vec::new(),
+    }
+}
