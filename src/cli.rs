@@ -525,11 +525,34 @@ fn config_check(flag: Option<PathBuf>) -> ExitCode {
             bad = true;
         }
     }
-    let checked = check_profiles(&path, &cfg, &text);
+    let mut checked = check_profiles(&path, &cfg, &text);
     for p in &checked.problems {
         println!("{p}");
     }
     bad |= !checked.problems.is_empty();
+    // Build each good profile as `up` would (nothing starts): a claude profile whose binary
+    // cannot be found fails here, not later.
+    let cx = LaunchContext {
+        claude: cfg.claude.clone(),
+        ..LaunchContext::default()
+    };
+    checked.profiles.retain(|p| match launch::launch(p, &cx) {
+        Ok(_) => true,
+        Err(e) => {
+            let line = checked
+                .lines
+                .get(&p.name)
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
+            println!(
+                "{}{line}: {}",
+                path.display(),
+                crate::core::text::neutralize(&e).replace('\n', " ")
+            );
+            bad = true;
+            false
+        }
+    });
     for p in &checked.profiles {
         println!(
             "session {}: {}, {}",

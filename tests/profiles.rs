@@ -154,6 +154,31 @@ fn config_check_reads_another_file_and_lists_the_good_profiles() {
     );
     assert!(lines[2].ends_with(", 2 session profile(s))"), "{out}");
 
+    // A claude profile whose binary cannot be found is caught too, before `up` would run it.
+    let nobin = s.write(
+        "nobin.toml",
+        "[claude]\nbin = \"/no/such/claude\"\n\n[[session]]\nname = \"api\"\nbackend = \"claude\"\n",
+    );
+    let o = s.run(&["config", "check", "--config", nobin.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with(&format!(
+            "{}:4: session \"api\": the `claude` CLI was not found. Install it with",
+            nobin.display()
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("session api: claude"), "{out}");
+    let o = s.run(&["up", "--config", nobin.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("switchboard: session \"api\": the `claude` CLI was not found"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(s.data_files(), Vec::<PathBuf>::new());
+
     let missing = s.path("missing.toml");
     let o = s.run(&["config", "check", "--config", missing.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

@@ -150,6 +150,8 @@ pub struct Checked {
     pub profiles: Vec<SessionProfile>,
     /// Every problem, rendered `FILE:LINE: session "NAME": key: what is wrong`, in file order.
     pub problems: Vec<String>,
+    /// The line of each good profile's `[[session]]` header, by name (for later messages).
+    pub lines: std::collections::HashMap<String, usize>,
 }
 
 /// One problem before it is rendered.
@@ -210,6 +212,9 @@ pub fn check(file: &Path, text: &str, tables: &[toml::Table], resolve: &Resolve)
         if rendered.is_empty()
             && let Some(p) = profile
         {
+            if let Some(l) = line_of(None) {
+                out.lines.insert(p.name.clone(), l);
+            }
             out.profiles.push(p);
         }
         out.problems.extend(rendered.into_iter().map(|(_, s)| s));
