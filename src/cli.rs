@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, App};
-use crate::backend::acp::session::{AcpBackend, AcpConfig};
-use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
 use crate::core::state::Settings;
 use crate::ui::theme::Theme;
+use crate::workspace::launch::{self, CliExtras, LaunchContext, SourceSpec};
+use crate::workspace::profile::{BackendKind, SessionProfile};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -30,6 +30,8 @@ pub enum Cmd {
     Demo(DemoArgs),
     /// Supervise any Agent Client Protocol agent (ACP v1 over stdio, with the Checkfu extension).
     Acp(AcpArgs),
+    /// Start the sessions of the `[[session]]` profiles in config.toml (all, or those named).
+    Up(UpArgs),
     /// Serve a remote agent host (ai-gateway protocol 1) the files and commands of --root,
     /// every effect behind a gate and a receipt.
     Gateway(GatewayArgs),
@@ -98,8 +100,32 @@ pub enum Cmd {
 
 #[derive(Subcommand, Debug)]
 pub enum ConfigCmd {
-    /// Parse config.toml, the rules file and the configured theme; report errors with line and key.
-    Check,
+    /// Parse config.toml, the rules file, the configured theme and every `[[session]]` profile;
+    /// report errors with line and key.
+    Check {
+        /// Check this file instead of config.toml.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct UpArgs {
+    /// Start only this profile (repeatable; default: every profile).
+    #[arg(long = "session", value_name = "NAME")]
+    pub sessions: Vec<String>,
+    /// Read the profiles and settings from this file instead of config.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Do not ring the terminal bell when a gate opens.
+    #[arg(long)]
+    pub no_bell: bool,
+    /// Do not record the sessions.
+    #[arg(long)]
+    pub no_record: bool,
+    /// Theme: dark, light, high-contrast, a user theme name or a TOML file.
+    #[arg(long)]
+    pub theme: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -249,8 +275,9 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Config {
-            action: ConfigCmd::Check,
-        } => config_check(),
+            action: ConfigCmd::Check { config },
+        } => config_check(config),
+        Cmd::Up(args) => up(args),
         Cmd::Screenshots { out } => {
             let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
             match rt.block_on(crate::screenshots::generate(&out)) {
@@ -261,115 +288,80 @@ pub fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Claude(mut args) => {
-            // config.toml [claude] fills what the command line leaves out.
-            let defaults = crate::config::load_config().unwrap_or_default().claude;
-            args.model = args.model.or(defaults.model);
-            args.permission_mode = args.permission_mode.or(defaults.permission_mode);
-            if args.breaks.is_empty() {
-                args.breaks = defaults.breaks;
-            }
-            let Some(bin) = resolve_claude(args.claude_bin.as_deref(), defaults.bin.as_deref())
-            else {
-                eprintln!(
-                    "switchboard: the `claude` CLI was not found.\n\
-                     Install it with `npm install -g @anthropic-ai/claude-code`, or point to it with \
-                     --claude-bin PATH (or $SWITCHBOARD_CLAUDE_BIN)."
-                );
-                return ExitCode::from(2);
+        Cmd::Claude(args) => {
+            // config.toml [claude] fills what the command line leaves out (in the launch).
+            let mut p = profile_of(&args.common, BackendKind::Claude);
+            p.command = args
+                .claude_bin
+                .iter()
+                .map(|b| b.display().to_string())
+                .collect();
+            p.model = args.model;
+            p.permission_mode = args.permission_mode;
+            p.breaks = args.breaks;
+            let mut cx = launch_context(&args.common);
+            cx.resume = args.resume;
+            let extras = CliExtras {
+                claude_args: args.extra,
+                ..CliExtras::default()
             };
-            let cfg = ClaudeConfig {
-                program: bin,
-                model: args.model,
-                permission_mode: args.permission_mode,
-                resume: args.resume,
-                breaks: args.breaks,
-                extra_args: args.extra,
-                ..base_config(&args.common, "claude")
-            };
-            run_tui(cfg, &args.common)
+            run_one(launch::launch_cli(&p, &cx, &extras), &args.common)
         }
         Cmd::Acp(args) => run_acp(args),
         Cmd::Gateway(args) => run_gateway(args),
         Cmd::DemoGateway(args) => crate::backend::gateway::demo::main(args.port),
         Cmd::Demo(args) => {
-            let exe = match std::env::current_exe() {
-                Ok(e) => e,
-                Err(e) => {
-                    eprintln!("switchboard: cannot find my own executable: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let breaks = if args.breaks.is_empty() {
-                vec!["Grep".to_string()]
-            } else {
-                args.breaks
-            };
-            let mut common = args.common;
-            if common.prompt.is_none() {
-                common.prompt = Some("Add audit logging to the auth module.".into());
-            }
-            let cfg = ClaudeConfig {
-                program: exe,
-                prefix_args: vec!["demo-agent".into()],
-                breaks,
-                ..base_config(&common, "demo")
-            };
-            run_tui(cfg, &common)
+            let mut p = profile_of(&args.common, BackendKind::Demo);
+            p.breaks = args.breaks;
+            let cx = launch_context(&args.common);
+            run_one(
+                launch::launch_cli(&p, &cx, &CliExtras::default()),
+                &args.common,
+            )
         }
     }
 }
 
-fn base_config(common: &Common, label: &str) -> ClaudeConfig {
+/// The profile a one-session subcommand describes: its cwd (default: here) and prompt.
+fn profile_of(common: &Common, kind: BackendKind) -> SessionProfile {
     let cwd = common
         .cwd
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    let record = if common.no_record {
-        None
-    } else {
-        Some(
-            common
-                .record
-                .clone()
-                .unwrap_or_else(|| crate::paths::new_recording_path(label)),
-        )
-    };
-    ClaudeConfig {
-        cwd,
-        prompt: common.prompt.clone(),
-        record,
-        // Session state frames give an authoritative idle/running signal.
-        env: vec![(
-            "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS".into(),
-            Some("1".into()),
-        )],
-        ..ClaudeConfig::default()
+    let mut p = SessionProfile::new(kind.label(), kind, cwd);
+    p.prompt = common.prompt.clone();
+    p
+}
+
+/// `--record`/`--no-record` and config.toml `[claude]` for a one-session subcommand.
+fn launch_context(common: &Common) -> LaunchContext {
+    LaunchContext {
+        claude: crate::config::load_config().unwrap_or_default().claude,
+        record: !common.no_record,
+        record_to: common.record.clone(),
+        resume: None,
+    }
+}
+
+/// Run one built source (or say why it could not be built).
+fn run_one(spec: Result<SourceSpec, String>, common: &Common) -> ExitCode {
+    match spec {
+        Ok(spec) => run_sources(vec![spec], &RunOptions::of(common)),
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
 /// `--claude-bin`, else `$SWITCHBOARD_CLAUDE_BIN`, else config.toml `[claude] bin`, else
 /// `claude` on PATH.
 pub fn resolve_claude(flag: Option<&Path>, config: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = flag {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("SWITCHBOARD_CLAUDE_BIN").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    if let Some(p) = config {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("claude"))
-        .find(|p| p.is_file())
+    launch::resolve_claude(flag, config)
 }
 
 fn run_acp(args: AcpArgs) -> ExitCode {
-    let base = base_config(&args.common, "acp");
     let output_schema = match &args.output_schema {
         None => None,
         Some(path) => match std::fs::read_to_string(path)
@@ -389,24 +381,15 @@ fn run_acp(args: AcpArgs) -> ExitCode {
             .filter(|t| !t.is_empty())
             .collect()
     });
-    let mut agent = args.agent.into_iter();
-    let Some(program) = agent.next() else {
-        eprintln!("switchboard: give the agent command after `--`");
-        return ExitCode::from(2);
-    };
-    let cfg = AcpConfig {
-        program: PathBuf::from(program),
-        args: agent.collect(),
-        cwd: base.cwd,
-        prompt: base.prompt,
+    let mut p = profile_of(&args.common, BackendKind::Acp);
+    p.command = args.agent;
+    let extras = CliExtras {
         builtin_tools,
         output_schema,
-        record: base.record.clone(),
-        env: Vec::new(),
+        ..CliExtras::default()
     };
-    run_backend(
-        Box::new(AcpBackend { config: cfg }),
-        base.record,
+    run_one(
+        launch::launch_cli(&p, &launch_context(&args.common), &extras),
         &args.common,
     )
 }
@@ -423,12 +406,15 @@ fn run_gateway(args: GatewayArgs) -> ExitCode {
                 rules: Vec::new(),
                 theme: args.theme.clone(),
             };
-            let recording = cfg.record.clone();
-            run_backend(
-                Box::new(crate::backend::gateway::session::GatewayBackend::new(cfg)),
-                recording,
-                &common,
-            )
+            let backend = Box::new(crate::backend::gateway::session::GatewayBackend::new(cfg));
+            let spec = SourceSpec {
+                name: crate::backend::Backend::root_name(&*backend),
+                recording: args.record.clone(),
+                backend,
+                rules: crate::core::rules::Rules::default(),
+                profile: None,
+            };
+            run_sources(vec![spec], &RunOptions::of(&common))
         }
         Err(e) => {
             eprintln!("switchboard: {e}");
@@ -481,23 +467,35 @@ fn gateway_config(
     })
 }
 
-fn run_tui(cfg: ClaudeConfig, common: &Common) -> ExitCode {
-    let recording = cfg.record.clone();
-    run_backend(Box::new(ClaudeBackend { config: cfg }), recording, common)
-}
-
 fn rules_file(cfg: &crate::config::Config) -> PathBuf {
     cfg.rules_file
         .clone()
         .unwrap_or_else(crate::config::default_rules_file)
 }
 
-fn config_check() -> ExitCode {
-    let path = crate::config::config_file();
-    let cfg = match crate::config::load_config() {
+/// The config file in use: `--config FILE` (which must exist) or config.toml (optional).
+fn read_config(flag: Option<&Path>) -> Result<(PathBuf, crate::config::Config, String), String> {
+    let path = flag.map_or_else(crate::config::config_file, Path::to_path_buf);
+    let (cfg, text) =
+        crate::config::load_config_from(&path, flag.is_some()).map_err(|e| e.to_string())?;
+    Ok((path, cfg, text))
+}
+
+/// Every `[[session]]` profile of the file, checked.
+fn check_profiles(
+    path: &Path,
+    cfg: &crate::config::Config,
+    text: &str,
+) -> crate::workspace::profile::Checked {
+    let resolve = crate::workspace::profile::Resolve::for_file(path);
+    crate::workspace::profile::check(path, text, &cfg.session, &resolve)
+}
+
+fn config_check(flag: Option<PathBuf>) -> ExitCode {
+    let (path, cfg, text) = match read_config(flag.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            println!("{e}");
+            println!("{}", crate::core::text::neutralize(&e));
             return ExitCode::from(1);
         }
     };
@@ -509,7 +507,6 @@ fn config_check() -> ExitCode {
         bad = true;
     }
     // Point at the line that sets a key, like the parse errors do.
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
     let at = |table: Option<&str>, key: &str| {
         crate::config::line_of_key(&text, table, key)
             .map(|l| format!(":{l}"))
@@ -528,16 +525,130 @@ fn config_check() -> ExitCode {
             bad = true;
         }
     }
+    let mut checked = check_profiles(&path, &cfg, &text);
+    for p in &checked.problems {
+        println!("{p}");
+    }
+    bad |= !checked.problems.is_empty();
+    // Build each good profile as `up` would (nothing starts): a claude profile whose binary
+    // cannot be found fails here, not later.
+    let cx = LaunchContext {
+        claude: cfg.claude.clone(),
+        ..LaunchContext::default()
+    };
+    checked.profiles.retain(|p| match launch::launch(p, &cx) {
+        Ok(_) => true,
+        Err(e) => {
+            let line = checked
+                .lines
+                .get(&p.name)
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
+            println!(
+                "{}{line}: {}",
+                path.display(),
+                crate::core::text::neutralize(&e).replace('\n', " ")
+            );
+            bad = true;
+            false
+        }
+    });
+    for p in &checked.profiles {
+        println!(
+            "session {}: {}, {}",
+            p.name,
+            p.backend.label(),
+            crate::core::text::neutralize(&p.cwd.display().to_string())
+        );
+    }
     if bad {
         return ExitCode::from(1);
     }
     println!(
-        "{}: ok ({} rule(s) in {})",
+        "{}: ok ({} rule(s) in {}, {} session profile(s))",
         path.display(),
         rules.list.len(),
-        rf.display()
+        rf.display(),
+        checked.profiles.len()
     );
     ExitCode::SUCCESS
+}
+
+/// `switchboard up`: check every profile, pick the named ones, build them all, and only then
+/// start anything.
+fn up(args: UpArgs) -> ExitCode {
+    let fail = |e: &str| {
+        eprintln!("switchboard: {}", crate::core::text::neutralize(e));
+        ExitCode::from(2)
+    };
+    let (path, cfg, text) = match read_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let checked = check_profiles(&path, &cfg, &text);
+    if !checked.problems.is_empty() {
+        for p in &checked.problems {
+            eprintln!("{p}");
+        }
+        return fail(&format!(
+            "{} problem(s) in the [[session]] profiles of {}; nothing was started",
+            checked.problems.len(),
+            path.display()
+        ));
+    }
+    if checked.profiles.is_empty() {
+        return fail(&format!(
+            "{}: no [[session]] profiles to start (see `switchboard config check`)",
+            path.display()
+        ));
+    }
+    let known = || {
+        checked
+            .profiles
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut chosen: Vec<&SessionProfile> = Vec::new();
+    for name in &args.sessions {
+        match checked.profiles.iter().find(|p| &p.name == name) {
+            Some(p) if chosen.iter().any(|c| c.name == p.name) => {}
+            Some(p) => chosen.push(p),
+            None => {
+                return fail(&format!(
+                    "--session {name:?}: no such profile in {}; known: {}",
+                    path.display(),
+                    known()
+                ));
+            }
+        }
+    }
+    if args.sessions.is_empty() {
+        chosen = checked.profiles.iter().collect();
+    }
+    let cx = LaunchContext {
+        claude: cfg.claude.clone(),
+        record: !args.no_record,
+        record_to: None,
+        resume: None,
+    };
+    let mut specs = Vec::new();
+    for p in chosen {
+        match launch::launch(p, &cx) {
+            Ok(s) => specs.push(s),
+            Err(e) => return fail(&e),
+        }
+    }
+    run_sources(
+        specs,
+        &RunOptions {
+            no_bell: args.no_bell,
+            theme: args.theme,
+            rules: Vec::new(),
+            config: Some(path),
+        },
+    )
 }
 
 /// Everything the TUI takes from config.toml, the rules files and `--theme`.
@@ -548,6 +659,28 @@ struct Loaded {
     rules: crate::core::rules::Rules,
     rules_file: PathBuf,
     notify: Option<String>,
+}
+
+/// What the TUI is started with besides its sources.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub no_bell: bool,
+    pub theme: Option<String>,
+    /// `--rules FILE`: added to the global rules.
+    pub rules: Vec<PathBuf>,
+    /// The config file (`up --config`); `None`: config.toml.
+    pub config: Option<PathBuf>,
+}
+
+impl RunOptions {
+    pub fn of(common: &Common) -> RunOptions {
+        RunOptions {
+            no_bell: common.no_bell,
+            theme: common.theme.clone(),
+            rules: common.rules.clone(),
+            config: None,
+        }
+    }
 }
 
 pub fn need_terminal() -> Result<(), String> {
@@ -562,7 +695,11 @@ pub fn need_terminal() -> Result<(), String> {
 /// `--theme`, else the config's theme, else dark; `NO_COLOR` drops the colours.
 fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
     let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
-    let mut theme = match flag.or(cfg.theme) {
+    theme_of(flag, &cfg)
+}
+
+fn theme_of(flag: Option<String>, cfg: &crate::config::Config) -> Result<Theme, String> {
+    let mut theme = match flag.or(cfg.theme.clone()) {
         Some(t) => Theme::load(&t, &crate::config::themes_dir())?,
         None => Theme::dark(),
     };
@@ -572,24 +709,24 @@ fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
     Ok(theme)
 }
 
-fn load_setup(common: &Common) -> Result<Loaded, String> {
-    let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
-    let theme = pick_theme(common.theme.clone())?;
+fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
+    let (path, cfg, _) = read_config(opts.config.as_deref())?;
+    let theme = theme_of(opts.theme.clone(), &cfg)?;
     let rf = rules_file(&cfg);
     let mut rules = crate::core::rules::Rules::default();
     crate::config::load_rules(&rf, &mut rules).map_err(|e| e.to_string())?;
-    for extra in &common.rules {
+    for extra in &opts.rules {
         if !extra.is_file() {
             return Err(format!("--rules {}: no such file", extra.display()));
         }
         crate::config::load_rules(extra, &mut rules).map_err(|e| e.to_string())?;
     }
-    let keymap = crate::core::keymap::build(&cfg.keys)
-        .map_err(|e| format!("{}: {e}", crate::config::config_file().display()))?;
+    let keymap =
+        crate::core::keymap::build(&cfg.keys).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Loaded {
         keymap,
         settings: Settings {
-            bell: !common.no_bell && cfg.bell.unwrap_or(true),
+            bell: !opts.no_bell && cfg.bell.unwrap_or(true),
             cancel_grace_ms: cfg
                 .cancel_grace_secs
                 .map_or(crate::core::update::cancel::DEFAULT_GRACE_MS, |s| {
@@ -603,18 +740,35 @@ fn load_setup(common: &Common) -> Result<Loaded, String> {
     })
 }
 
-fn run_backend(
-    backend: Box<dyn crate::backend::Backend>,
-    recording: Option<PathBuf>,
-    common: &Common,
-) -> ExitCode {
-    let setup = match load_setup(common) {
+/// Start the TUI over `specs`. Until the multi-session app lands this runs exactly one
+/// source through the single-session app, its profile rules added to the global ones; more
+/// than one is refused before anything starts.
+pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
+    let mut specs = specs;
+    if specs.len() != 1 {
+        let names: Vec<String> = specs.iter().map(|s| format!("{:?}", s.name)).collect();
+        eprintln!(
+            "switchboard: this build runs one session at a time, and {} were asked for ({});              pick one with --session NAME",
+            specs.len(),
+            crate::core::text::neutralize(&names.join(", "))
+        );
+        return ExitCode::from(2);
+    }
+    let Some(spec) = specs.pop() else {
+        return ExitCode::from(2);
+    };
+    let mut setup = match load_setup(opts) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("switchboard: {e}");
             return ExitCode::from(2);
         }
     };
+    for rule in spec.rules.list {
+        setup.rules.add(rule.spec, rule.origin);
+    }
+    let recording = spec.recording;
+    let backend = spec.backend;
     // Checked before the agent starts: without a terminal nothing could answer it.
     if let Err(e) = need_terminal() {
         eprintln!("switchboard: {e}");

@@ -51,6 +51,11 @@ pub struct Config {
     /// Key overrides: action name → key (e.g. `allow_once = "Y"`).
     #[serde(default)]
     pub keys: std::collections::BTreeMap<String, String>,
+    /// `[[session]]` profiles for `switchboard up`, kept as raw tables here: one bad profile
+    /// must not hide the others' problems, so `crate::workspace::profile` checks them key by
+    /// key and reports every problem with its line.
+    #[serde(default)]
+    pub session: Vec<toml::Table>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -120,20 +125,56 @@ pub fn line_of_key(text: &str, table: Option<&str>, key: &str) -> Option<usize> 
     (1..=text.lines().count()).find(|l| key_at_line(text, *l).as_deref() == Some(want.as_str()))
 }
 
+/// The line (1-based) of the `n`-th (0-based) table of the array of tables `array`
+/// (`[[session]]`), or of `key` inside it. Read from the parsed document's spans, so a
+/// multi-line array or a comment that looks like a header cannot mislead it; the inline
+/// form (`session = [{ … }]`) is found too.
+pub fn line_of_array_key(text: &str, array: &str, n: usize, key: Option<&str>) -> Option<usize> {
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    match doc.as_table().get(array)? {
+        toml_edit::Item::ArrayOfTables(a) => {
+            let t = a.get(n)?;
+            let span = match key {
+                Some(k) => t.key(k)?.span()?,
+                None => t.span()?,
+            };
+            Some(line(span.start))
+        }
+        toml_edit::Item::Value(toml_edit::Value::Array(a)) => {
+            let v = a.get(n)?;
+            let span = match (key, v.as_inline_table()) {
+                (Some(k), Some(t)) => t.key(k)?.span()?,
+                (Some(_), None) => return None,
+                (None, _) => v.span()?,
+            };
+            Some(line(span.start))
+        }
+        _ => None,
+    }
+}
+
 pub fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
     toml::from_str(text).map_err(|e| toml_error(path, text, e))
 }
 
 /// The config file, or defaults when there is none. A broken file is an error, never a panic.
 pub fn load_config() -> Result<Config, ConfigError> {
-    let path = config_file();
-    match std::fs::read_to_string(&path) {
+    load_config_from(&config_file(), false).map(|(c, _)| c)
+}
+
+/// `path` parsed, with its text (for finding lines). A missing file gives the defaults and
+/// no text, unless `required` (a file named with `--config` must exist).
+pub fn load_config_from(path: &Path, required: bool) -> Result<(Config, String), ConfigError> {
+    match std::fs::read_to_string(path) {
         Ok(text) => {
-            crate::paths::check_owner(&path)
+            crate::paths::check_owner(path)
                 .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
-            parse_config(&path, &text)
+            Ok((parse_config(path, &text)?, text))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((Config::default(), String::new()))
+        }
         Err(e) => Err(ConfigError(format!("{}: {e}", path.display()))),
     }
 }
@@ -345,6 +386,34 @@ mod tests {
         assert_eq!(line_of_key(text, None, "quit"), None);
         let ok = parse_config(p, "theme = \"light\"\n[claude]\nbreaks = [\"Bash\"]\n").unwrap();
         assert_eq!(ok.claude.breaks, vec!["Bash"]);
+    }
+
+    #[test]
+    fn keys_are_found_inside_the_nth_table_of_an_array() {
+        let text = "bell = true\n[[session]]\nname = \"a\"\n# [[session]] in a comment\ncommand = [\n  \"x\",\n]\n\n[[session]]\n\n  name = \"b\"\ncwd = \"/\"\n[keys]\nquit = \"Q\"\n";
+        assert_eq!(line_of_array_key(text, "session", 0, None), Some(2));
+        assert_eq!(line_of_array_key(text, "session", 0, Some("name")), Some(3));
+        assert_eq!(
+            line_of_array_key(text, "session", 0, Some("command")),
+            Some(5)
+        );
+        assert_eq!(line_of_array_key(text, "session", 0, Some("cwd")), None);
+        assert_eq!(line_of_array_key(text, "session", 1, None), Some(9));
+        assert_eq!(
+            line_of_array_key(text, "session", 1, Some("name")),
+            Some(11)
+        );
+        assert_eq!(line_of_array_key(text, "session", 1, Some("cwd")), Some(12));
+        assert_eq!(line_of_array_key(text, "session", 2, None), None);
+        let inline = "session = [\n  { name = \"a\" },\n  { name = \"b\",\n    cwd = \"/\" },\n]\n";
+        assert_eq!(
+            line_of_array_key(inline, "session", 1, Some("cwd")),
+            Some(4)
+        );
+        assert_eq!(line_of_array_key(inline, "session", 1, None), Some(3));
+        assert_eq!(line_of_array_key("[[session]\n", "session", 0, None), None);
+        let cfg = parse_config(Path::new("c"), text).unwrap();
+        assert_eq!(cfg.session.len(), 2);
     }
 
     #[test]

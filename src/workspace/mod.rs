@@ -1,0 +1,6 @@
+//! Sessions as the user defines them (`[[session]]` profiles) and how each one is started:
+//! the shared launch code behind `switchboard up`, the one-session subcommands and the
+//! new-session dialog.
+
+pub mod launch;
+pub mod profile;

@@ -1,0 +1,779 @@
+//! `[[session]]` profiles of config.toml: the sessions `switchboard up` starts.
+//!
+//! The tables arrive raw (`toml::Table`) and are checked here key by key, so one run reports
+//! every problem of every profile, each as `FILE:LINE: session "NAME": key: what is wrong`,
+//! before anything starts. A profile that passes becomes a typed [`SessionProfile`] with its
+//! paths resolved (`~` expanded, relative paths taken from the config file's directory).
+
+use std::path::{Path, PathBuf};
+
+use toml::Value;
+
+/// The backends a profile can name. iii and the gateway join here: a label, the keys it
+/// accepts, and a launch arm in `launch.rs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Claude,
+    Acp,
+    Demo,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 3] = [BackendKind::Claude, BackendKind::Acp, BackendKind::Demo];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            BackendKind::Claude => "claude",
+            BackendKind::Acp => "acp",
+            BackendKind::Demo => "demo",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BackendKind> {
+        Self::ALL.into_iter().find(|k| k.label() == s)
+    }
+
+    /// "claude, acp, demo", for messages.
+    pub fn accepted() -> String {
+        Self::ALL.map(|k| k.label()).join(", ")
+    }
+
+    /// The keys a profile of this backend may set beyond the common ones.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            BackendKind::Claude => &["model", "permission_mode", "command", "breaks"],
+            BackendKind::Acp => &["command"],
+            BackendKind::Demo => &["breaks", "script"],
+        }
+    }
+}
+
+/// Keys every profile may set.
+const COMMON_KEYS: [&str; 5] = ["name", "backend", "cwd", "prompt", "rules"];
+
+/// Bounds on what a profile may hold: a name is a tree label, a prompt a first turn.
+const MAX_NAME: usize = 64;
+const MAX_PROMPT: usize = 64 * 1024;
+const MAX_LIST: usize = 256;
+
+/// One checked profile, paths resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionProfile {
+    /// Unique; the session's root in the tree.
+    pub name: String,
+    pub backend: BackendKind,
+    /// An existing, readable directory.
+    pub cwd: PathBuf,
+    pub prompt: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    /// acp: the agent's argv (non-empty); claude: the binary and extra arguments (optional).
+    pub command: Vec<String>,
+    /// Rules files added to the global rules for this session (each exists and parses).
+    pub rules: Vec<PathBuf>,
+    pub breaks: Vec<String>,
+    /// demo: the scripted agent's script name.
+    pub script: Option<String>,
+}
+
+impl SessionProfile {
+    /// A profile with only the required parts, the rest empty.
+    pub fn new(name: impl Into<String>, backend: BackendKind, cwd: PathBuf) -> SessionProfile {
+        SessionProfile {
+            name: name.into(),
+            backend,
+            cwd,
+            prompt: None,
+            model: None,
+            permission_mode: None,
+            command: Vec::new(),
+            rules: Vec::new(),
+            breaks: Vec::new(),
+            script: None,
+        }
+    }
+}
+
+/// How paths in profiles resolve: `~` from `home`, relative paths from `base` (the config
+/// file's directory, so a profile means the same wherever `up` runs).
+#[derive(Clone, Debug)]
+pub struct Resolve {
+    pub home: Option<PathBuf>,
+    pub base: PathBuf,
+}
+
+impl Resolve {
+    /// `$HOME` and the directory of `config_file`.
+    pub fn for_file(config_file: &Path) -> Resolve {
+        let base = config_file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        Resolve {
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            base,
+        }
+    }
+
+    /// `~` and `~/x` expanded, relative paths joined to `base`. `~user` is not supported.
+    pub fn path(&self, s: &str) -> Result<PathBuf, String> {
+        let p = if s == "~" || s.starts_with("~/") {
+            let home = self
+                .home
+                .as_ref()
+                .ok_or("cannot expand `~`: $HOME is not set")?;
+            match s.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => home.clone(),
+            }
+        } else if s.starts_with('~') {
+            return Err(format!("{}: only `~` and `~/…` are expanded", shown(s)));
+        } else {
+            PathBuf::from(s)
+        };
+        Ok(if p.is_relative() {
+            self.base.join(p)
+        } else {
+            p
+        })
+    }
+}
+
+/// The result of checking every `[[session]]` table.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// The profiles without problems, in file order.
+    pub profiles: Vec<SessionProfile>,
+    /// Every problem, rendered `FILE:LINE: session "NAME": key: what is wrong`, in file order.
+    pub problems: Vec<String>,
+    /// The line of each good profile's `[[session]]` header, by name (for later messages).
+    pub lines: std::collections::HashMap<String, usize>,
+}
+
+/// One problem before it is rendered.
+struct Problem {
+    line: Option<usize>,
+    key: String,
+    what: String,
+}
+
+/// Check every `[[session]]` table of `file` (whose text is `text`).
+pub fn check(file: &Path, text: &str, tables: &[toml::Table], resolve: &Resolve) -> Checked {
+    let mut out = Checked::default();
+    // name → (table number, line) of its first use.
+    let mut seen: Vec<(String, usize, Option<usize>)> = Vec::new();
+    for (n, table) in tables.iter().enumerate() {
+        let line_of = |key: Option<&str>| {
+            crate::config::line_of_array_key(text, "session", n, key)
+                .or_else(|| crate::config::line_of_array_key(text, "session", n, None))
+        };
+        let mut problems = Vec::new();
+        let profile = check_one(table, resolve, &mut problems);
+        let name = match table.get("name") {
+            Some(Value::String(s)) if valid_name(s).is_ok() => Some(s.clone()),
+            _ => None,
+        };
+        if let Some(name) = &name {
+            if let Some((_, first, first_line)) = seen.iter().find(|(s, _, _)| s == name) {
+                let at = first_line
+                    .map(|l| format!(", line {l}"))
+                    .unwrap_or_default();
+                problems.push(Problem {
+                    line: None,
+                    key: "name".into(),
+                    what: format!(
+                        "{} is already the name of [[session]] #{}{at}; names must be unique",
+                        shown(name),
+                        first + 1
+                    ),
+                });
+            } else {
+                seen.push((name.clone(), n, line_of(Some("name"))));
+            }
+        }
+        let who = match &name {
+            Some(s) => format!("session {}", shown(s)),
+            None => format!("[[session]] #{}", n + 1),
+        };
+        let mut rendered: Vec<(usize, String)> = problems
+            .into_iter()
+            .map(|p| {
+                let line = p.line.or_else(|| line_of(Some(&p.key)));
+                let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+                let msg = format!("{}{at}: {who}: {}: {}", file.display(), p.key, p.what);
+                (line.unwrap_or(0), for_terminal(&msg))
+            })
+            .collect();
+        rendered.sort_by_key(|(l, _)| *l);
+        if rendered.is_empty()
+            && let Some(p) = profile
+        {
+            if let Some(l) = line_of(None) {
+                out.lines.insert(p.name.clone(), l);
+            }
+            out.profiles.push(p);
+        }
+        out.problems.extend(rendered.into_iter().map(|(_, s)| s));
+    }
+    out
+}
+
+/// A value from the file, quoted and escaped for a message (never raw: it may hold escapes),
+/// cut to a readable length.
+fn shown(s: &str) -> String {
+    let cut: String = s.chars().take(80).collect();
+    if cut.len() < s.len() {
+        format!("{cut:?}…")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// A message made safe to print: every hostile character visible (`^[`, `<U+202E>`), one
+/// line, and bounded (a path or a key can be as long as the file allows).
+fn for_terminal(msg: &str) -> String {
+    const MAX: usize = 360;
+    let one = crate::core::text::neutralize(msg).replace('\n', "^J");
+    if one.chars().count() <= MAX {
+        return one;
+    }
+    let mut cut: String = one.chars().take(MAX).collect();
+    cut.push('…');
+    cut
+}
+
+fn valid_name(s: &str) -> Result<(), String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if s.chars().count() > MAX_NAME {
+        return Err(format!("longer than {MAX_NAME} characters"));
+    }
+    if s.chars().any(char::is_control) || crate::core::text::neutralize(s) != s {
+        return Err("must be printable text (no control or bidirectional characters)".into());
+    }
+    Ok(())
+}
+
+/// A word handed to an agent as an argument or shown in the tree: one line, printable.
+fn valid_word(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if s.chars().any(char::is_control) || crate::core::text::neutralize(s) != s {
+        return Err(format!("{}: control characters are not allowed", shown(s)));
+    }
+    Ok(())
+}
+
+fn check_one(
+    table: &toml::Table,
+    resolve: &Resolve,
+    problems: &mut Vec<Problem>,
+) -> Option<SessionProfile> {
+    let mut bad = |key: &str, what: String| {
+        problems.push(Problem {
+            line: None,
+            key: key.to_string(),
+            what,
+        })
+    };
+    let string = |key: &str, bad: &mut dyn FnMut(&str, String)| -> Option<String> {
+        match table.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            v => {
+                bad(key, format!("expected a string, found {}", v.type_str()));
+                None
+            }
+        }
+    };
+    let strings = |key: &str, bad: &mut dyn FnMut(&str, String)| -> Option<Vec<String>> {
+        match table.get(key)? {
+            Value::Array(a) if a.len() > MAX_LIST => {
+                bad(key, format!("more than {MAX_LIST} entries"));
+                None
+            }
+            Value::Array(a) => {
+                let mut out = Vec::new();
+                for (i, v) in a.iter().enumerate() {
+                    match v {
+                        Value::String(s) => out.push(s.clone()),
+                        v => {
+                            bad(
+                                key,
+                                format!("entry {} is {}, expected a string", i + 1, v.type_str()),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Some(out)
+            }
+            v => {
+                bad(
+                    key,
+                    format!("expected an array of strings, found {}", v.type_str()),
+                );
+                None
+            }
+        }
+    };
+
+    let name = match string("name", &mut bad) {
+        None if !table.contains_key("name") => {
+            bad("name", "missing (every profile needs a unique name)".into());
+            None
+        }
+        None => None,
+        Some(s) => match valid_name(&s) {
+            Ok(()) => Some(s),
+            Err(e) => {
+                bad("name", e);
+                None
+            }
+        },
+    };
+    let backend = match string("backend", &mut bad) {
+        None if !table.contains_key("backend") => {
+            bad(
+                "backend",
+                format!("missing (one of {})", BackendKind::accepted()),
+            );
+            None
+        }
+        None => None,
+        Some(s) => match BackendKind::parse(&s) {
+            Some(k) => Some(k),
+            None => {
+                bad(
+                    "backend",
+                    format!("{} is not one of {}", shown(&s), BackendKind::accepted()),
+                );
+                None
+            }
+        },
+    };
+
+    // Keys: unknown ones, and known ones this backend does not use (never silently ignored).
+    for key in table.keys() {
+        if COMMON_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let users: Vec<&str> = BackendKind::ALL
+            .into_iter()
+            .filter(|k| k.keys().contains(&key.as_str()))
+            .map(|k| k.label())
+            .collect();
+        match backend {
+            Some(k) if k.keys().contains(&key.as_str()) => {}
+            Some(k) if !users.is_empty() => bad(
+                key,
+                format!(
+                    "not used by {} profiles (only {})",
+                    k.label(),
+                    users.join(", ")
+                ),
+            ),
+            None if !users.is_empty() => {}
+            _ => {
+                let mut accepted: Vec<&str> = COMMON_KEYS.to_vec();
+                match backend {
+                    Some(k) => accepted.extend(k.keys()),
+                    None => {
+                        for x in BackendKind::ALL.iter().flat_map(|k| k.keys()) {
+                            if !accepted.contains(x) {
+                                accepted.push(x);
+                            }
+                        }
+                    }
+                }
+                let shown_key = shown(key);
+                problems_unknown(&mut bad, key, &shown_key, &accepted);
+            }
+        }
+    }
+
+    let cwd = match string("cwd", &mut bad) {
+        Some(s) => match resolve.path(&s).and_then(|p| readable_dir(&p).map(|()| p)) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                bad("cwd", e);
+                None
+            }
+        },
+        None if table.contains_key("cwd") => None,
+        // No cwd: the directory `up` runs in, as for the one-session commands.
+        None => Some(std::env::current_dir().unwrap_or_else(|_| resolve.base.clone())),
+    };
+
+    let prompt = string("prompt", &mut bad).filter(|p| {
+        if p.len() > MAX_PROMPT {
+            bad("prompt", format!("longer than {MAX_PROMPT} bytes"));
+            return false;
+        }
+        true
+    });
+
+    let model = string("model", &mut bad).filter(|m| match valid_word(m) {
+        Ok(()) if m.starts_with('-') => {
+            bad("model", format!("{}: must not start with `-`", shown(m)));
+            false
+        }
+        Ok(()) => true,
+        Err(e) => {
+            bad("model", e);
+            false
+        }
+    });
+
+    let permission_mode = string("permission_mode", &mut bad).filter(|m| {
+        if crate::core::state::PERMISSION_MODES.contains(&m.as_str()) {
+            return true;
+        }
+        bad(
+            "permission_mode",
+            format!(
+                "{} is not one of {}",
+                shown(m),
+                crate::core::state::PERMISSION_MODES.join(", ")
+            ),
+        );
+        false
+    });
+
+    let mut command = strings("command", &mut bad);
+    if let Some(c) = &mut command {
+        match check_command(c, resolve) {
+            Ok(()) => {}
+            Err(e) => {
+                bad("command", e);
+                command = None;
+            }
+        }
+    }
+    if backend == Some(BackendKind::Acp) && !table.contains_key("command") {
+        bad(
+            "command",
+            "missing: an acp profile needs the agent's argv, e.g. [\"claude-agent-acp\"]".into(),
+        );
+    }
+
+    let mut rules = Vec::new();
+    for r in strings("rules", &mut bad).unwrap_or_default() {
+        match check_rules_file(&r, resolve) {
+            Ok(p) => rules.push(p),
+            Err(e) => bad("rules", e),
+        }
+    }
+
+    let breaks = strings("breaks", &mut bad)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|b| match valid_word(b) {
+            Ok(()) => true,
+            Err(e) => {
+                bad("breaks", e);
+                false
+            }
+        })
+        .collect();
+
+    let script = string("script", &mut bad).filter(|s| {
+        let ok = !s.is_empty()
+            && s.len() <= MAX_NAME
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            bad(
+                "script",
+                format!(
+                    "{}: a script name is 1 to {MAX_NAME} letters, digits, `-` or `_`",
+                    shown(s)
+                ),
+            );
+        }
+        ok
+    });
+
+    Some(SessionProfile {
+        name: name?,
+        backend: backend?,
+        cwd: cwd?,
+        prompt,
+        model,
+        permission_mode,
+        command: command.unwrap_or_default(),
+        rules,
+        breaks,
+        script,
+    })
+}
+
+fn problems_unknown(
+    bad: &mut impl FnMut(&str, String),
+    key: &str,
+    shown_key: &str,
+    accepted: &[&str],
+) {
+    bad(
+        key,
+        format!("unknown key {shown_key}; accepted: {}", accepted.join(", ")),
+    );
+}
+
+fn readable_dir(p: &Path) -> Result<(), String> {
+    match std::fs::metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("{}: no such directory", p.display()))
+        }
+        Err(e) => Err(format!("{}: {e}", p.display())),
+        Ok(m) if !m.is_dir() => Err(format!("{}: not a directory", p.display())),
+        Ok(_) => std::fs::read_dir(p)
+            .map(|_| ())
+            .map_err(|e| format!("{}: not readable: {e}", p.display())),
+    }
+}
+
+/// The program (first word) exists: a path is resolved and must be a file, a bare name must be
+/// on `$PATH`. The arguments are passed as they are, without a shell.
+fn check_command(c: &mut [String], resolve: &Resolve) -> Result<(), String> {
+    let Some(program) = c.first_mut() else {
+        return Err("empty: give the program and its arguments".into());
+    };
+    if program.is_empty() {
+        return Err("the program (first entry) is empty".into());
+    }
+    for w in c.iter() {
+        if w.contains('\0') {
+            return Err(format!("{}: contains a NUL byte", shown(w)));
+        }
+    }
+    let program = &mut c[0];
+    if program.contains('/') || program.starts_with('~') {
+        let p = resolve.path(program)?;
+        if !p.is_file() {
+            return Err(format!("{}: no such file", p.display()));
+        }
+        *program = p.display().to_string();
+    } else if find_on_path(program).is_none() {
+        return Err(format!("{}: not found on $PATH", shown(program)));
+    }
+    Ok(())
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn check_rules_file(r: &str, resolve: &Resolve) -> Result<PathBuf, String> {
+    let p = resolve.path(r)?;
+    if !p.is_file() {
+        return Err(format!("{}: no such file", p.display()));
+    }
+    let mut rules = crate::core::rules::Rules::default();
+    crate::config::load_rules(&p, &mut rules).map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sb-prof-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("home/proj")).unwrap();
+        dir
+    }
+
+    fn run(dir: &Path, text: &str) -> Checked {
+        let file = dir.join("config.toml");
+        let cfg = crate::config::parse_config(&file, text).unwrap();
+        let resolve = Resolve {
+            home: Some(dir.join("home")),
+            base: dir.to_path_buf(),
+        };
+        check(Path::new("config.toml"), text, &cfg.session, &resolve)
+    }
+
+    #[test]
+    fn a_good_profile_resolves_its_paths() {
+        let dir = scratch("good");
+        std::fs::write(
+            dir.join("home/r.toml"),
+            "[[rule]]\naction = \"deny\"\ntool = \"Bash\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("agent"), "").unwrap();
+        let c = run(
+            &dir,
+            "[[session]]\nname = \"api\"\nbackend = \"claude\"\ncwd = \"~/proj\"\nprompt = \"fix it\"\n\
+             model = \"sonnet\"\npermission_mode = \"plan\"\nrules = [\"~/r.toml\"]\nbreaks = [\"Bash\"]\n\
+             [[session]]\nname = \"docs\"\nbackend = \"acp\"\ncwd = \"home\"\ncommand = [\"./agent\", \"--x\"]\n\
+             [[session]]\nname = \"show\"\nbackend = \"demo\"\nscript = \"overlap\"\n",
+        );
+        assert_eq!(c.problems, Vec::<String>::new());
+        assert_eq!(c.profiles.len(), 3);
+        let api = &c.profiles[0];
+        assert_eq!(api.backend, BackendKind::Claude);
+        assert_eq!(api.cwd, dir.join("home/proj"));
+        assert_eq!(api.rules, vec![dir.join("home/r.toml")]);
+        assert_eq!(api.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(api.breaks, vec!["Bash"]);
+        let docs = &c.profiles[1];
+        assert_eq!(docs.cwd, dir.join("home"));
+        assert_eq!(
+            docs.command,
+            vec![dir.join("./agent").display().to_string(), "--x".into()]
+        );
+        assert_eq!(c.profiles[2].script.as_deref(), Some("overlap"));
+        assert_eq!(c.profiles[2].cwd, std::env::current_dir().unwrap());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn every_problem_of_every_profile_is_reported_with_its_line_and_key() {
+        let dir = scratch("bad");
+        std::fs::write(dir.join("home/broken.toml"), "[[rule]]\naction = 3\n").unwrap();
+        std::fs::write(dir.join("home/file"), "").unwrap();
+        let text = "bell = true\n\
+[[session]]\n\
+name = \"api\"\n\
+backend = \"clod\"\n\
+cwd = \"~/nope\"\n\
+[[session]]\n\
+backend = \"acp\"\n\
+cwd = \"~/file\"\n\
+model = \"x\"\n\
+[[session]]\n\
+name = \"api\"\n\
+backend = \"claude\"\n\
+permission_mode = \"yolo\"\n\
+rules = [\"~/broken.toml\", \"~/missing.toml\"]\n\
+colour = \"red\"\n\
+breaks = \"Bash\"\n\
+command = []\n\
+[[session]]\n\
+name = 7\n\
+backend = \"demo\"\n\
+script = \"../../etc\"\n\
+command = [\"x\"]\n";
+        let c = run(&dir, text);
+        assert!(c.profiles.is_empty(), "{:?}", c.profiles);
+        let d = dir.display();
+        let want = vec![
+            "config.toml:4: session \"api\": backend: \"clod\" is not one of claude, acp, demo"
+                .to_string(),
+            format!("config.toml:5: session \"api\": cwd: {d}/home/nope: no such directory"),
+            "config.toml:6: [[session]] #2: name: missing (every profile needs a unique name)"
+                .to_string(),
+            format!("config.toml:8: [[session]] #2: cwd: {d}/home/file: not a directory"),
+            "config.toml:9: [[session]] #2: model: not used by acp profiles (only claude)"
+                .to_string(),
+            "config.toml:6: [[session]] #2: command: missing: an acp profile needs the agent's argv, e.g. [\"claude-agent-acp\"]".to_string(),
+            "config.toml:11: session \"api\": name: \"api\" is already the name of [[session]] #1, line 3; names must be unique".to_string(),
+            "config.toml:13: session \"api\": permission_mode: \"yolo\" is not one of default, acceptEdits, plan, bypassPermissions, dontAsk, auto".to_string(),
+        ];
+        for w in &want {
+            assert!(c.problems.contains(w), "missing {w}\nin {:#?}", c.problems);
+        }
+        let has = |prefix: &str, part: &str| {
+            assert!(
+                c.problems
+                    .iter()
+                    .any(|p| p.starts_with(prefix) && p.contains(part)),
+                "no {prefix} … {part} in {:#?}",
+                c.problems
+            )
+        };
+        has("config.toml:14: session \"api\": rules: ", "broken.toml:2");
+        has(
+            "config.toml:14: session \"api\": rules: ",
+            "missing.toml: no such file",
+        );
+        has(
+            "config.toml:15: session \"api\": colour: unknown key \"colour\"; accepted: name, backend, cwd, prompt, rules, model,",
+            "",
+        );
+        has(
+            "config.toml:16: session \"api\": breaks: expected an array of strings, found string",
+            "",
+        );
+        has("config.toml:17: session \"api\": command: empty", "");
+        has(
+            "config.toml:19: [[session]] #4: name: expected a string, found integer",
+            "",
+        );
+        has("config.toml:21: [[session]] #4: script: \"../../etc\"", "");
+        has(
+            "config.toml:22: [[session]] #4: command: not used by demo profiles (only claude, acp)",
+            "",
+        );
+        // The lines are in order within each profile.
+        assert!(c.problems.len() >= want.len() + 7, "{:#?}", c.problems);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn hostile_values_never_reach_a_message_raw_and_never_panic() {
+        let dir = scratch("hostile");
+        let long = "x".repeat(10_000);
+        let text = format!(
+            "[[session]]\nname = \"\\u001b[2Jevil\"\nbackend = \"\\u001b]0;t\\u0007\"\ncwd = \"\\u0000\"\n\
+             [[session]]\nname = \"{long}\"\nbackend = \"claude\"\nmodel = \"--dangerously\"\ncommand = [\"\"]\n\
+             [[session]]\nname = \"\u{202e}x\"\nbackend = \"acp\"\ncommand = [\"no-such-agent-anywhere-xyz\"]\n\
+             [[session]]\nname = \"ok\"\nbackend = \"demo\"\nbreaks = [\"\", 3]\ncwd = \"~bob/x\"\nprompt = \"{}\"\n\
+             [[session]]\n[[session]]\nname = \"\"\nbackend = \"\"\n",
+            "p".repeat(70_000)
+        );
+        let c = run(&dir, &text);
+        assert!(c.profiles.is_empty());
+        for p in &c.problems {
+            assert!(!p.chars().any(|ch| ch.is_control()), "raw control in {p:?}");
+            assert!(!p.contains('\u{202e}'), "raw bidi in {p:?}");
+            assert!(p.len() < 400, "unbounded message {p:?}");
+            assert!(p.starts_with("config.toml:"), "{p}");
+        }
+        let all = c.problems.join("\n");
+        for part in [
+            "#1: name: must be printable",
+            "#1: backend: \"\\u{1b}]0;t\\u{7}\" is not one of claude, acp, demo",
+            "#1: cwd:",
+            "#2: name: longer than 64 characters",
+            "#2: model: \"--dangerously\": must not start with `-`",
+            "#2: command: the program (first entry) is empty",
+            "#3: name: must be printable",
+            "#3: command: \"no-such-agent-anywhere-xyz\": not found on $PATH",
+            "session \"ok\": breaks: entry 2 is integer, expected a string",
+            "session \"ok\": cwd: \"~bob/x\": only `~` and `~/…` are expanded",
+            "session \"ok\": prompt: longer than 65536 bytes",
+            "#5: name: missing",
+            "#5: backend: missing (one of claude, acp, demo)",
+            "#6: name: must not be empty",
+            "#6: backend: \"\" is not one of claude, acp, demo",
+        ] {
+            assert!(all.contains(part), "missing {part} in\n{all}");
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn tilde_needs_a_home() {
+        let r = Resolve {
+            home: None,
+            base: PathBuf::from("/base"),
+        };
+        assert!(r.path("~/x").unwrap_err().contains("$HOME is not set"));
+        assert_eq!(r.path("x/y").unwrap(), PathBuf::from("/base/x/y"));
+        assert_eq!(r.path("/abs").unwrap(), PathBuf::from("/abs"));
+        assert_eq!(BackendKind::parse("acp"), Some(BackendKind::Acp));
+        assert_eq!(BackendKind::parse("ACP"), None);
+    }
+}
