@@ -633,6 +633,10 @@ fn up(args: UpArgs) -> ExitCode {
         record_to: None,
         resume: None,
     };
+    let launcher = Launchable {
+        profiles: checked.profiles.clone(),
+        cx: cx.clone(),
+    };
     let mut specs = Vec::new();
     for p in chosen {
         match launch::launch(p, &cx) {
@@ -647,6 +651,7 @@ fn up(args: UpArgs) -> ExitCode {
             theme: args.theme,
             rules: Vec::new(),
             config: Some(path),
+            launcher: Some(launcher),
         },
     )
 }
@@ -670,6 +675,8 @@ pub struct RunOptions {
     pub rules: Vec<PathBuf>,
     /// The config file (`up --config`); `None`: config.toml.
     pub config: Option<PathBuf>,
+    /// `up`: the profiles the new-session dialog offers, and how to build them.
+    pub launcher: Option<Launchable>,
 }
 
 impl RunOptions {
@@ -679,6 +686,7 @@ impl RunOptions {
             theme: common.theme.clone(),
             rules: common.rules.clone(),
             config: None,
+            launcher: None,
         }
     }
 }
@@ -744,32 +752,18 @@ fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
 /// source through the single-session app, its profile rules added to the global ones; more
 /// than one is refused before anything starts.
 pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
-    let mut specs = specs;
-    if specs.len() != 1 {
-        let names: Vec<String> = specs.iter().map(|s| format!("{:?}", s.name)).collect();
-        eprintln!(
-            "switchboard: this build runs one session at a time, and {} were asked for ({});              pick one with --session NAME",
-            specs.len(),
-            crate::core::text::neutralize(&names.join(", "))
-        );
+    if specs.is_empty() {
+        eprintln!("switchboard: no session to start");
         return ExitCode::from(2);
     }
-    let Some(spec) = specs.pop() else {
-        return ExitCode::from(2);
-    };
-    let mut setup = match load_setup(opts) {
+    let setup = match load_setup(opts) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("switchboard: {e}");
             return ExitCode::from(2);
         }
     };
-    for rule in spec.rules.list {
-        setup.rules.add(rule.spec, rule.origin);
-    }
-    let recording = spec.recording;
-    let backend = spec.backend;
-    // Checked before the agent starts: without a terminal nothing could answer it.
+    // Checked before any agent starts: without a terminal nothing could answer it.
     if let Err(e) = need_terminal() {
         eprintln!("switchboard: {e}");
         return ExitCode::from(2);
@@ -786,12 +780,9 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let launcher = opts.launcher.clone();
     let result = runtime.block_on(async move {
-        let mut app = App::start(backend, setup.settings, setup.theme);
-        app.state.rules = setup.rules;
-        app.state.keymap = setup.keymap;
-        app.state.rules_file = Some(setup.rules_file.display().to_string());
-        app.notify_command = setup.notify;
+        let app = start_workspace(specs, setup, launcher);
         app::term::run(app).await
     });
     // Not `eprintln!`: it panics when stderr is a terminal that went away.
@@ -801,14 +792,22 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
     };
     match result {
         Ok(app) => {
-            match (recording, &app.state.session.recording_failed) {
-                (Some(r), Some(why)) => say(format!(
-                    "recording incomplete: {} stopped early ({})",
-                    r.display(),
-                    crate::core::text::sanitize(why)
-                )),
-                (Some(r), None) => say(format!("recording written to {}", r.display())),
-                (None, _) => {}
+            for s in &app.state.sessions {
+                match (&s.session.recording, &s.session.recording_failed) {
+                    (Some(r), Some(why)) => say(format!(
+                        "recording incomplete: {} stopped early ({})",
+                        crate::core::text::neutralize(r),
+                        crate::core::text::sanitize(why)
+                    )),
+                    (Some(r), None) => say(format!(
+                        "recording written to {}",
+                        crate::core::text::neutralize(r)
+                    )),
+                    (None, _) => {}
+                }
+            }
+            if let Some(m) = app.manifest_path() {
+                say(format!("workspace manifest written to {}", m.display()));
             }
             ExitCode::SUCCESS
         }
@@ -817,4 +816,90 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What the new-session dialog can start: every profile of the config, built as `up` builds.
+#[derive(Clone, Debug)]
+pub struct Launchable {
+    pub profiles: Vec<SessionProfile>,
+    pub cx: LaunchContext,
+}
+
+/// Open the workspace: the first source as session one, the others after it, each with its
+/// own rules; the dialog's launcher and profiles. Must run inside the runtime.
+fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launchable>) -> App {
+    let mut specs = specs.into_iter();
+    let first = specs.next().expect("checked non-empty");
+    let mut app = App::start(first.backend, setup.settings, setup.theme);
+    app.state.sessions[0].tree.nodes[0].name = first.name;
+    app.state.sessions[0].profile = first.profile.map(|p| p.name);
+    app.state.rules = setup.rules;
+    for r in first.rules.list {
+        app.state
+            .rules
+            .add_scoped(r.spec, r.origin, Some(app.first_session()));
+    }
+    app.state.keymap = setup.keymap;
+    app.state.rules_file = Some(setup.rules_file.display().to_string());
+    app.notify_command = setup.notify;
+    for spec in specs {
+        let id = app.add_session(&spec.name, spec.backend, spec.rules);
+        if let Some(i) = app.state.index_of(id) {
+            app.state.sessions[i].profile = spec.profile.map(|p| p.name);
+        }
+    }
+    if let Some(l) = launcher {
+        app.state.profiles = l
+            .profiles
+            .iter()
+            .map(|p| crate::core::state::ProfileChoice {
+                name: p.name.clone(),
+                backend: p.backend.label().to_string(),
+                cwd: p.cwd.display().to_string(),
+            })
+            .collect();
+        app.launcher = Some(Box::new(move |req| launch_requested(&l, req)));
+    }
+    app
+}
+
+/// Build the source the new-session dialog (or a restart) asked for.
+fn launch_requested(
+    l: &Launchable,
+    req: &crate::core::msg::NewSession,
+) -> Result<(String, Box<dyn crate::backend::Backend>, crate::core::rules::Rules), String> {
+    let prompt = Some(req.prompt.clone()).filter(|p| !p.trim().is_empty());
+    let spec = match (&req.profile, &req.command_line) {
+        (Some(name), _) => {
+            let mut p = l
+                .profiles
+                .iter()
+                .find(|p| &p.name == name)
+                .cloned()
+                .ok_or_else(|| format!("no profile named {name:?}"))?;
+            if !req.cwd.trim().is_empty() {
+                let cwd = PathBuf::from(req.cwd.trim());
+                if !cwd.is_dir() {
+                    return Err(format!("{}: not a directory", cwd.display()));
+                }
+                p.cwd = cwd;
+            }
+            if prompt.is_some() {
+                p.prompt = prompt;
+            }
+            let mut cx = l.cx.clone();
+            cx.resume = req.resume.clone();
+            launch::launch(&p, &cx)?
+        }
+        (None, Some(line)) => {
+            let cwd = if req.cwd.trim().is_empty() {
+                std::env::current_dir().map_err(|e| e.to_string())?
+            } else {
+                PathBuf::from(req.cwd.trim())
+            };
+            launch::adhoc_acp(line, &cwd, prompt, &l.cx)?
+        }
+        (None, None) => return Err("choose a profile or type a command line".into()),
+    };
+    Ok((spec.name, spec.backend, spec.rules))
 }

@@ -369,6 +369,11 @@ impl App {
         self.drain_backend(usize::MAX);
     }
 
+    /// Where the workspace manifest is written, if one is.
+    pub fn manifest_path(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// Whether any session's agent is working (elapsed times tick only then).
     pub fn busy(&self) -> bool {
         self.state.sessions.iter().any(|s| {

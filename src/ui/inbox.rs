@@ -124,15 +124,16 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         } else {
             " "
         };
+        let rule = rule_of(state, s, g);
         let text = format!(
-            "{mark} {:>6}  {:<12} {:<14} {:<10} {:<12} {} · {}",
+            "{mark} {:>6}  {:<12} {:<14} {:<10} {:<12} {}{}{rule}",
             human_duration(state.now_ms.saturating_sub(g.opened_ms)),
             clip(s.name(), 12),
             clip(if node.is_empty() { "agent" } else { node }, 14),
             kind_label(g),
             clip(tool_of(g), 12),
             summary(g),
-            rule_of(state, s, g),
+            if rule.is_empty() { "" } else { " · " },
         );
         let style = if row == cursor {
             theme.choice_active

@@ -40,7 +40,14 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             let id = state.tree.resolve(node.as_deref());
             state.tree.apply(id, op, at);
         }
-        BackendEvent::GateOpen(gate) => open_gate(state, gate, fx),
+        BackendEvent::GateOpen(mut gate) => {
+            // Mappers without a clock (Claude) leave it unset: the event's time is when it
+            // opened (the inbox's age column).
+            if gate.opened_ms == 0 {
+                gate.opened_ms = at;
+            }
+            open_gate(state, gate, fx)
+        }
         BackendEvent::GateWithdrawn { id } => {
             if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
                 let gate = state.gates.remove(pos).expect("position is in range");
