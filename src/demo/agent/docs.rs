@@ -8,8 +8,8 @@ use super::parallel::{Gates, bash_frames, bash_input, edit_frames, edit_input};
 use super::web::{NPM_TEST, NPM_TEST_WHY};
 use super::{Agent, Ctx, Step};
 
-pub(super) const DOCS_OPENING: &str = "For 2.4.0 I'll check the suite is green, ask which changes \
-to call out, and have a helper refresh the README's usage section.";
+pub(super) const DOCS_OPENING: &str =
+    "I'll check the tests, ask what to call out, and have a helper fix the README.";
 
 pub(super) const DOCS_TEST_PASS: &str = "PASS src/components/Button.test.tsx\n\
 PASS src/theme/tokens.test.ts\n\nTests: 42 passed, 42 total";
@@ -120,10 +120,7 @@ impl<O: FnMut(String)> Agent<O> {
         let readme_input = edit_input(README_PATH, README_OLD, README_NEW);
         if helper_on {
             let mut m = self.begin(&hc);
-            self.text(
-                &mut m,
-                "The usage snippet still installs 2.3 and uses the removed `small` flag.",
-            )?;
+            self.text(&mut m, "The usage snippet still shows 2.3 and `small`.")?;
             self.tool_use(&mut m, &readme_id, "Edit", &readme_input)?;
             self.end(&mut m, "tool_use");
             self.progress(&helper, "Edit");

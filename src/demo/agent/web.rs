@@ -8,11 +8,11 @@ use serde_json::json;
 use super::parallel::{Gates, Settled, bash_frames, bash_input, edit_frames, edit_input};
 use super::{Agent, Ctx, Step};
 
-pub(super) const WEB_THINKING: &str = "The Button snapshot broke right after the theme tokens \
-were renamed, so the stylesheet probably still reads a token that no longer exists.";
+pub(super) const WEB_THINKING: &str =
+    "The snapshot broke when the theme tokens were renamed: a stale token, probably.";
 
-pub(super) const WEB_OPENING: &str = "I'll rerun the suite to see the failure, ask you one thing, \
-and have a helper fix the stylesheet meanwhile.";
+pub(super) const WEB_OPENING: &str =
+    "I'll rerun the tests, ask you one thing, and have a helper fix the stylesheet.";
 
 /// The test command both the `web` and the `docs` scripts run: identical gates across sessions.
 pub(super) const NPM_TEST: &str = "npm test";
@@ -84,10 +84,7 @@ impl<O: FnMut(String)> Agent<O> {
         let css_input = edit_input(CSS_PATH, CSS_OLD, CSS_NEW);
         if helper_on {
             let mut m = self.begin(&hc);
-            self.text(
-                &mut m,
-                "The stylesheet still reads --space-2 and --space-4; switching to --space-sm and --space-md.",
-            )?;
+            self.text(&mut m, "Moving the padding to the new spacing tokens.")?;
             self.tool_use(&mut m, &css_id, "Edit", &css_input)?;
             self.end(&mut m, "tool_use");
             self.progress(&helper, "Edit");
