@@ -17,13 +17,10 @@ PASS src/theme/tokens.test.ts\n\nTests: 42 passed, 42 total";
 pub(super) const DOCS_Q: &str = "Which changes should the 2.4.0 changelog call out?";
 /// The options of [`DOCS_Q`], in order.
 pub(super) const CHANGES: [(&str, &str); 4] = [
-    ("Theme tokens", "The spacing and radius tokens were renamed"),
-    (
-        "Button sizes",
-        "`<Button size>` replaces the `small`/`large` flags",
-    ),
+    ("Theme tokens", "Spacing and radius tokens renamed"),
+    ("Button sizes", "`size` replaces `small`/`large`"),
     ("Dark mode fixes", "Contrast fixes in five components"),
-    ("Dropped IE 11", "The legacy build is gone"),
+    ("Dropped IE 11", "No more legacy build"),
 ];
 
 pub(super) const README_PATH: &str = "README.md";
@@ -46,7 +43,7 @@ enum Gate {
 }
 
 /// The changelog bullets for the labels chosen in the answers (all of them when none is).
-fn changelog_entry(answers: Option<&Value>) -> String {
+pub(super) fn changelog_entry(answers: Option<&Value>) -> String {
     let chosen: Vec<String> = match answers.and_then(|a| a.get(DOCS_Q)) {
         Some(Value::String(s)) => s
             .split(',')
@@ -159,7 +156,7 @@ impl<O: FnMut(String)> Agent<O> {
                         &readme_id,
                         &format!("Helper's edit of {README_PATH}"),
                         settled,
-                        |used, edited| edit_frames(&cwd, README_FILE, 7, used, edited),
+                        |used, edited| edit_frames(&cwd, README_FILE, used, edited),
                     )?;
                     let text = if ran {
                         format!("The README now shows the 2.4.0 install and API. {said}")
@@ -189,7 +186,7 @@ impl<O: FnMut(String)> Agent<O> {
             &log_id,
             &format!("Edit of {CHANGELOG_PATH}"),
             settled,
-            |used, edited| edit_frames(&cwd, CHANGELOG_FILE, 1, used, edited),
+            |used, edited| edit_frames(&cwd, CHANGELOG_FILE, used, edited),
         )?;
         notes.push(format!("{CHANGELOG_PATH}: {said}"));
         self.pause_step()?;

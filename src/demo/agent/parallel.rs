@@ -71,16 +71,9 @@ pub(super) fn edit_input(path: &str, old: &str, new: &str) -> Value {
     json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": false})
 }
 
-/// The CLI's result frames for an Edit of `path` in `cwd` that replaced `old` (found at line
-/// `line` of `original`) with the `new_string` of `used`, the input the human allowed (`edited`
-/// when it is not the one we asked for).
-pub(super) fn edit_frames(
-    cwd: &str,
-    original: &str,
-    line: usize,
-    used: &Value,
-    edited: bool,
-) -> (Value, Value) {
+/// The CLI's result frames for an Edit that replaced the `old_string` of `used` (the input the
+/// human allowed; `edited` when it is not the one we asked for) in the simulated file `original`.
+pub(super) fn edit_frames(cwd: &str, original: &str, used: &Value, edited: bool) -> (Value, Value) {
     let str_in = |key: &str| {
         used.get(key)
             .and_then(Value::as_str)
@@ -92,6 +85,7 @@ pub(super) fn edit_frames(
         str_in("old_string"),
         str_in("new_string"),
     );
+    let line = line_of(original, &old);
     let lines: Vec<String> = old
         .lines()
         .map(|l| format!("-{l}"))
@@ -111,6 +105,14 @@ pub(super) fn edit_frames(
             "replaceAll": false,
         }),
     )
+}
+
+/// The 1-based line where `old` starts in `file` (1 when it is not there: the human edited it).
+pub(super) fn line_of(file: &str, old: &str) -> usize {
+    match file.find(old) {
+        Some(at) if !old.is_empty() => file[..at].matches('\n').count() + 1,
+        _ => 1,
+    }
 }
 
 impl<O: FnMut(String)> Agent<O> {

@@ -122,7 +122,7 @@ impl<O: FnMut(String)> Agent<O> {
                         &css_id,
                         &format!("Helper's edit of {CSS_PATH}"),
                         settled,
-                        |used, edited| edit_frames(&cwd, CSS_FILE, 2, used, edited),
+                        |used, edited| edit_frames(&cwd, CSS_FILE, used, edited),
                     )?;
                     css_fixed = ran;
                     let text = if ran {

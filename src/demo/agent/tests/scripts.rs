@@ -2,7 +2,12 @@
 //! input, hooks, every frame checked against the bundled schema, and the demo workspace.
 
 use super::*;
-use crate::demo::agent::docs::{CHANGELOG_PATH, DOCS_Q, DOCS_TEST_PASS, README_PATH};
+use crate::demo::agent::docs::{
+    CHANGELOG_FILE, CHANGELOG_OLD, CHANGELOG_PATH, DOCS_Q, DOCS_TEST_PASS, README_FILE, README_OLD,
+    README_PATH, changelog_entry,
+};
+use crate::demo::agent::parallel::line_of;
+use crate::demo::agent::web::{CSS_FILE, CSS_OLD};
 use crate::demo::agent::web::{CSS_PATH, NPM_TEST, WEB_Q, WEB_TEST_FAIL, WEB_TEST_PASS};
 use crate::demo::demo_workspace;
 use crate::schema::{validate_claude, validate_claude_outbound_line};
@@ -531,4 +536,32 @@ fn demo_workspace_sessions_hold_gates_at_once() {
         assert_eq!(code, 0);
         schema_checks(&lines);
     }
+}
+
+#[test]
+fn changelog_entry_follows_the_answers() {
+    let all = changelog_entry(None);
+    assert!(all.starts_with(CHANGELOG_OLD));
+    assert_eq!(all.matches("\n- ").count(), 4, "{all}");
+    let two = changelog_entry(Some(&json!({DOCS_Q: "Button sizes, Dark mode fixes"})));
+    assert_eq!(
+        two,
+        "# Changelog\n\n## 2.4.0\n\n- Button sizes: `size` replaces `small`/`large`\n- Dark mode fixes: Contrast fixes in five components\n"
+    );
+    let listed = changelog_entry(Some(&json!({DOCS_Q: ["Dropped IE 11"]})));
+    assert!(
+        listed.contains("- Dropped IE 11: ") && !listed.contains("Theme"),
+        "{listed}"
+    );
+    let typed = changelog_entry(Some(&json!({DOCS_Q: "Faster builds"})));
+    assert!(typed.ends_with("\n- Faster builds\n"), "{typed}");
+}
+
+#[test]
+fn edit_patches_start_where_the_old_text_is() {
+    assert_eq!(line_of(CSS_FILE, CSS_OLD), 2);
+    assert_eq!(line_of(README_FILE, README_OLD), 8);
+    assert_eq!(line_of(CHANGELOG_FILE, CHANGELOG_OLD), 1);
+    assert_eq!(line_of(CSS_FILE, "not in the file"), 1);
+    assert_eq!(line_of(CSS_FILE, ""), 1);
 }
