@@ -2,6 +2,32 @@
 
 use super::Config;
 
+/// The scripts the demo agent can play, chosen with `--demo-script NAME`. Without the flag it
+/// plays `auth` (the script `switchboard demo` has always shown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Script {
+    /// Audit logging in the auth module: the full tour of every gate kind.
+    Auth,
+    /// A failing CSS snapshot test in a web front end.
+    Web,
+    /// The changelog and README of a release.
+    Docs,
+}
+
+/// Every `--demo-script` name, in the order `--help`-style messages list them.
+pub const SCRIPT_NAMES: [&str; 3] = ["auth", "web", "docs"];
+
+impl Script {
+    fn parse(name: &str) -> Option<Script> {
+        match name {
+            "auth" => Some(Script::Auth),
+            "web" => Some(Script::Web),
+            "docs" => Some(Script::Docs),
+            _ => None,
+        }
+    }
+}
+
 pub(super) const PERMISSION_MODES: [&str; 6] = [
     "default",
     "acceptEdits",
@@ -12,8 +38,11 @@ pub(super) const PERMISSION_MODES: [&str; 6] = [
 ];
 
 impl Config {
-    pub(super) fn from_args(args: &[String], fast: bool) -> Self {
+    /// Reads the CLI-style arguments; unknown flags are ignored like the CLI's own. The only
+    /// error is a `--demo-script` that names no script (or has no value).
+    pub(super) fn from_args(args: &[String], fast: bool) -> Result<Self, String> {
         let mut cfg = Config {
+            script: Script::Auth,
             fast,
             partial: false,
             permission_mode: "default".into(),
@@ -29,7 +58,7 @@ impl Config {
             };
             let takes_value = matches!(
                 flag,
-                "--permission-mode" | "--model" | "--session-id" | "--resume"
+                "--permission-mode" | "--model" | "--session-id" | "--resume" | "--demo-script"
             );
             let value = if !takes_value {
                 None
@@ -48,10 +77,19 @@ impl Config {
                 ("--session-id" | "--resume", Some(v)) if !v.is_empty() => {
                     cfg.session_id = Some(v);
                 }
+                ("--demo-script", value) => {
+                    let name = value.unwrap_or_default();
+                    cfg.script = Script::parse(&name).ok_or_else(|| {
+                        format!(
+                            "unknown --demo-script {name:?} (known: {})",
+                            SCRIPT_NAMES.join(", ")
+                        )
+                    })?;
+                }
                 _ => {}
             }
             i += 1;
         }
-        cfg
+        Ok(cfg)
     }
 }

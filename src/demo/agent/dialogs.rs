@@ -5,6 +5,21 @@ use serde_json::{Value, json};
 use super::helpers::{compact, str_of};
 use super::{Agent, Answer, Ctx, Step};
 
+/// An AskUserQuestion after its hooks ran.
+pub(super) enum AskSent {
+    /// A hook blocked it (the reason); its result is written.
+    Blocked(String),
+    /// Its gate is out: the request id.
+    Pending(String),
+}
+
+/// A settled AskUserQuestion: what the agent says about it, and the answers when there are any.
+pub(super) struct AskDone {
+    pub(super) text: String,
+    /// The `answers` object (question text → chosen label(s)); `None` when declined or malformed.
+    pub(super) answers: Option<Value>,
+}
+
 impl<O: FnMut(String)> Agent<O> {
     pub(super) fn ask_questions(
         &mut self,
@@ -12,6 +27,25 @@ impl<O: FnMut(String)> Agent<O> {
         tool_use_id: &str,
         input: &Value,
     ) -> Step<String> {
+        match self.ask_send(ctx, tool_use_id, input)? {
+            AskSent::Blocked(reason) => Ok(format!(
+                "Your hook blocked my questions ({reason}); I'll assume Auth only, behind a flag."
+            )),
+            AskSent::Pending(id) => {
+                let answer = self.wait_one(&id)?;
+                Ok(self.ask_answer(ctx, tool_use_id, input, answer).text)
+            }
+        }
+    }
+
+    /// Runs the PreToolUse hooks of an AskUserQuestion and sends its gate without waiting. A
+    /// blocked question already has its error result and decision written.
+    pub(super) fn ask_send(
+        &mut self,
+        ctx: &Ctx,
+        tool_use_id: &str,
+        input: &Value,
+    ) -> Step<AskSent> {
         let hook = self.pre_tool(ctx, "AskUserQuestion", input, tool_use_id)?;
         if let Some(reason) = hook.block {
             self.tool_result(
@@ -23,9 +57,7 @@ impl<O: FnMut(String)> Agent<O> {
             );
             self.decisions
                 .push(format!("Questions: blocked by your hook ({reason})"));
-            return Ok(format!(
-                "Your hook blocked my questions ({reason}); I'll assume Auth only, behind a flag."
-            ));
+            return Ok(AskSent::Blocked(reason));
         }
         let mut req = json!({
             "subtype": "can_use_tool",
@@ -38,8 +70,17 @@ impl<O: FnMut(String)> Agent<O> {
         if let Some(a) = &ctx.agent_id {
             req["agent_id"] = json!(a);
         }
-        let id = self.send_gate(req);
-        let answer = self.wait_one(&id)?;
+        Ok(AskSent::Pending(self.send_gate(req)))
+    }
+
+    /// Writes the AskUserQuestion's result for the host's `answer` and says what it got.
+    pub(super) fn ask_answer(
+        &mut self,
+        ctx: &Ctx,
+        tool_use_id: &str,
+        input: &Value,
+        answer: Answer,
+    ) -> AskDone {
         let body = match answer {
             Answer::Ok(b) => b,
             Answer::Err(e) => {
@@ -54,7 +95,10 @@ impl<O: FnMut(String)> Agent<O> {
             self.denials.push(json!({"tool_name": "AskUserQuestion", "tool_use_id": tool_use_id, "tool_input": input}));
             self.decisions
                 .push(format!("Questions: you declined to answer ({message})"));
-            return Ok(format!("You declined to answer: {message}"));
+            return AskDone {
+                text: format!("You declined to answer: {message}"),
+                answers: None,
+            };
         }
         let updated = body.get("updatedInput").cloned().unwrap_or(Value::Null);
         let Some(questions) = updated.get("questions").and_then(Value::as_array).cloned() else {
@@ -62,9 +106,11 @@ impl<O: FnMut(String)> Agent<O> {
             self.tool_result(ctx, tool_use_id, json!(err), true, None);
             self.decisions
                 .push("Questions: the answer was malformed (no questions)".into());
-            return Ok(
-                "Your answer arrived without the questions, so the CLI could not read it.".into(),
-            );
+            return AskDone {
+                text: "Your answer arrived without the questions, so the CLI could not read it."
+                    .into(),
+                answers: None,
+            };
         };
         let answers = updated.get("answers").cloned().unwrap_or_else(|| json!({}));
         let mut pairs = Vec::new();
@@ -103,7 +149,10 @@ impl<O: FnMut(String)> Agent<O> {
             echo.join("; ")
         };
         self.decisions.push(format!("Questions: {echoed}"));
-        Ok(format!("Got it — {echoed}."))
+        AskDone {
+            text: format!("Got it — {echoed}."),
+            answers: Some(answers),
+        }
     }
 
     pub(super) fn fallback_dialog(&mut self) -> Step<String> {

@@ -17,9 +17,13 @@
 //!   tool uses, writes the aborted `result`).
 //! - Gates are sent with `send_gate` (unique UUID request ids) and collected with `wait_any`,
 //!   so two gates can be outstanding at once (the fan-out's Edit permission and Grep hook).
+//! - `--demo-script web|docs` plays a shorter script instead (`web`, `docs`): a Bash, a question
+//!   and a sub-agent's Edit all open at once within the first seconds (`parallel`), so several
+//!   demo agents side by side fill the workspace's gate inbox.
 
 mod config;
 mod dialogs;
+mod docs;
 mod fan_out;
 mod first_turn;
 mod frames;
@@ -28,12 +32,16 @@ mod helpers;
 mod host;
 mod ids;
 mod messages;
+mod parallel;
 mod permissions;
 mod tasks;
 #[cfg(test)]
 mod tests;
 mod texts;
 mod turn;
+mod web;
+
+pub use config::SCRIPT_NAMES;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Write};
@@ -48,6 +56,9 @@ use helpers::epoch_ms;
 /// Run the scripted demo agent on this process's stdin/stdout. `args` are the CLI-style
 /// arguments it was started with (e.g. "-p --verbose --output-format stream-json ...
 /// --permission-mode default --model X"); unknown ones are ignored.
+///
+/// `--demo-script NAME` picks the script (see [`SCRIPT_NAMES`]); an unknown name is reported on
+/// stderr and ends the agent with status 2 before it reads anything.
 ///
 /// Pacing sleeps are skipped when `SWITCHBOARD_DEMO_FAST=1`. Returns the exit status (0 once
 /// stdin closes).
@@ -94,13 +105,20 @@ pub fn run_with(
     input: Receiver<String>,
     output: impl FnMut(String),
 ) -> i32 {
-    let cfg = Config::from_args(args, fast);
+    let cfg = match Config::from_args(args, fast) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            eprintln!("demo agent: {e}");
+            return 2;
+        }
+    };
     let mut agent = Agent::new(cfg, input, output);
     agent.main_loop()
 }
 
 #[derive(Clone, Debug)]
 struct Config {
+    script: config::Script,
     fast: bool,
     partial: bool,
     permission_mode: String,

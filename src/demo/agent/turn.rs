@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::config::Script;
 use super::helpers::{epoch_ms, user_text};
 use super::{Agent, Ctx, Step, Stop, Task, TurnStats};
 
@@ -63,7 +64,11 @@ impl<O: FnMut(String)> Agent<O> {
         let text = user_text(turn);
         let lower = text.to_lowercase();
         if self.turn_count == 1 || lower.contains("replay") {
-            self.first_turn()
+            match self.cfg.script {
+                Script::Auth => self.first_turn(),
+                Script::Web => self.web_turn(),
+                Script::Docs => self.docs_turn(),
+            }
         } else {
             self.later_turn(&text)
         }

@@ -1,6 +1,7 @@
 //! Unit tests of the demo agent: a fake host drives `run_with` and checks what it writes.
 
 mod full_script;
+mod scripts;
 mod stops;
 
 use super::*;
