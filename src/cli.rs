@@ -238,6 +238,9 @@ pub struct DemoArgs {
     /// Breakpoints for the demo (default: Grep).
     #[arg(long = "break", value_name = "TOOL")]
     pub breaks: Vec<String>,
+    /// A workspace of 1 to 3 scripted agents (auth, web, docs) whose gates overlap.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub sessions: u8,
 }
 
 pub fn main() -> ExitCode {
@@ -310,6 +313,7 @@ pub fn main() -> ExitCode {
         Cmd::Acp(args) => run_acp(args),
         Cmd::Gateway(args) => run_gateway(args),
         Cmd::DemoGateway(args) => crate::backend::gateway::demo::main(args.port),
+        Cmd::Demo(args) if args.sessions > 1 => demo_workspace(args),
         Cmd::Demo(args) => {
             let mut p = profile_of(&args.common, BackendKind::Demo);
             p.breaks = args.breaks;
@@ -320,6 +324,40 @@ pub fn main() -> ExitCode {
             )
         }
     }
+}
+
+/// `demo --sessions N`: the first N sessions of the demo workspace, each its own recording.
+fn demo_workspace(args: DemoArgs) -> ExitCode {
+    if args.common.record.is_some() {
+        eprintln!("switchboard: --record names one file; a demo workspace records each session in the data dir");
+        return ExitCode::from(2);
+    }
+    let base = profile_of(&args.common, BackendKind::Demo);
+    let profiles: Vec<SessionProfile> = crate::demo::demo_workspace()
+        .into_iter()
+        .take(args.sessions as usize)
+        .map(|d| {
+            let mut p = SessionProfile::new(d.name, BackendKind::Demo, base.cwd.clone());
+            p.script = d.script;
+            p.prompt = Some(base.prompt.clone().unwrap_or(d.prompt));
+            p.breaks = args.breaks.clone();
+            p
+        })
+        .collect();
+    let cx = launch_context(&args.common);
+    let mut specs = Vec::new();
+    for p in &profiles {
+        match launch::launch(p, &cx) {
+            Ok(s) => specs.push(s),
+            Err(e) => {
+                eprintln!("switchboard: {}", crate::core::text::neutralize(&e));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut opts = RunOptions::of(&args.common);
+    opts.launcher = Some(Launchable { profiles, cx });
+    run_sources(specs, &opts)
 }
 
 /// The profile a one-session subcommand describes: its cwd (default: here) and prompt.
