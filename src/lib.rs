@@ -15,3 +15,4 @@ pub mod schema;
 pub mod schema_acp;
 pub mod screenshots;
 pub mod ui;
+pub mod workspace;
