@@ -33,7 +33,9 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
             unreadable += usize::from(m.report.unreadable)
                 + m.recordings
                     .iter()
-                    .filter(|r| r.error.is_some() || r.report.as_ref().is_some_and(|r| r.unreadable))
+                    .filter(|r| {
+                        r.error.is_some() || r.report.as_ref().is_some_and(|r| r.unreadable)
+                    })
                     .count();
             if json {
                 reports.push(serde_json::json!({

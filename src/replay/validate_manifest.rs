@@ -393,9 +393,7 @@ fn scan(path: &Path) -> Result<(Format, Report, Gates), String> {
             match e {
                 BackendEvent::GateOpen(g) => gates.opened(&g.id, f.src_line),
                 BackendEvent::GateAnswered { id, decision }
-                | BackendEvent::GateClosed { id, decision } => {
-                    gates.answered(&id, Some(&decision))
-                }
+                | BackendEvent::GateClosed { id, decision } => gates.answered(&id, Some(&decision)),
                 _ => {}
             }
         }

@@ -35,10 +35,10 @@ pub const BY: [&str; 7] = [
 const MAX_NAME_CHARS: usize = 256;
 const MAX_GATE_ID_CHARS: usize = 512;
 
-/// A whole manifest. Enum-like fields are kept as strings so a document that breaks the schema
-/// can still be read for the cross-checks of `validate` (the schema is the strict part).
+/// A whole manifest. Enum-like fields are kept as strings and unknown keys are ignored, so a
+/// document that breaks the schema can still be read for the cross-checks of `validate`: the
+/// schema is the strict part, and [`load_manifest`] checks it first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub switchboard_workspace: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,7 +52,6 @@ pub struct Manifest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SessionEntry {
     pub id: u32,
     pub name: String,
@@ -65,7 +64,6 @@ pub struct SessionEntry {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct DecisionEntry {
     pub at_ms: u64,
     pub session: u32,
@@ -294,7 +292,9 @@ impl ManifestWriter {
         by: &str,
     ) -> Result<(), String> {
         if self.doc.session(session).is_none() {
-            return Err(format!("decision on {gate_id:?}: session {session} is not in the manifest"));
+            return Err(format!(
+                "decision on {gate_id:?}: session {session} is not in the manifest"
+            ));
         }
         if !BY.contains(&by) {
             return Err(format!(

@@ -115,7 +115,8 @@ fn the_decision_list_is_bounded_and_says_so() {
     let mut w = ManifestWriter::create(&path, 0).unwrap().with_limit(3);
     w.session_opened(7, "s", "claude", None, 0).unwrap();
     for i in 0..5 {
-        w.decision(i, 7, &format!("g{i}"), &allow(), "rule").unwrap();
+        w.decision(i, 7, &format!("g{i}"), &allow(), "rule")
+            .unwrap();
     }
     let m = load_manifest(&path).unwrap();
     assert_eq!(m.decisions.len(), 3);
@@ -143,10 +144,16 @@ fn hostile_names_and_ids_are_escaped_or_refused() {
     // a session opened twice or closed twice.
     assert!(w.decision(2, 9, "g", &allow(), "human").is_err());
     assert!(w.decision(2, 0, "g", &allow(), "robot").is_err());
-    assert!(w.decision(2, 0, &"x".repeat(513), &allow(), "human").is_err());
+    assert!(
+        w.decision(2, 0, &"x".repeat(513), &allow(), "human")
+            .is_err()
+    );
     assert!(w.decision(2, 0, "", &allow(), "human").is_err());
     assert!(w.session_opened(1, "b", "Claude\u{1b}", None, 0).is_err());
-    assert!(w.session_opened(1, &"n".repeat(257), "acp", None, 0).is_err());
+    assert!(
+        w.session_opened(1, &"n".repeat(257), "acp", None, 0)
+            .is_err()
+    );
     assert!(w.session_opened(0, "again", "acp", None, 0).is_err());
     w.session_closed(0, 3, Some(-1)).unwrap();
     assert!(w.session_closed(0, 4, None).is_err());
@@ -181,13 +188,20 @@ fn the_reader_names_the_line_and_key_of_a_problem() {
     let text = m.to_text();
     let e = parse(&text).unwrap_err();
     let line = element_lines(&text, "decisions")[1];
-    assert!(e.starts_with(&format!("line {line}: /decisions/1/by: ")), "{e}");
+    assert!(
+        e.starts_with(&format!("line {line}: /decisions/1/by: ")),
+        "{e}"
+    );
     // Unknown keys, a wrong version, not JSON.
     let text = text.replacen("\"robot\"", "\"human\"", 1);
     parse(&text).unwrap();
     let extra = text.replacen("\"started_ms\"", "\"extra\": 1,\n  \"started_ms\"", 1);
     assert!(parse(&extra).unwrap_err().contains("extra"));
-    let v2 = text.replacen("\"switchboard_workspace\": 1", "\"switchboard_workspace\": 2", 1);
+    let v2 = text.replacen(
+        "\"switchboard_workspace\": 1",
+        "\"switchboard_workspace\": 2",
+        1,
+    );
     assert!(parse(&v2).unwrap_err().contains("/switchboard_workspace"));
     assert!(parse("{").unwrap_err().starts_with("not JSON"));
 }
@@ -196,7 +210,9 @@ fn the_reader_names_the_line_and_key_of_a_problem() {
 fn detection_reads_only_the_first_key() {
     assert!(is_manifest_text(b" \n{\n  \"switchboard_workspace\": 1"));
     assert!(!is_manifest_text(b"{\"switchboard_recording\":1}"));
-    assert!(!is_manifest_text(b"{\"events\":[\"switchboard_workspace\"]}"));
+    assert!(!is_manifest_text(
+        b"{\"events\":[\"switchboard_workspace\"]}"
+    ));
     assert!(!is_manifest_text(b""));
     assert!(!is_manifest(Path::new("/nonexistent/m.json")));
 }
