@@ -348,8 +348,12 @@ impl ManifestWriter {
 }
 
 /// Whether `path` looks like a workspace manifest: its first key is `switchboard_workspace`
-/// (the writer puts it first). Reads at most 256 bytes.
+/// (the writer puts it first). Reads at most 256 bytes, and only from a regular file (opening a
+/// FIFO found in the recordings directory would block `sessions`).
 pub fn is_manifest(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };
@@ -372,6 +376,10 @@ pub fn is_manifest_text(head: &[u8]) -> bool {
 
 /// Read a manifest's text (at most [`MAX_MANIFEST_BYTES`]).
 pub fn read_text(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read: not a regular file".into());
+    }
     let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut buf = Vec::new();
     f.take(MAX_MANIFEST_BYTES + 1)

@@ -215,6 +215,17 @@ fn detection_reads_only_the_first_key() {
     ));
     assert!(!is_manifest_text(b""));
     assert!(!is_manifest(Path::new("/nonexistent/m.json")));
+    // A directory (or a FIFO) is never opened as one.
+    let dir = scratch("detect");
+    let named = dir.join("workspace-x.json");
+    std::fs::create_dir(&named).unwrap();
+    assert!(!is_manifest(&named));
+    assert!(
+        read_text(&named)
+            .unwrap_err()
+            .contains("not a regular file")
+    );
+    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
