@@ -329,7 +329,9 @@ pub fn main() -> ExitCode {
 /// `demo --sessions N`: the first N sessions of the demo workspace, each its own recording.
 fn demo_workspace(args: DemoArgs) -> ExitCode {
     if args.common.record.is_some() {
-        eprintln!("switchboard: --record names one file; a demo workspace records each session in the data dir");
+        eprintln!(
+            "switchboard: --record names one file; a demo workspace records each session in the data dir"
+        );
         return ExitCode::from(2);
     }
     let base = profile_of(&args.common, BackendKind::Demo);
@@ -866,6 +868,10 @@ pub struct Launchable {
 /// Open the workspace: the first source as session one, the others after it, each with its
 /// own rules; the dialog's launcher and profiles. Must run inside the runtime.
 fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launchable>) -> App {
+    // A workspace (`up`, a demo of several sessions) ties its recordings together in a
+    // manifest; a one-session subcommand writes just its recording, as before.
+    let manifest =
+        (launcher.is_some() || specs.len() > 1) && specs.iter().any(|s| s.recording.is_some());
     let mut specs = specs.into_iter();
     let first = specs.next().expect("checked non-empty");
     let mut app = App::start(first.backend, setup.settings, setup.theme);
@@ -884,6 +890,13 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
         let id = app.add_session(&spec.name, spec.backend, spec.rules);
         if let Some(i) = app.state.index_of(id) {
             app.state.sessions[i].profile = spec.profile.map(|p| p.name);
+        }
+    }
+    if manifest {
+        let path = crate::paths::new_manifest_path();
+        match crate::workspace::manifest::ManifestWriter::create(&path, crate::record::now_ms()) {
+            Ok(w) => app.observe(Box::new(w)),
+            Err(e) => app.state.status_line = Some(format!("no workspace manifest: {e}")),
         }
     }
     if let Some(l) = launcher {
@@ -905,7 +918,14 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
 fn launch_requested(
     l: &Launchable,
     req: &crate::core::msg::NewSession,
-) -> Result<(String, Box<dyn crate::backend::Backend>, crate::core::rules::Rules), String> {
+) -> Result<
+    (
+        String,
+        Box<dyn crate::backend::Backend>,
+        crate::core::rules::Rules,
+    ),
+    String,
+> {
     let prompt = Some(req.prompt.clone()).filter(|p| !p.trim().is_empty());
     let spec = match (&req.profile, &req.command_line) {
         (Some(name), _) => {

@@ -173,6 +173,20 @@ pub fn new_recording_path(backend: &str) -> PathBuf {
     path
 }
 
+/// Default path of a new workspace manifest: `<data dir>/recordings/workspace-<UTC time>.json`,
+/// next to the recordings it lists (a number is added when that name is taken).
+pub fn new_manifest_path() -> PathBuf {
+    let stamp = crate::record::utc_stamp(crate::record::now_ms());
+    let dir = recordings_dir();
+    let mut path = dir.join(format!("workspace-{stamp}.json"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = dir.join(format!("workspace-{stamp}-{n}.json"));
+    }
+    path
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

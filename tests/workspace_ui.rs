@@ -19,7 +19,9 @@ use switchboard::ui::theme::Theme;
 
 #[path = "support/scene.rs"]
 mod scene;
-use scene::{Opening, assistant, control, init, init_reply, result_ok, task_started, text, tool_use};
+use scene::{
+    Opening, assistant, control, init, init_reply, result_ok, task_started, text, tool_use,
+};
 
 const T0: u64 = 1_000_000;
 
@@ -150,12 +152,24 @@ fn three_sessions() -> Ws {
     .line(0, bash("req-a1", "toolu_npm_a", "npm test"));
     ws.line(
         1,
-        assistant("m1", None, json!([tool_use("toolu_npm_b", "Bash", json!({"command":"npm test"}))])),
+        assistant(
+            "m1",
+            None,
+            json!([tool_use(
+                "toolu_npm_b",
+                "Bash",
+                json!({"command":"npm test"})
+            )]),
+        ),
     )
     .line(1, bash("req-b1", "toolu_npm_b", "npm test"))
     .line(
         1,
-        assistant("m2", None, json!([tool_use("toolu_ask", "AskUserQuestion", json!({}))])),
+        assistant(
+            "m2",
+            None,
+            json!([tool_use("toolu_ask", "AskUserQuestion", json!({}))]),
+        ),
     )
     .line(
         1,
@@ -167,11 +181,22 @@ fn three_sessions() -> Ws {
                     {"label":"New","description":"update"}]}]}}),
         ),
     );
-    ws.line(2, assistant("m1", None, json!([text("The changelog is updated.")])))
-        .line(2, result_ok("The changelog is updated."));
     ws.line(
         2,
-        assistant("m2", None, json!([tool_use("toolu_rm", "Bash", json!({"command":"rm -rf docs/_build"}))])),
+        assistant("m1", None, json!([text("The changelog is updated.")])),
+    )
+    .line(2, result_ok("The changelog is updated."));
+    ws.line(
+        2,
+        assistant(
+            "m2",
+            None,
+            json!([tool_use(
+                "toolu_rm",
+                "Bash",
+                json!({"command":"rm -rf docs/_build"})
+            )]),
+        ),
     )
     .line(2, bash("req-c1", "toolu_rm", "rm -rf docs/_build"));
     ws.s.focus = Focus::Tree;

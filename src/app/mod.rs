@@ -75,18 +75,78 @@ pub type Launcher = Box<
         + Send,
 >;
 
-/// What the workspace manifest records, told by the app as it happens.
+/// What the workspace manifest records, told by the app as it happens. A failure is shown
+/// in the footer and the log; the sessions go on.
 pub trait WorkspaceObserver: Send {
-    fn session_opened(&mut self, id: SessionId, name: &str, backend: &str, at_ms: u64);
-    fn session_recording(&mut self, id: SessionId, path: &str);
-    fn session_ended(&mut self, id: SessionId, exit_code: Option<i32>, at_ms: u64);
+    fn session_opened(
+        &mut self,
+        id: SessionId,
+        name: &str,
+        backend: &str,
+        at_ms: u64,
+    ) -> Result<(), String>;
+    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String>;
+    fn session_ended(
+        &mut self,
+        id: SessionId,
+        exit_code: Option<i32>,
+        at_ms: u64,
+    ) -> Result<(), String>;
+    /// `by`: human, batch, rule, covered, quit or close.
     fn decision(
         &mut self,
         id: SessionId,
         gate_id: &str,
         decision: &crate::core::gate::Decision,
+        by: &str,
         at_ms: u64,
-    );
+    ) -> Result<(), String>;
+    /// Where the manifest is.
+    fn path(&self) -> Option<std::path::PathBuf>;
+}
+
+impl WorkspaceObserver for crate::workspace::manifest::ManifestWriter {
+    fn session_opened(
+        &mut self,
+        id: SessionId,
+        name: &str,
+        backend: &str,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        crate::workspace::manifest::ManifestWriter::session_opened(
+            self, id.0, name, backend, None, at_ms,
+        )
+    }
+    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
+        crate::workspace::manifest::ManifestWriter::session_recording(
+            self,
+            id.0,
+            std::path::Path::new(path),
+        )
+    }
+    fn session_ended(
+        &mut self,
+        id: SessionId,
+        exit_code: Option<i32>,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.session_closed(id.0, at_ms, exit_code)
+    }
+    fn decision(
+        &mut self,
+        id: SessionId,
+        gate_id: &str,
+        decision: &crate::core::gate::Decision,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        crate::workspace::manifest::ManifestWriter::decision(
+            self, at_ms, id.0, gate_id, decision, by,
+        )
+    }
+    fn path(&self) -> Option<std::path::PathBuf> {
+        Some(crate::workspace::manifest::ManifestWriter::path(self).to_path_buf())
+    }
 }
 
 impl App {
@@ -132,6 +192,30 @@ impl App {
         id
     }
 
+    /// Write the workspace manifest through `observer`, starting with the sessions already
+    /// open (their recordings too, when known).
+    pub fn observe(&mut self, mut observer: Box<dyn WorkspaceObserver>) {
+        for s in &self.state.sessions {
+            let mut r = observer.session_opened(s.id, s.name(), &s.session.backend, now_ms());
+            if let (Ok(()), Some(path)) = (&r, &s.session.recording) {
+                r = observer.session_recording(s.id, path);
+            }
+            if let Err(e) = r {
+                self.state.status_line = Some(format!("workspace manifest: {e}"));
+            }
+        }
+        self.observer = Some(observer);
+    }
+
+    /// Tell the manifest; a failure is shown, never fatal.
+    fn observed(&mut self, r: Result<(), String>) {
+        if let Err(e) = r {
+            tracing::warn!("workspace manifest: {e}");
+            self.state.push_log(format!("workspace manifest: {e}"));
+            self.state.status_line = Some(format!("workspace manifest: {e}"));
+        }
+    }
+
     fn run_source(&mut self, id: SessionId, backend: Box<dyn Backend>) {
         if let Some(o) = self.observer.as_mut() {
             let name = self
@@ -139,7 +223,8 @@ impl App {
                 .session_by_id(id)
                 .map_or("", |s| s.name())
                 .to_string();
-            o.session_opened(id, &name, backend.name(), now_ms());
+            let r = o.session_opened(id, &name, backend.name(), now_ms());
+            self.observed(r);
         }
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
@@ -196,17 +281,40 @@ impl App {
             },
         ) = (self.observer.as_mut(), &msg)
         {
-            o.session_recording(*session, path);
+            let r = o.session_recording(*session, path);
+            self.observed(r);
         }
         let effects = update(&mut self.state, msg);
         self.dirty = true;
+        // Who decided, for the manifest: the reducer notes a rule, a covering approval or a
+        // batch just before the answer; quitting and closing answer then shut down.
+        let quitting = effects.contains(&Effect::Quit);
+        let mut by: std::collections::HashMap<SessionId, &'static str> = Default::default();
+        for e in &effects {
+            if let Effect::Send(sid, Command::Shutdown) = e {
+                by.insert(*sid, if quitting { "quit" } else { "close" });
+            }
+        }
         for e in effects {
             match e {
                 Effect::Send(session, cmd) => {
+                    if let Command::Note(n) = &cmd {
+                        for (prefix, who) in [
+                            ("rule: ", "rule"),
+                            ("covered: ", "covered"),
+                            ("batch: ", "batch"),
+                        ] {
+                            if n.starts_with(prefix) {
+                                by.insert(session, who);
+                            }
+                        }
+                    }
                     if let (Some(o), Command::Answer { gate_id, decision }) =
                         (self.observer.as_mut(), &cmd)
                     {
-                        o.decision(session, gate_id, decision, now_ms());
+                        let who = by.get(&session).copied().unwrap_or("human");
+                        let r = o.decision(session, gate_id, decision, who, now_ms());
+                        self.observed(r);
                     }
                     let sent = self
                         .sources
@@ -275,7 +383,8 @@ impl App {
                 .session_by_id(id)
                 .and_then(|s| s.session.exited.as_ref())
                 .and_then(|e| e.0);
-            o.session_ended(id, code, now_ms());
+            let r = o.session_ended(id, code, now_ms());
+            self.observed(r);
         }
         let event = if exited {
             BackendEvent::Info {
@@ -371,7 +480,7 @@ impl App {
 
     /// Where the workspace manifest is written, if one is.
     pub fn manifest_path(&self) -> Option<std::path::PathBuf> {
-        None
+        self.observer.as_ref().and_then(|o| o.path())
     }
 
     /// Whether any session's agent is working (elapsed times tick only then).

@@ -23,7 +23,35 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
     let mut unreadable = 0;
     let mut frames = 0;
     let mut reports = Vec::new();
+    let mut count = files.len();
     for path in files {
+        if format.is_none() && crate::workspace::manifest::is_manifest(path) {
+            let m = super::validate_manifest::validate_manifest(path);
+            count += m.recordings.len();
+            frames += m.frames();
+            problems += m.problems();
+            unreadable += usize::from(m.report.unreadable)
+                + m.recordings
+                    .iter()
+                    .filter(|r| {
+                        r.error.is_some() || r.report.as_ref().is_some_and(|r| r.unreadable)
+                    })
+                    .count();
+            if json {
+                reports.push(serde_json::json!({
+                    "file": path, "format": "manifest", "report": m.report,
+                    "recordings": m.recordings,
+                }));
+            } else {
+                print_findings(path, &m.report.findings);
+                for rec in &m.recordings {
+                    if let Some(report) = &rec.report {
+                        print_findings(&rec.file, &report.findings);
+                    }
+                }
+            }
+            continue;
+        }
         match super::validate::validate_path(path, format) {
             Err(e) => {
                 unreadable += 1;
@@ -44,17 +72,13 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
                         "report": report,
                     }));
                 } else {
-                    for f in &report.findings {
-                        let msg = f.message.replace('\n', "\n  ");
-                        say!("{}:{}: {}: {msg}", path.display(), f.line, f.rule);
-                    }
+                    print_findings(path, &report.findings);
                 }
             }
         }
     }
     let summary = format!(
-        "{} file(s), {frames} frame(s), {problems} problem(s), {unreadable} unreadable",
-        files.len()
+        "{count} file(s), {frames} frame(s), {problems} problem(s), {unreadable} unreadable"
     );
     if json {
         let doc = serde_json::json!({
@@ -71,6 +95,14 @@ pub fn validate(files: &[PathBuf], format: Option<Format>, json: bool) -> ExitCo
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `FILE:LINE: rule: message`, one per finding (continuation lines indented).
+fn print_findings(path: &Path, findings: &[super::validate::Finding]) {
+    for f in findings {
+        let msg = f.message.replace('\n', "\n  ");
+        say!("{}:{}: {}: {msg}", path.display(), f.line, f.rule);
     }
 }
 
@@ -146,8 +178,15 @@ pub fn export(file: &Path, output: Option<&Path>) -> ExitCode {
 pub fn sessions() -> ExitCode {
     let dir = crate::paths::recordings_dir();
     let list = super::sessions::list(&dir);
-    if list.is_empty() {
+    let workspaces = super::sessions::list_workspaces(&dir);
+    if list.is_empty() && workspaces.is_empty() {
         say!("no recordings in {}", dir.display());
+        return ExitCode::SUCCESS;
+    }
+    for w in &workspaces {
+        print_workspace(w);
+    }
+    if list.is_empty() {
         return ExitCode::SUCCESS;
     }
     println!(
@@ -167,4 +206,43 @@ pub fn sessions() -> ExitCode {
         say!("  {}", s.path.display());
     }
     ExitCode::SUCCESS
+}
+
+/// A workspace: its line (started, "workspace", sessions, decisions), its manifest's path, then
+/// one indented line per session (name, backend, recording). Every field is neutralized: names
+/// come from profiles and paths from the file system.
+fn print_workspace(w: &super::sessions::Workspace) {
+    let m = match &w.manifest {
+        Ok(m) => m,
+        Err(e) => {
+            say!("{:<21} workspace  unreadable: {e}", "?");
+            say!("  {}", w.path.display());
+            return;
+        }
+    };
+    let more = if m.decisions_truncated { "+" } else { "" };
+    say!(
+        "{:<21} workspace  {} session(s), {}{more} decision(s)",
+        m.started,
+        m.sessions.len(),
+        m.decisions_total
+    );
+    say!("  {}", w.path.display());
+    for s in &m.sessions {
+        let rec = crate::workspace::manifest::Manifest::recording_path(&w.path, s)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "(not recorded)".into());
+        let status = match (s.closed_ms, s.exit_code) {
+            (None, _) => "open".to_string(),
+            (Some(_), Some(code)) => format!("exited {code}"),
+            (Some(_), None) => "closed".to_string(),
+        };
+        say!(
+            "    {:>3} {:<20} {:<7} {:<10} {rec}",
+            s.id,
+            crate::core::text::truncate(&s.name, 20),
+            s.backend,
+            status
+        );
+    }
 }

@@ -10,3 +10,4 @@ pub mod sessions;
 pub mod source;
 pub mod validate;
 pub mod validate_acp;
+pub mod validate_manifest;

@@ -187,6 +187,34 @@ pub fn list(dir: &Path) -> Vec<Summary> {
     out
 }
 
+/// One workspace manifest found in the recordings directory.
+#[derive(Debug)]
+pub struct Workspace {
+    pub path: PathBuf,
+    /// The manifest, or why it cannot be read (shown, not skipped: a damaged manifest is news).
+    pub manifest: Result<crate::workspace::manifest::Manifest, String>,
+}
+
+/// Every workspace manifest (`*.json` whose first key is `switchboard_workspace`) in `dir`,
+/// newest first.
+pub fn list_workspaces(dir: &Path) -> Vec<Workspace> {
+    use crate::workspace::manifest::{is_manifest, load_manifest};
+    let mut out: Vec<Workspace> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && is_manifest(p))
+        .map(|p| Workspace {
+            manifest: load_manifest(&p),
+            path: p,
+        })
+        .collect();
+    let started = |w: &Workspace| w.manifest.as_ref().map_or(0, |m| m.started_ms);
+    out.sort_by(|a, b| started(b).cmp(&started(a)).then(b.path.cmp(&a.path)));
+    out
+}
+
 /// Convert a cowork-harness cassette into our recording format. Times are synthetic
 /// (one millisecond apart), and a note says where the frames came from.
 pub fn import(src: &Path, dst: &Path) -> Result<usize, String> {

@@ -31,7 +31,9 @@ pub struct Report {
 
 /// Findings that explain rather than accuse: listed, but they do not change the exit code.
 /// `agent-exited`: a request was pending when the agent ended, so nobody could answer it.
-pub const INFORMATIONAL: &[&str] = &["agent-exited"];
+/// `unchecked`: a manifest's decision could not be checked (its session has no recording, or the
+/// document is too broken to read); the reason it could not is a finding of its own.
+pub const INFORMATIONAL: &[&str] = &["agent-exited", "unchecked"];
 
 impl Report {
     /// Findings that count as problems (exit 1).

@@ -160,7 +160,11 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         };
         lines.push(Line::from(Span::styled(clip(&head, inner_w), theme.accent)));
         let room = panel_h.saturating_sub(1);
-        let shown = if batch.len() > room { room.saturating_sub(1) } else { room };
+        let shown = if batch.len() > room {
+            room.saturating_sub(1)
+        } else {
+            room
+        };
         for (i, g) in batch.iter().take(shown) {
             let text = format!(
                 "  {} · {} · {}",
@@ -172,7 +176,10 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         }
         if batch.len() > shown {
             lines.push(Line::from(Span::styled(
-                format!("  (+{} more marked: widen the terminal to list them)", batch.len() - shown),
+                format!(
+                    "  (+{} more marked: widen the terminal to list them)",
+                    batch.len() - shown
+                ),
                 theme.warn,
             )));
         }

@@ -181,7 +181,11 @@ fn session_row(
     } else {
         theme.title
     };
-    let name = if n.name.is_empty() { "session" } else { &n.name };
+    let name = if n.name.is_empty() {
+        "session"
+    } else {
+        &n.name
+    };
     let head = format!("{fold}{glyph} ");
     let rest_w = w.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()));
     let label = format!("{name} · {}", s.session.backend);
@@ -202,8 +206,15 @@ fn session_row(
     if s.session.cost_usd > 0.0 {
         stats.push(format!("${:.2}", s.session.cost_usd));
     }
-    let style = if pending > 0 { theme.waiting } else { theme.dim };
-    let second = Line::from(Span::styled(clip(&format!("  {}", stats.join(" · ")), w), style));
+    let style = if pending > 0 {
+        theme.waiting
+    } else {
+        theme.dim
+    };
+    let second = Line::from(Span::styled(
+        clip(&format!("  {}", stats.join(" · ")), w),
+        style,
+    ));
     [first, second]
 }
 

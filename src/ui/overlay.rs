@@ -44,9 +44,18 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
         "Workspace (several sessions)",
         &[
             ("I", "gate inbox: every pending gate, oldest first"),
-            ("g · ] / [", "oldest gate anywhere · next / previous, across sessions"),
-            ("Ctrl-N", "new session from a profile or an ACP command line"),
-            ("x · X", "close the session (answers its gates) · restart it"),
+            (
+                "g · ] / [",
+                "oldest gate anywhere · next / previous, across sessions",
+            ),
+            (
+                "Ctrl-N",
+                "new session from a profile or an ACP command line",
+            ),
+            (
+                "x · X",
+                "close the session (answers its gates) · restart it",
+            ),
             ("z", "fold / unfold the session in the tree"),
         ],
     ),
@@ -54,7 +63,10 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
         "Inbox",
         &[
             ("↑↓ / j k · Enter", "move · open the gate's card"),
-            ("Space · =", "mark · mark all identical (same tool and input)"),
+            (
+                "Space · =",
+                "mark · mark all identical (same tool and input)",
+            ),
             ("u", "clear the marks"),
             ("y", "allow each marked gate once"),
             ("n", "deny each marked gate with one message"),
@@ -330,9 +342,14 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Overlay::ConfirmClose { session } => {
             let (name, n) = state
                 .session_by_id(*session)
-                .map_or(("?".to_string(), 0), |s| (s.name().to_string(), s.gates.len()));
+                .map_or(("?".to_string(), 0), |s| {
+                    (s.name().to_string(), s.gates.len())
+                });
             let l = vec![
-                Line::from(clip(&format!("Session {name}: {n} gate(s) are still waiting."), 56)),
+                Line::from(clip(
+                    &format!("Session {name}: {n} gate(s) are still waiting."),
+                    56,
+                )),
                 Line::from("Closing answers them as quitting does"),
                 Line::from("(deny / cancel / block) and stops its agent."),
                 Line::from(""),
@@ -494,7 +511,10 @@ fn new_session(
     }
     let cmd_on = form.is_command(state.profiles.len());
     l.push(Line::from(Span::styled(
-        format!("{} ACP agent by command line…", if cmd_on { "▶" } else { " " }),
+        format!(
+            "{} ACP agent by command line…",
+            if cmd_on { "▶" } else { " " }
+        ),
         if cmd_on && form.field == F::Choice {
             theme.choice_active
         } else {
@@ -505,7 +525,10 @@ fn new_session(
     let caret = |f: F| if form.field == f { "▌" } else { "" };
     if cmd_on {
         l.push(Line::from(Span::styled(
-            clip(&format!("command: {}{}", form.command, caret(F::Command)), w),
+            clip(
+                &format!("command: {}{}", form.command, caret(F::Command)),
+                w,
+            ),
             field_style(F::Command),
         )));
     }

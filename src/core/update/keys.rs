@@ -366,7 +366,10 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                 let hit = state.view.tree_rows.borrow().get(row).copied();
                 // The rows are from the last draw: keep only a node that still exists.
                 if let Some((i, n)) = hit
-                    && state.sessions.get(i).is_some_and(|s| n < s.tree.nodes.len())
+                    && state
+                        .sessions
+                        .get(i)
+                        .is_some_and(|s| n < s.tree.nodes.len())
                 {
                     if i != state.selected {
                         state.select_session(i, n);

@@ -52,11 +52,7 @@ pub fn jump_to(state: &mut State, i: usize, id: &str) {
 
 /// `g`: the oldest pending gate anywhere.
 pub(super) fn jump_to_oldest(state: &mut State) {
-    let Some((i, id)) = state
-        .inbox()
-        .first()
-        .map(|(_, i, g)| (*i, g.id.clone()))
-    else {
+    let Some((i, id)) = state.inbox().first().map(|(_, i, g)| (*i, g.id.clone())) else {
         state.status_line = Some("no pending gates".into());
         return;
     };

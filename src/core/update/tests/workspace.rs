@@ -261,9 +261,16 @@ fn closing_a_session_answers_its_gates_and_stops_only_it() {
     assert_eq!(answers(&fx)[0].0, A);
     assert!(matches!(answers(&fx)[0].2, Decision::Deny { .. }));
     assert!(fx.contains(&Effect::Send(A, Command::Shutdown)));
-    assert!(!fx.iter().any(|e| matches!(e, Effect::Send(sid, _) if *sid == b)));
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::Send(sid, _) if *sid == b))
+    );
     assert!(s.sessions[0].closed);
-    assert_eq!(s.sessions[1].gates.len(), 1, "the other session's gate stays");
+    assert_eq!(
+        s.sessions[1].gates.len(),
+        1,
+        "the other session's gate stays"
+    );
     assert_eq!(s.sessions[0].status_label(), "closed");
 }
 
@@ -373,7 +380,10 @@ fn the_new_session_dialog_asks_the_app_to_start_a_profile_or_a_command() {
     let Effect::StartSession(req) = &fx[0] else {
         panic!("{fx:?}")
     };
-    assert_eq!(req.command_line.as_deref(), Some("claude-agent-acp --debug"));
+    assert_eq!(
+        req.command_line.as_deref(),
+        Some("claude-agent-acp --debug")
+    );
     assert_eq!(req.profile, None);
 }
 

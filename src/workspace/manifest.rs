@@ -1,0 +1,499 @@
+//! The workspace manifest: one JSON document (schema `schema/manifest.schema.json`) that lists a
+//! workspace's sessions, the recording each one writes, and every decision taken on a gate across
+//! sessions in the order they were taken. The recordings hold the traffic; the manifest holds the
+//! order across them, so a workspace can be validated and replayed as a whole.
+//!
+//! The writer rewrites the whole document on every change into a private temp file next to it and
+//! renames that over the manifest: a reader (or a crash) only ever sees a whole document. Each
+//! element of `sessions` and `decisions` is written on its own line, so findings about the
+//! document can name a line.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::gate::Decision;
+
+/// The format version (`switchboard_workspace`).
+pub const VERSION: u64 = 1;
+
+/// Decisions listed before the list stops (later ones are only counted): every change rewrites
+/// the whole document, so its size must stay small even when rules answer thousands of gates.
+pub const MAX_LISTED_DECISIONS: usize = 10_000;
+
+/// Largest manifest read back (a full list is about 1.5 MB).
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// Who took a decision (the schema's `by`).
+pub const BY: [&str; 7] = [
+    "human", "batch", "rule", "covered", "quit", "close", "backend",
+];
+
+/// Longest session name and gate id the schema admits.
+const MAX_NAME_CHARS: usize = 256;
+const MAX_GATE_ID_CHARS: usize = 512;
+
+/// A whole manifest. Enum-like fields are kept as strings and unknown keys are ignored, so a
+/// document that breaks the schema can still be read for the cross-checks of `validate`: the
+/// schema is the strict part, and [`load_manifest`] checks it first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub switchboard_workspace: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switchboard_version: Option<String>,
+    pub started: String,
+    pub started_ms: u64,
+    pub sessions: Vec<SessionEntry>,
+    pub decisions: Vec<DecisionEntry>,
+    pub decisions_total: u64,
+    pub decisions_truncated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionEntry {
+    pub id: u32,
+    pub name: String,
+    pub backend: String,
+    /// As written; see [`Manifest::recording_path`] for the path to open.
+    pub recording: Option<String>,
+    pub opened_ms: u64,
+    pub closed_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionEntry {
+    pub at_ms: u64,
+    pub session: u32,
+    pub gate_id: String,
+    /// One of the schema's kinds, see [`decision_kind`].
+    pub decision: String,
+    /// One of [`BY`].
+    pub by: String,
+}
+
+impl Manifest {
+    pub fn new(started_ms: u64) -> Manifest {
+        Manifest {
+            switchboard_workspace: VERSION,
+            switchboard_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            started: crate::record::utc_from_secs((started_ms / 1000) as i64),
+            started_ms,
+            sessions: Vec::new(),
+            decisions: Vec::new(),
+            decisions_total: 0,
+            decisions_truncated: false,
+        }
+    }
+
+    pub fn session(&self, id: u32) -> Option<&SessionEntry> {
+        self.sessions.iter().find(|s| s.id == id)
+    }
+
+    /// The recording of `session` to open: a relative path is resolved against the directory of
+    /// the manifest at `manifest_path`.
+    pub fn recording_path(manifest_path: &Path, session: &SessionEntry) -> Option<PathBuf> {
+        let rec = Path::new(session.recording.as_deref()?);
+        if rec.is_absolute() {
+            return Some(rec.to_path_buf());
+        }
+        let dir = manifest_path.parent().unwrap_or(Path::new(""));
+        Some(dir.join(rec))
+    }
+
+    /// The document as written: the top-level keys in schema order, one session or decision per
+    /// line (so a finding can name the line of an element).
+    pub fn to_text(&self) -> String {
+        let mut out = String::from("{\n");
+        out.push_str(&format!(
+            "  \"switchboard_workspace\": {},\n",
+            self.switchboard_workspace
+        ));
+        if let Some(v) = &self.switchboard_version {
+            out.push_str(&format!("  \"switchboard_version\": {},\n", j(v)));
+        }
+        out.push_str(&format!("  \"started\": {},\n", j(&self.started)));
+        out.push_str(&format!("  \"started_ms\": {},\n", self.started_ms));
+        out.push_str(&format!(
+            "  \"decisions_total\": {},\n",
+            self.decisions_total
+        ));
+        out.push_str(&format!(
+            "  \"decisions_truncated\": {},\n",
+            self.decisions_truncated
+        ));
+        list(&mut out, "sessions", self.sessions.iter().map(j), true);
+        list(&mut out, "decisions", self.decisions.iter().map(j), false);
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// One value as compact JSON. Serialising our own plain structs cannot fail; were it to, the
+/// `null` would be caught by the schema on reading.
+fn j<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+fn list(out: &mut String, key: &str, items: impl Iterator<Item = String>, comma: bool) {
+    out.push_str(&format!("  \"{key}\": ["));
+    let mut first = true;
+    for item in items {
+        out.push_str(if first { "\n    " } else { ",\n    " });
+        out.push_str(&item);
+        first = false;
+    }
+    out.push_str(if first { "]" } else { "\n  ]" });
+    out.push_str(if comma { ",\n" } else { "\n" });
+}
+
+/// The schema's name for a decision: what was decided, without its detail (deny messages,
+/// answers and edited input stay in the session's recording).
+pub fn decision_kind(d: &Decision) -> &'static str {
+    match d {
+        Decision::Allow { always: true, .. } => "allow_always",
+        Decision::Allow {
+            updated_input: Some(_),
+            ..
+        } => "allow_edited",
+        Decision::Allow { .. } => "allow",
+        Decision::Deny {
+            interrupt: true, ..
+        } => "deny_interrupt",
+        Decision::Deny { .. } => "deny",
+        Decision::Answer { .. } => "answer",
+        Decision::DialogComplete { .. } => "dialog_complete",
+        Decision::DialogCancel => "dialog_cancel",
+        Decision::ElicitAccept { .. } => "elicit_accept",
+        Decision::ElicitDecline => "elicit_decline",
+        Decision::ElicitCancel => "elicit_cancel",
+        Decision::Continue => "continue",
+        Decision::Block { .. } => "block",
+        Decision::Raw { .. } => "raw",
+        Decision::Option { allow: true, .. } => "option_allow",
+        Decision::Option { allow: false, .. } => "option_reject",
+        Decision::Cancelled => "cancelled",
+    }
+}
+
+/// Writes a workspace's manifest. Every call rewrites the whole document atomically; errors are
+/// returned (the workspace keeps running without its manifest), and the next successful call
+/// writes everything recorded so far.
+#[derive(Debug)]
+pub struct ManifestWriter {
+    path: PathBuf,
+    doc: Manifest,
+    limit: usize,
+}
+
+impl ManifestWriter {
+    /// Start a manifest at `path` (its directory is made private when missing) and write it.
+    pub fn create(path: &Path, started_ms: u64) -> Result<ManifestWriter, String> {
+        crate::paths::prepare_parent(path)
+            .map_err(|e| format!("cannot create the directory of {}: {e}", path.display()))?;
+        let w = ManifestWriter {
+            path: path.to_path_buf(),
+            doc: Manifest::new(started_ms),
+            limit: MAX_LISTED_DECISIONS,
+        };
+        w.write()?;
+        Ok(w)
+    }
+
+    /// List at most `limit` decisions (tests; the default is [`MAX_LISTED_DECISIONS`]).
+    pub fn with_limit(mut self, limit: usize) -> ManifestWriter {
+        self.limit = limit;
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.doc
+    }
+
+    pub fn session_opened(
+        &mut self,
+        id: u32,
+        name: &str,
+        backend: &str,
+        recording: Option<&Path>,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        if self.doc.session(id).is_some() {
+            return Err(format!("session {id} is already in the manifest"));
+        }
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(format!(
+                "session {id}: the name is longer than {MAX_NAME_CHARS} characters"
+            ));
+        }
+        let valid_backend = backend.len() <= 32
+            && backend.starts_with(|c: char| c.is_ascii_lowercase())
+            && backend
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if !valid_backend {
+            return Err(format!(
+                "session {id}: backend {backend:?} is not a backend name"
+            ));
+        }
+        let recording = match recording {
+            None => None,
+            Some(p) => Some(
+                p.to_str()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| {
+                        format!("session {id}: the recording path is empty or not UTF-8")
+                    })?
+                    .to_string(),
+            ),
+        };
+        self.doc.sessions.push(SessionEntry {
+            id,
+            name: name.to_string(),
+            backend: backend.to_string(),
+            recording,
+            opened_ms: at_ms,
+            closed_ms: None,
+            exit_code: None,
+        });
+        self.write()
+    }
+
+    /// Where session `id`'s recording goes, once its backend opened it.
+    pub fn session_recording(&mut self, id: u32, recording: &Path) -> Result<(), String> {
+        let path = recording
+            .to_str()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("session {id}: the recording path is empty or not UTF-8"))?
+            .to_string();
+        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
+            return Err(format!("session {id} is not in the manifest"));
+        };
+        s.recording = Some(path);
+        self.write()
+    }
+
+    pub fn session_closed(
+        &mut self,
+        id: u32,
+        at_ms: u64,
+        exit_code: Option<i32>,
+    ) -> Result<(), String> {
+        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
+            return Err(format!("session {id} is not in the manifest"));
+        };
+        if s.closed_ms.is_some() {
+            return Err(format!("session {id} is already closed"));
+        }
+        s.closed_ms = Some(at_ms);
+        s.exit_code = exit_code;
+        self.write()
+    }
+
+    /// A decision on gate `gate_id` of `session`, taken `by` one of [`BY`].
+    pub fn decision(
+        &mut self,
+        at_ms: u64,
+        session: u32,
+        gate_id: &str,
+        decision: &Decision,
+        by: &str,
+    ) -> Result<(), String> {
+        if self.doc.session(session).is_none() {
+            return Err(format!(
+                "decision on {gate_id:?}: session {session} is not in the manifest"
+            ));
+        }
+        if !BY.contains(&by) {
+            return Err(format!(
+                "decision on {gate_id:?}: {by:?} is not one of {}",
+                BY.join(", ")
+            ));
+        }
+        if gate_id.is_empty() || gate_id.chars().count() > MAX_GATE_ID_CHARS {
+            return Err(format!(
+                "session {session}: a gate id must have 1 to {MAX_GATE_ID_CHARS} characters"
+            ));
+        }
+        self.doc.decisions_total += 1;
+        if self.doc.decisions.len() < self.limit {
+            self.doc.decisions.push(DecisionEntry {
+                at_ms,
+                session,
+                gate_id: gate_id.to_string(),
+                decision: decision_kind(decision).to_string(),
+                by: by.to_string(),
+            });
+        } else {
+            self.doc.decisions_truncated = true;
+        }
+        self.write()
+    }
+
+    /// Write the document to `.<name>.tmp` beside the manifest (0600, never through a link),
+    /// flush it to disk, then rename it over the manifest.
+    fn write(&self) -> Result<(), String> {
+        let name = self
+            .path
+            .file_name()
+            .ok_or_else(|| format!("{}: not a file path", self.path.display()))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(".tmp");
+        let tmp = self.path.with_file_name(tmp_name);
+        let text = self.doc.to_text();
+        let result = (|| -> std::io::Result<()> {
+            let mut f = crate::paths::create_private_file(&tmp, false)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        result.map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot write the manifest {}: {e}", self.path.display())
+        })
+    }
+}
+
+/// Whether `path` looks like a workspace manifest: its first key is `switchboard_workspace`
+/// (the writer puts it first). Reads at most 256 bytes, and only from a regular file (opening a
+/// FIFO found in the recordings directory would block `sessions`).
+pub fn is_manifest(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(256);
+    if f.take(256).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    is_manifest_text(&head)
+}
+
+/// [`is_manifest`] on the first bytes of a document.
+pub fn is_manifest_text(head: &[u8]) -> bool {
+    let rest = head.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    rest.trim_ascii_start()
+        .starts_with(b"\"switchboard_workspace\"")
+}
+
+/// Read a manifest's text (at most [`MAX_MANIFEST_BYTES`]).
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read: not a regular file".into());
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut buf = Vec::new();
+    f.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if buf.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not a manifest switchboard wrote",
+            MAX_MANIFEST_BYTES >> 20
+        ));
+    }
+    String::from_utf8(buf).map_err(|e| format!("not UTF-8: {e}"))
+}
+
+/// Load a manifest: read, checked against the schema, then typed. The error names the line and
+/// the key of the first problem.
+pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
+    let text = read_text(path)?;
+    parse(&text)
+}
+
+/// [`load_manifest`] on a document's text.
+pub fn parse(text: &str) -> Result<Manifest, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    if let Err(errors) = crate::schema::validate_manifest(&value) {
+        let (pointer, message) = errors.into_iter().next().unwrap_or_default();
+        let line = line_of_pointer(text, &pointer);
+        let key = if pointer.is_empty() { "/" } else { &pointer };
+        return Err(format!("line {line}: {key}: {message}"));
+    }
+    serde_json::from_value(value).map_err(|e| format!("does not match the manifest: {e}"))
+}
+
+/// The 1-based line of the element a JSON pointer names: `/sessions/N/...` and
+/// `/decisions/N/...` point at the line their element starts on, anything else at line 1.
+pub fn line_of_pointer(text: &str, pointer: &str) -> usize {
+    let mut parts = pointer.trim_start_matches('/').split('/');
+    let (Some(key), Some(index)) = (parts.next(), parts.next()) else {
+        return 1;
+    };
+    let Ok(index) = index.parse::<usize>() else {
+        return 1;
+    };
+    element_lines(text, key).get(index).copied().unwrap_or(1)
+}
+
+/// The 1-based line on which each element of the top-level array `key` starts, however the
+/// document is laid out.
+pub fn element_lines(text: &str, key: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
+    let mut last_key: &[u8] = b"";
+    // Inside the wanted array, waiting for the start of the next element.
+    let mut inside = false;
+    let mut want = false;
+    while i < b.len() {
+        let c = b[i];
+        if inside && depth == 2 && want && !c.is_ascii_whitespace() && c != b',' && c != b']' {
+            out.push(line);
+            want = false;
+        }
+        match c {
+            b'\n' => line += 1,
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    } else if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                if depth == 1 {
+                    last_key = &b[start.min(b.len())..i.min(b.len())];
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if c == b'[' && depth == 2 && last_key == key.as_bytes() {
+                    inside = true;
+                    want = true;
+                }
+            }
+            b'}' | b']' => {
+                if inside && depth == 2 {
+                    return out;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if inside && depth == 2 => want = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod tests;

@@ -1,0 +1,297 @@
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sb-manifest-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn allow() -> Decision {
+    Decision::Allow {
+        updated_input: None,
+        always: false,
+    }
+}
+
+#[test]
+fn writes_a_private_document_that_reads_back_and_matches_the_schema() {
+    let dir = scratch("roundtrip");
+    let path = dir.join("workspace-1.json");
+    let mut w = ManifestWriter::create(&path, 1_000).unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    w.session_opened(0, "api", "claude", Some(Path::new("/r/a.jsonl")), 1_010)
+        .unwrap();
+    w.session_opened(1, "docs", "acp", Some(Path::new("b.jsonl")), 1_020)
+        .unwrap();
+    w.decision(1_100, 0, "req-1", &allow(), "human").unwrap();
+    w.decision(
+        1_200,
+        1,
+        "acp:0",
+        &Decision::Deny {
+            message: "no".into(),
+            interrupt: true,
+        },
+        "batch",
+    )
+    .unwrap();
+    w.session_closed(1, 1_300, Some(3)).unwrap();
+    let m = load_manifest(&path).unwrap();
+    assert_eq!(&m, w.manifest());
+    assert_eq!(m.started, "1970-01-01T00:00:01Z");
+    assert_eq!(m.decisions[1].decision, "deny_interrupt");
+    assert_eq!(m.session(1).unwrap().closed_ms, Some(1_300));
+    assert_eq!(m.session(1).unwrap().exit_code, Some(3));
+    // A relative recording resolves next to the manifest, an absolute one stays.
+    assert_eq!(
+        Manifest::recording_path(&path, m.session(1).unwrap()).unwrap(),
+        dir.join("b.jsonl")
+    );
+    assert_eq!(
+        Manifest::recording_path(&path, m.session(0).unwrap()).unwrap(),
+        PathBuf::from("/r/a.jsonl")
+    );
+    // One element per line: the second decision is on the line before the closing bracket.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines = element_lines(&text, "decisions");
+    assert_eq!(lines.len(), 2);
+    assert!(text.lines().nth(lines[1] - 1).unwrap().contains("acp:0"));
+    assert!(is_manifest(&path));
+    // No temp file is left behind.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("workspace-1.json")]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn every_change_replaces_the_file_whole() {
+    let dir = scratch("atomic");
+    let path = dir.join("m.json");
+    let mut w = ManifestWriter::create(&path, 0).unwrap();
+    w.session_opened(0, "a", "demo", None, 0).unwrap();
+    let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = ino(&path);
+    // A reader holding the old file keeps reading the old, whole document.
+    let old = std::fs::File::open(&path).unwrap();
+    w.decision(5, 0, "g1", &allow(), "rule").unwrap();
+    assert_ne!(ino(&path), before, "renamed over, not rewritten in place");
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut &old, &mut s).unwrap();
+    assert!(parse(&s).unwrap().decisions.is_empty());
+    assert_eq!(load_manifest(&path).unwrap().decisions.len(), 1);
+    // A stale temp file from a crash (even 0644) is replaced, and the result is 0600.
+    let tmp = dir.join(".m.json.tmp");
+    std::fs::write(&tmp, "half a docu").unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+    w.session_closed(0, 9, None).unwrap();
+    assert!(!tmp.exists());
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A link planted as the temp file is not followed: the write fails, the target is kept.
+    let target = dir.join("victim");
+    std::fs::write(&target, "keep").unwrap();
+    std::os::unix::fs::symlink(&target, &tmp).unwrap();
+    let e = w.decision(10, 0, "g2", &allow(), "human").unwrap_err();
+    assert!(e.contains("cannot write the manifest"), "{e}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert_eq!(load_manifest(&path).unwrap().decisions.len(), 1);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_decision_list_is_bounded_and_says_so() {
+    let dir = scratch("bounded");
+    let path = dir.join("m.json");
+    let mut w = ManifestWriter::create(&path, 0).unwrap().with_limit(3);
+    w.session_opened(7, "s", "claude", None, 0).unwrap();
+    for i in 0..5 {
+        w.decision(i, 7, &format!("g{i}"), &allow(), "rule")
+            .unwrap();
+    }
+    let m = load_manifest(&path).unwrap();
+    assert_eq!(m.decisions.len(), 3);
+    assert_eq!(m.decisions_total, 5);
+    assert!(m.decisions_truncated);
+    assert_eq!(m.decisions[2].gate_id, "g2");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn hostile_names_and_ids_are_escaped_or_refused() {
+    let dir = scratch("hostile");
+    let path = dir.join("m.json");
+    let mut w = ManifestWriter::create(&path, 0).unwrap();
+    let name = "api\u{1b}]0;pwned\u{7}\u{1b}[2J\"},\n{\"x\":1";
+    w.session_opened(0, name, "claude", None, 0).unwrap();
+    let gate = "id\u{1b}[31m\"\\\n";
+    w.decision(1, 0, gate, &allow(), "human").unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(!bytes.contains(&0x1b), "no raw escape byte in the file");
+    let m = load_manifest(&path).unwrap();
+    assert_eq!(m.sessions[0].name, name);
+    assert_eq!(m.decisions[0].gate_id, gate);
+    // Refused, not written: unknown session, unknown `by`, bad backend, over-long values,
+    // a session opened twice or closed twice.
+    assert!(w.decision(2, 9, "g", &allow(), "human").is_err());
+    assert!(w.decision(2, 0, "g", &allow(), "robot").is_err());
+    assert!(
+        w.decision(2, 0, &"x".repeat(513), &allow(), "human")
+            .is_err()
+    );
+    assert!(w.decision(2, 0, "", &allow(), "human").is_err());
+    assert!(w.session_opened(1, "b", "Claude\u{1b}", None, 0).is_err());
+    assert!(
+        w.session_opened(1, &"n".repeat(257), "acp", None, 0)
+            .is_err()
+    );
+    assert!(w.session_opened(0, "again", "acp", None, 0).is_err());
+    w.session_closed(0, 3, Some(-1)).unwrap();
+    assert!(w.session_closed(0, 4, None).is_err());
+    assert!(w.session_closed(5, 4, None).is_err());
+    let m = load_manifest(&path).unwrap();
+    assert_eq!((m.sessions.len(), m.decisions.len()), (1, 1));
+    assert_eq!(m.decisions_total, 1);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn the_reader_names_the_line_and_key_of_a_problem() {
+    let mut m = Manifest::new(0);
+    m.sessions.push(SessionEntry {
+        id: 0,
+        name: "a".into(),
+        backend: "claude".into(),
+        recording: None,
+        opened_ms: 0,
+        closed_ms: None,
+        exit_code: None,
+    });
+    for (i, by) in ["human", "robot"].iter().enumerate() {
+        m.decisions.push(DecisionEntry {
+            at_ms: i as u64,
+            session: 0,
+            gate_id: format!("g{i}"),
+            decision: "allow".into(),
+            by: by.to_string(),
+        });
+    }
+    let text = m.to_text();
+    let e = parse(&text).unwrap_err();
+    let line = element_lines(&text, "decisions")[1];
+    assert!(
+        e.starts_with(&format!("line {line}: /decisions/1/by: ")),
+        "{e}"
+    );
+    // Unknown keys, a wrong version, not JSON.
+    let text = text.replacen("\"robot\"", "\"human\"", 1);
+    parse(&text).unwrap();
+    let extra = text.replacen("\"started_ms\"", "\"extra\": 1,\n  \"started_ms\"", 1);
+    assert!(parse(&extra).unwrap_err().contains("extra"));
+    let v2 = text.replacen(
+        "\"switchboard_workspace\": 1",
+        "\"switchboard_workspace\": 2",
+        1,
+    );
+    assert!(parse(&v2).unwrap_err().contains("/switchboard_workspace"));
+    assert!(parse("{").unwrap_err().starts_with("not JSON"));
+}
+
+#[test]
+fn detection_reads_only_the_first_key() {
+    assert!(is_manifest_text(b" \n{\n  \"switchboard_workspace\": 1"));
+    assert!(!is_manifest_text(b"{\"switchboard_recording\":1}"));
+    assert!(!is_manifest_text(
+        b"{\"events\":[\"switchboard_workspace\"]}"
+    ));
+    assert!(!is_manifest_text(b""));
+    assert!(!is_manifest(Path::new("/nonexistent/m.json")));
+    // A directory (or a FIFO) is never opened as one.
+    let dir = scratch("detect");
+    let named = dir.join("workspace-x.json");
+    std::fs::create_dir(&named).unwrap();
+    assert!(!is_manifest(&named));
+    assert!(
+        read_text(&named)
+            .unwrap_err()
+            .contains("not a regular file")
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn decision_kinds_are_the_schema_enum() {
+    let schema: Value = serde_json::from_str(crate::schema::MANIFEST_SCHEMA_SOURCE).unwrap();
+    let kinds: Vec<&str> = schema["$defs"]["decision"]["properties"]["decision"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let bys: Vec<&str> = schema["$defs"]["decision"]["properties"]["by"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(bys, BY);
+    let all = [
+        allow(),
+        Decision::Allow {
+            updated_input: Some(Value::Null),
+            always: false,
+        },
+        Decision::Allow {
+            updated_input: None,
+            always: true,
+        },
+        Decision::Deny {
+            message: String::new(),
+            interrupt: false,
+        },
+        Decision::Deny {
+            message: String::new(),
+            interrupt: true,
+        },
+        Decision::Answer { answers: vec![] },
+        Decision::DialogComplete {
+            result: Value::Null,
+        },
+        Decision::DialogCancel,
+        Decision::ElicitAccept {
+            content: Value::Null,
+        },
+        Decision::ElicitDecline,
+        Decision::ElicitCancel,
+        Decision::Continue,
+        Decision::Block {
+            reason: String::new(),
+        },
+        Decision::Raw { body: Value::Null },
+        Decision::Option {
+            option_id: "o".into(),
+            name: "n".into(),
+            allow: true,
+        },
+        Decision::Option {
+            option_id: "o".into(),
+            name: "n".into(),
+            allow: false,
+        },
+        Decision::Cancelled,
+    ];
+    let mut ours: Vec<&str> = all.iter().map(decision_kind).collect();
+    ours.sort_unstable();
+    let mut theirs = kinds.clone();
+    theirs.sort_unstable();
+    assert_eq!(ours, theirs);
+}
