@@ -95,6 +95,7 @@ pub async fn generate(dir: &Path) -> std::io::Result<()> {
     save(&mut h, dir, "question-multiselect")?;
     h.quit().await;
     replay_shot(&work.join("demo.jsonl"), dir)?;
+    inbox_shot(&work, dir).await?;
     std::fs::remove_dir_all(&work).ok();
     Ok(())
 }
@@ -117,5 +118,61 @@ fn replay_shot(recording: &Path, dir: &Path) -> std::io::Result<()> {
     let path = dir.join("replay.svg");
     std::fs::write(&path, buffer_to_svg(term.backend().buffer()))?;
     println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The demo workspace (auth, web, docs) with its gates in the inbox, the two identical
+/// `npm test` requests marked for a batch.
+async fn inbox_shot(work: &Path, dir: &Path) -> std::io::Result<()> {
+    let sessions = crate::demo::demo_workspace();
+    let config = |d: &crate::demo::DemoSession| -> std::io::Result<ClaudeConfig> {
+        let mut prefix_args = vec!["demo-agent".to_string()];
+        prefix_args.extend(d.agent_args());
+        Ok(ClaudeConfig {
+            program: std::env::current_exe()?,
+            prefix_args,
+            cwd: work.to_path_buf(),
+            prompt: Some(d.prompt.clone()),
+            env: vec![("SWITCHBOARD_DEMO_FAST".into(), Some("1".into()))],
+            ..ClaudeConfig::default()
+        })
+    };
+    let mut h = Headless::start(
+        Box::new(ClaudeBackend {
+            config: config(&sessions[0])?,
+        }),
+        120,
+        40,
+    );
+    h.app.state.sessions[0].tree.nodes[0].name = sessions[0].name.clone();
+    for d in &sessions[1..] {
+        h.app.add_session(
+            &d.name,
+            Box::new(ClaudeBackend { config: config(d)? }),
+            Default::default(),
+        );
+    }
+    h.wait_until("gates in all three sessions", WAIT, |s| {
+        s.sessions.iter().all(|x| !x.gates.is_empty()) && s.pending_total() >= 6
+    })
+    .await;
+    // Highlight the oldest `npm test` and mark every identical one.
+    h.key(KeyCode::Char('I'));
+    let npm = h
+        .state()
+        .inbox()
+        .iter()
+        .position(|(_, _, g)| {
+            matches!(&g.kind, GateKind::Permission(p) if p.tool == "Bash" && p.rule_arg == "npm test")
+        })
+        .unwrap_or(0);
+    for _ in 0..npm {
+        h.key(KeyCode::Down);
+    }
+    h.key(KeyCode::Char('='));
+    save(&mut h, dir, "inbox")?;
+    h.key(KeyCode::Esc);
+    save(&mut h, dir, "workspace")?;
+    h.quit().await;
     Ok(())
 }

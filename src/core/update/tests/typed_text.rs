@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 
 use super::*;
 
-/// Overrides whose keys are letters a person types: `S` searches, `x` denies, `X` opens the
+/// Overrides whose keys are letters a person types: `S` searches, `D` denies, `W` opens the
 /// raw reply, `H` shows help, `Q` quits, `E` edits the input.
 fn remapped() -> State {
     let mut o = BTreeMap::new();
     for (action, key) in [
         ("search", "S"),
-        ("deny", "x"),
-        ("raw_reply", "X"),
+        ("deny", "D"),
+        ("raw_reply", "W"),
         ("help", "H"),
         ("quit", "Q"),
         ("edit_input", "E"),
@@ -23,7 +23,7 @@ fn remapped() -> State {
     s
 }
 
-const TYPED: &str = "SxXHQE";
+const TYPED: &str = "SDWHQE";
 
 #[test]
 fn search_box_keeps_remapped_letters() {
@@ -52,14 +52,14 @@ fn every_gate_editor_keeps_remapped_letters() {
     let mut s = remapped();
     open(&mut s, bash("g1", "touch x"));
     s.focus = Focus::Gate;
-    // Deny message: `x` is deny here, then typed text.
-    ch(&mut s, 'x');
+    // Deny message: `D` is deny here, then typed text.
+    ch(&mut s, 'D');
     assert_eq!(editor_purpose(&s), Some(EditorPurpose::DenyMessage));
     typ(&mut s, TYPED);
     assert_eq!(editor_text(&s), TYPED);
     press(&mut s, KeyCode::Esc);
     // Raw reply (multi-line).
-    ch(&mut s, 'X');
+    ch(&mut s, 'W');
     assert_eq!(editor_purpose(&s), Some(EditorPurpose::RawReply));
     clear_editor(&mut s);
     typ(&mut s, TYPED);
