@@ -244,6 +244,17 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     if state.tree.nodes[node].status == NodeStatus::Pending {
         state.tree.nodes[node].status = NodeStatus::Running;
     }
+    if state.closed {
+        // A late request from a session being closed: it gets its exit answer at once.
+        let mut ui = GateUi::for_gate(&gate);
+        ui.seq = state.next_gate_seq();
+        let id = gate.id.clone();
+        let decision = super::super::gate::Decision::on_exit(&gate.kind);
+        state.gate_ui.insert(id.clone(), ui);
+        state.gates.push_back(gate);
+        fx.extend(super::decide::answer(state, &id, decision));
+        return;
+    }
     let rule = super::rules::decide(state, &gate);
     let mut ui = GateUi::for_gate(&gate);
     ui.seq = state.next_gate_seq();

@@ -441,7 +441,7 @@ fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
 fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
     for i in 0..state.sessions.len() {
         state.with_session(i, |st| {
-            if st.session.exited.is_none() && !st.closed {
+            if st.session.exited.is_none() {
                 answer_all_and_shut_down(st, fx);
             }
         });
