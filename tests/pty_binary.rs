@@ -1292,3 +1292,134 @@ fn hostile_acp_terminal_and_reply_floods_keep_memory_bounded() {
     let status = tui.wait_exit(STEP);
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// The demo workspace on the built binary: three scripted agents, gates in all three, the two
+/// identical `npm test` requests allowed from the inbox as one batch, then quit. Every gate gets
+/// exactly one answer, each recording is valid, and the workspace manifest lists the three
+/// sessions and the batch decisions and validates against them.
+#[test]
+fn demo_workspace_inbox_batch_then_quit_writes_a_valid_manifest() {
+    let cwd = temp_dir("pty-ws-cwd");
+    let data = temp_dir("pty-ws-data");
+    let cwd_s = cwd.display().to_string();
+    let mut tui = Tui::spawn(
+        &["demo", "--sessions", "3", "--cwd", &cwd_s],
+        &[("SWITCHBOARD_DEMO_FAST".into(), "1".into())],
+        &[],
+        &data,
+    );
+    tui.wait_screen(
+        "three sessions with gates",
+        |s| {
+            s.contains("Sessions (3)")
+                && s.contains("auth · claude")
+                && s.contains("web · claude")
+                && s.contains("docs · claude")
+                && s.matches("waiting on you").count() == 3
+        },
+        STEP,
+    );
+    tui.send(b"I");
+    let inbox = tui.wait_screen(
+        "the inbox with npm test twice",
+        |s| s.contains("gate inbox") && s.matches("npm test").count() >= 2,
+        STEP,
+    );
+    // Highlight the first npm test row, then mark every identical request.
+    let rows: Vec<&str> = inbox
+        .lines()
+        .skip_while(|l| !l.contains("summary · rule"))
+        .skip(1)
+        .collect();
+    let at = rows
+        .iter()
+        .position(|l| l.contains("npm test"))
+        .unwrap_or_else(|| panic!("no npm test row:\n{inbox}"));
+    for _ in 0..at {
+        tui.send(DOWN);
+    }
+    tui.send(b"=");
+    tui.wait_screen("the batch panel", |s| s.contains("batch of 2"), STEP);
+    tui.send(b"y");
+    tui.wait_screen(
+        "the batch answered",
+        |s| s.contains("batch: 2 of 2 gate(s) allowed once"),
+        STEP,
+    );
+    tui.send(ESC);
+    tui.send(CTRL_D);
+    tui.wait_screen(
+        "the quit confirmation",
+        |s| s.contains("quit switchboard?"),
+        STEP,
+    );
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+
+    let dir = data.join("recordings");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let recordings: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(recordings.len(), 3, "{files:?}");
+    let manifests: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("workspace-"))
+        })
+        .collect();
+    assert_eq!(manifests.len(), 1, "{files:?}");
+    let npm_allowed = recordings
+        .iter()
+        .map(|r| {
+            let text = std::fs::read_to_string(r).unwrap();
+            let rec: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_every_gate_answered_once(&rec);
+            text.contains("\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"npm test\"")
+        })
+        .filter(|x| *x)
+        .count();
+    assert_eq!(npm_allowed, 2, "npm test allowed in web and docs");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(manifests[0]).unwrap()).unwrap();
+    assert_eq!(
+        manifest["sessions"].as_array().unwrap().len(),
+        3,
+        "{manifest}"
+    );
+    let by: Vec<&str> = manifest["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["by"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        by.iter().filter(|b| **b == "batch").count(),
+        2,
+        "{manifest}"
+    );
+    assert!(by.iter().skip(2).all(|b| *b == "quit"), "{manifest}");
+    // The built binary validates the manifest and every recording in it.
+    let out = std::process::Command::new(switchboard())
+        .arg("validate")
+        .arg(manifests[0])
+        .env("SWITCHBOARD_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "validate MANIFEST failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

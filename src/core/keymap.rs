@@ -39,7 +39,33 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("close_session", 'x'),
     ("restart_session", 'X'),
     ("fold_session", 'z'),
+    // A Ctrl chord (its control character): never a bare letter a gate card would take.
+    ("new_session", '\u{e}'),
 ];
+
+/// Ctrl chords switchboard already gives a meaning to everywhere (interrupt, quit, search all,
+/// send an editor, clear the prompt): an override may not take them.
+const RESERVED_CTRL: &[char] = &['c', 'd', 'f', 's', 'u', 'm', 'i', 'j', 'h', '['];
+
+/// The control character of Ctrl + `letter`, as the keymap stores chords.
+pub fn ctrl_char(letter: char) -> Option<char> {
+    letter
+        .is_ascii_alphabetic()
+        .then(|| char::from(letter.to_ascii_lowercase() as u8 & 0x1f))
+}
+
+/// The letter of a chord stored as its control character.
+pub fn ctrl_letter(c: char) -> Option<char> {
+    (c.is_ascii_control() && (1..=26).contains(&(c as u32))).then(|| char::from(c as u8 | 0x60))
+}
+
+/// How a default key reads on screen: `Ctrl-N` for a chord, the character otherwise.
+pub fn label(c: char) -> String {
+    match ctrl_letter(c) {
+        Some(l) => format!("Ctrl-{}", l.to_ascii_uppercase()),
+        None => c.to_string(),
+    }
+}
 
 /// Action names, for `config check` and the README.
 pub fn actions() -> impl Iterator<Item = &'static str> {
@@ -55,9 +81,38 @@ pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>
             .find(|(a, _)| a == action)
             .map(|(_, k)| *k)
             .ok_or_else(|| format!("[keys] unknown action {action:?}"))?;
-        let mut chars = key.chars();
-        let (Some(c), None) = (chars.next(), chars.next()) else {
-            return Err(format!("[keys] {action} = {key:?}: give one character"));
+        let c = if ctrl_letter(default).is_some() {
+            // A chord action takes a chord: `ctrl-t`.
+            let lower = key.to_ascii_lowercase();
+            let letter = lower
+                .strip_prefix("ctrl-")
+                .or_else(|| lower.strip_prefix("c-"))
+                .filter(|l| l.chars().count() == 1)
+                .and_then(|l| l.chars().next())
+                .filter(|l| l.is_ascii_alphabetic())
+                .ok_or_else(|| {
+                    format!(
+                        "[keys] {action} = {key:?}: give a Ctrl chord such as \"ctrl-t\" (never a bare letter a gate card uses)"
+                    )
+                })?;
+            if RESERVED_CTRL.contains(&letter) {
+                return Err(format!(
+                    "[keys] {action} = {key:?}: Ctrl-{} is already taken",
+                    letter.to_ascii_uppercase()
+                ));
+            }
+            ctrl_char(letter).expect("an ASCII letter")
+        } else {
+            let mut chars = key.chars();
+            let (Some(c), None) = (chars.next(), chars.next()) else {
+                return Err(format!("[keys] {action} = {key:?}: give one character"));
+            };
+            if c.is_control() {
+                return Err(format!(
+                    "[keys] {action} = {key:?}: give a printable character"
+                ));
+            }
+            c
         };
         // Taking another action's key would silently disable it (e.g. `help = "y"` would
         // leave no key to allow a permission).
@@ -78,6 +133,19 @@ pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_new_session_chord_is_remapped_only_to_another_free_chord() {
+        let one = |k: &str| BTreeMap::from([("new_session".to_string(), k.to_string())]);
+        let map = build(&one("ctrl-t")).unwrap();
+        assert_eq!(map.get(&'\u{14}'), Some(&'\u{e}'));
+        assert_eq!(build(&one("C-T")).unwrap(), map);
+        for bad in ["t", "x", "ctrl-c", "ctrl-d", "ctrl-", "ctrl-tt", "ctrl-1"] {
+            assert!(build(&one(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(label('\u{e}'), "Ctrl-N");
+        assert_eq!(label('I'), "I");
+    }
 
     #[test]
     fn builds_and_rejects() {

@@ -23,6 +23,14 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     {
         key.code = KeyCode::Char(to);
     }
+    // A remapped chord (`new_session = "ctrl-t"`) stands for its default chord.
+    if let KeyCode::Char(c) = key.code
+        && key.modifiers.contains(KeyModifiers::CONTROL)
+        && let Some(&to) = super::super::keymap::ctrl_char(c).and_then(|k| state.keymap.get(&k))
+        && let Some(letter) = super::super::keymap::ctrl_letter(to)
+    {
+        key.code = KeyCode::Char(letter);
+    }
     state.status_line = None;
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     // Global chords work everywhere, even inside editors.

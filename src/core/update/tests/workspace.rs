@@ -409,3 +409,20 @@ fn late_events_of_a_closed_or_unknown_session_change_nothing() {
     assert!(fx.is_empty());
     assert_eq!(s.pending_total(), 0);
 }
+
+#[test]
+fn the_new_session_chord_can_be_remapped() {
+    let (mut s, _, _) = ws();
+    s.keymap = crate::core::keymap::build(&std::collections::BTreeMap::from([(
+        "new_session".to_string(),
+        "ctrl-t".to_string(),
+    )]))
+    .unwrap();
+    s.focus = Focus::Tree;
+    ctrl(&mut s, 't');
+    assert!(matches!(s.overlay, Some(Overlay::NewSession(_))));
+    press(&mut s, KeyCode::Esc);
+    // The default chord keeps working.
+    ctrl(&mut s, 'n');
+    assert!(matches!(s.overlay, Some(Overlay::NewSession(_))));
+}
