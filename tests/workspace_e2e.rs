@@ -443,6 +443,16 @@ async fn killing_one_agent_mid_gate_ends_only_its_session() {
         session(s, doomed).session.exited.is_some()
     })
     .await;
+    // Give anything wrongly shared with the dead session (a shutdown, a closed channel) time
+    // to reach the others before looking at them.
+    let settle = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < settle {
+        if let Ok(Some(m)) =
+            tokio::time::timeout(Duration::from_millis(20), h.app.next_backend()).await
+        {
+            h.app.apply(m);
+        }
+    }
     let s = h.state();
     assert!(
         session(s, doomed).gates.is_empty(),
@@ -503,10 +513,26 @@ async fn killing_one_agent_mid_gate_ends_only_its_session() {
 
     h.quit().await;
     assert!(!workspace::alive(pid), "the killed agent is gone");
-    // The survivors' recordings hold one reply per request; all three validate (the dead
-    // agent's unanswered request is informational: agent-exited).
+    // The survivor got one reply per request, the demo agent one to its Bash request (what it
+    // asks after quitting answered the rest races the shutdown), the dead agent none: nothing
+    // was written to a dead agent. All three validate (the dead agent's unanswered request is
+    // informational: agent-exited).
     assert_one_reply_each(&agents[1]);
-    assert_one_reply_each(&agents[2]);
+    let reply = workspace::single_reply(&agents[2], &g_demo);
+    assert_eq!(
+        reply["response"]["response"]["behavior"], "allow",
+        "{reply}"
+    );
+    let dead = workspace::requests_and_replies(agents[0].wire, &agents[0].record);
+    let perm = dead
+        .iter()
+        .find(|(q, _)| q["request"]["subtype"] == "can_use_tool")
+        .expect("the dead agent's can_use_tool");
+    assert!(
+        perm.1.is_empty(),
+        "a reply went to the dead agent: {:?}",
+        perm.1
+    );
     for a in &agents {
         assert_validates(a);
     }
@@ -523,8 +549,10 @@ async fn killing_one_agent_mid_gate_ends_only_its_session() {
 // ---------------------------------------------------------------------------------------------
 
 const FLOOD: usize = 100_000;
+/// Threads writing the flood at once, as fast as the bounded channel takes frames.
+const WRITERS: usize = 2;
 
-/// A hostile source: as many transcript rows as the channel takes, as fast as it takes them.
+/// A hostile source: transcript rows, as fast as the channel takes them, from several writers.
 struct Flood {
     sent: Arc<AtomicUsize>,
 }
@@ -545,20 +573,39 @@ impl Backend for Flood {
         mut commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(async move {
-            for n in 0..FLOOD {
-                let event = BackendEvent::Item {
-                    node: None,
-                    op: switchboard::core::transcript::ItemOp::Push(ItemKind::Assistant {
-                        text: format!("flood line {n}"),
-                        streaming: false,
-                        aborted: false,
-                    }),
-                };
-                if events.send(Stamped { at_ms: 0, event }).await.is_err() {
-                    return;
+            let row = BackendEvent::Item {
+                node: None,
+                op: switchboard::core::transcript::ItemOp::Push(ItemKind::Assistant {
+                    text: "flood ".repeat(40),
+                    streaming: false,
+                    aborted: false,
+                }),
+            };
+            // Plain threads blocking on the channel: no task scheduling between frames.
+            let writers: Vec<std::thread::JoinHandle<()>> = (0..WRITERS)
+                .map(|_| {
+                    let (events, row, sent) = (events.clone(), row.clone(), self.sent.clone());
+                    std::thread::spawn(move || {
+                        for _ in 0..FLOOD / WRITERS {
+                            let frame = Stamped {
+                                at_ms: 0,
+                                event: row.clone(),
+                            };
+                            if events.blocking_send(frame).is_err() {
+                                return;
+                            }
+                            sent.fetch_add(1, Ordering::SeqCst);
+                        }
+                    })
+                })
+                .collect();
+            drop(events);
+            let _ = tokio::task::spawn_blocking(move || {
+                for w in writers {
+                    let _ = w.join();
                 }
-                self.sent.fetch_add(1, Ordering::SeqCst);
-            }
+            })
+            .await;
             while let Some(c) = commands.recv().await {
                 if matches!(c, Command::Shutdown) {
                     break;
@@ -647,7 +694,11 @@ async fn a_flooding_session_cannot_starve_another_sessions_gate() {
     }
     assert_eq!(flood_rows(h.state()), FLOOD);
     h.quit().await;
-    assert_one_reply_each(&agents[0]);
+    let reply = workspace::single_reply(&agents[0], &g_demo);
+    assert_eq!(
+        reply["response"]["response"]["behavior"], "allow",
+        "{reply}"
+    );
     assert_validates(&agents[0]);
     let _ = std::fs::remove_dir_all(&agents[0].root);
 }

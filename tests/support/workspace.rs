@@ -359,3 +359,32 @@ pub fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
+
+/// Our single reply to the agent's request `id` (a Claude `request_id` or an ACP JSON-RPC id
+/// as text); panics unless there is exactly one.
+#[track_caller]
+pub fn single_reply(a: &Agent, id: &str) -> Value {
+    let key = |req: &Value| match a.wire {
+        Wire::Claude => req["request_id"].as_str().map(str::to_string),
+        Wire::Acp => Some(req["id"].to_string()),
+    };
+    let found: Vec<(Value, Vec<Value>)> = requests_and_replies(a.wire, &a.record)
+        .into_iter()
+        .filter(|(req, _)| key(req).as_deref() == Some(id))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{}: one request {id} in the recording\n{}",
+        a.name,
+        a.tail(40)
+    );
+    let (req, mut replies) = found.into_iter().next().unwrap();
+    assert_eq!(
+        replies.len(),
+        1,
+        "{}: expected exactly one reply to {req}, got {replies:?}",
+        a.name
+    );
+    replies.remove(0)
+}
