@@ -552,9 +552,12 @@ const FLOOD: usize = 100_000;
 /// Threads writing the flood at once, as fast as the bounded channel takes frames.
 const WRITERS: usize = 2;
 
-/// A hostile source: transcript rows, as fast as the channel takes them, from several writers.
+/// A hostile source: transcript rows, as fast as the channel takes them, from several writers,
+/// once `go` is notified. It stays open afterwards (until shut down), like an agent that
+/// flooded and lives on.
 struct Flood {
     sent: Arc<AtomicUsize>,
+    go: Arc<tokio::sync::Notify>,
 }
 
 impl Backend for Flood {
@@ -573,6 +576,7 @@ impl Backend for Flood {
         mut commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()> {
         tokio::spawn(async move {
+            self.go.notified().await;
             let row = BackendEvent::Item {
                 node: None,
                 op: switchboard::core::transcript::ItemOp::Push(ItemKind::Assistant {
@@ -628,21 +632,28 @@ async fn tui_turn(h: &mut Headless) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_session_cannot_starve_another_sessions_gate() {
+    // The flood is the workspace's FIRST source (the one a merge polling in order would
+    // favour); the demo agent joins second and opens its Bash gate before the flood starts.
+    let sent = Arc::new(AtomicUsize::new(0));
+    let go = Arc::new(tokio::sync::Notify::new());
+    let source = Flood {
+        sent: sent.clone(),
+        go: go.clone(),
+    };
+    let mut h = Headless::start(Box::new(source), workspace::WIDTH, workspace::HEIGHT);
+    let flood = h.app.first_session();
     let mut agents = vec![Agent::demo("flood", "demo")];
-    let mut h = start_workspace(&mut agents);
-    let demo = agents[0].sid();
+    let backend = agents[0].backend.take().expect("the demo's backend");
+    let demo = h.app.add_session("demo", backend, Rules::default());
+    agents[0].session = Some(demo);
+    h.app.state.focus = Focus::Tree;
     wait(&mut h, &agents, "the demo agent's Bash gate", STEP, |s| {
         !session(s, demo).gates.is_empty()
     })
     .await;
     let g_demo = pending(h.state(), demo)[0].clone();
+    go.notify_one();
 
-    let sent = Arc::new(AtomicUsize::new(0));
-    let flood = h.app.add_session(
-        "flood",
-        Box::new(Flood { sent: sent.clone() }),
-        Rules::default(),
-    );
     let flood_rows = |s: &State| session(s, flood).tree.nodes[0].transcript.len();
     // The flood is under way.
     let t = Instant::now();
