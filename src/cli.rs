@@ -877,6 +877,9 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
     let mut app = App::start(first.backend, setup.settings, setup.theme);
     app.state.sessions[0].tree.nodes[0].name = first.name;
     app.state.sessions[0].profile = first.profile.map(|p| p.name);
+    // Known before the backend opens it: a recording that cannot be created is still named
+    // in the exit message.
+    app.state.sessions[0].session.recording = first.recording.map(|r| r.display().to_string());
     app.state.rules = setup.rules;
     for r in first.rules.list {
         app.state
@@ -890,6 +893,8 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
         let id = app.add_session(&spec.name, spec.backend, spec.rules);
         if let Some(i) = app.state.index_of(id) {
             app.state.sessions[i].profile = spec.profile.map(|p| p.name);
+            app.state.sessions[i].session.recording =
+                spec.recording.map(|r| r.display().to_string());
         }
     }
     if manifest {

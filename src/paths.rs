@@ -162,14 +162,19 @@ pub fn create_private_file(path: &Path, append: bool) -> io::Result<File> {
 
 /// Default path of a new recording: `<data dir>/recordings/<UTC time>-<backend>.jsonl`.
 pub fn new_recording_path(backend: &str) -> PathBuf {
+    // Sessions of a workspace are built in the same second, before any of them creates its
+    // file: a name handed out once is never handed out again by this process.
+    static GIVEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     let stamp = crate::record::utc_stamp(crate::record::now_ms());
     let dir = recordings_dir();
     let mut path = dir.join(format!("{stamp}-{backend}.jsonl"));
     let mut n = 1;
-    while path.exists() {
+    while path.exists() || given.contains(&path) {
         n += 1;
         path = dir.join(format!("{stamp}-{backend}-{n}.jsonl"));
     }
+    given.push(path.clone());
     path
 }
 

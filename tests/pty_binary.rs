@@ -1343,7 +1343,7 @@ fn demo_workspace_inbox_batch_then_quit_writes_a_valid_manifest() {
     tui.send(b"y");
     tui.wait_screen(
         "the batch answered",
-        |s| s.contains("batch: 2 of 2 gate(s) allowed once"),
+        |s| s.contains("gate inbox") && !s.contains("npm test") && !s.contains("batch of"),
         STEP,
     );
     tui.send(ESC);
@@ -1384,8 +1384,11 @@ fn demo_workspace_inbox_batch_then_quit_writes_a_valid_manifest() {
                 .lines()
                 .map(|l| serde_json::from_str(l).unwrap())
                 .collect();
-            assert_every_gate_answered_once(&rec);
-            text.contains("\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"npm test\"")
+            // A request the agent sends after quitting closed its stdin is answered by that
+            // close (validate reports it as `agent-exited`); none is ever answered twice.
+            assert_no_gate_answered_twice(&rec);
+            // The wire line is a JSON string inside the recording entry.
+            text.contains(r#"\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"npm test\""#)
         })
         .filter(|x| *x)
         .count();

@@ -37,6 +37,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use fake_model::ToolResult;
+use switchboard::workspace::manifest::ManifestWriter;
 use workspace::{
     Agent, assert_one_reply_each, assert_validates, context, session, start_workspace, wait,
 };
@@ -55,19 +56,41 @@ const DENY_MESSAGE: &str = "Not in this directory, please.";
 /// Decisions the app reported to its workspace observer: (session, gate id, decision).
 type Decisions = Arc<Mutex<Vec<(SessionId, String, Decision)>>>;
 
-/// The workspace observer's decision feed, kept for the assertions. (The manifest writer is
-/// another observer; see the MANIFEST marker in the first test.)
-struct Seen(Decisions);
+/// The workspace manifest writer, plus the decision feed kept for the assertions.
+struct Seen(Decisions, ManifestWriter);
 
 impl WorkspaceObserver for Seen {
-    fn session_opened(&mut self, _: SessionId, _: &str, _: &str, _: u64) {}
-    fn session_recording(&mut self, _: SessionId, _: &str) {}
-    fn session_ended(&mut self, _: SessionId, _: Option<i32>, _: u64) {}
-    fn decision(&mut self, id: SessionId, gate_id: &str, decision: &Decision, _: u64) {
+    fn session_opened(
+        &mut self,
+        id: SessionId,
+        name: &str,
+        backend: &str,
+        at: u64,
+    ) -> Result<(), String> {
+        WorkspaceObserver::session_opened(&mut self.1, id, name, backend, at)
+    }
+    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
+        WorkspaceObserver::session_recording(&mut self.1, id, path)
+    }
+    fn session_ended(&mut self, id: SessionId, code: Option<i32>, at: u64) -> Result<(), String> {
+        WorkspaceObserver::session_ended(&mut self.1, id, code, at)
+    }
+    fn decision(
+        &mut self,
+        id: SessionId,
+        gate_id: &str,
+        decision: &Decision,
+        by: &str,
+        at: u64,
+    ) -> Result<(), String> {
         self.0
             .lock()
             .unwrap()
             .push((id, gate_id.to_string(), decision.clone()));
+        WorkspaceObserver::decision(&mut self.1, id, gate_id, decision, by, at)
+    }
+    fn path(&self) -> Option<std::path::PathBuf> {
+        WorkspaceObserver::path(&self.1)
     }
 }
 
@@ -163,7 +186,9 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
     let mut agents = vec![bash, ask, acp];
     let mut h = start_workspace(&mut agents);
     let seen: Decisions = Arc::default();
-    h.app.observer = Some(Box::new(Seen(seen.clone())));
+    let manifest_path = agents[0].root.join("workspace.json");
+    let writer = ManifestWriter::create(&manifest_path, 0).expect("manifest");
+    h.app.observe(Box::new(Seen(seen.clone(), writer)));
     // Off the prompt, as a user browsing the tree: letters are commands.
     h.app.state.focus = Focus::Tree;
     let [bash, ask, acp] = [0, 1, 2].map(|i| agents[i].sid());
@@ -393,10 +418,37 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
     for a in &agents {
         assert_validates(a);
     }
-    // MANIFEST: when the workspace manifest lands (issue #11 item 6), set its writer as the
-    // app's observer above, and check here that it lists the three sessions with these
-    // recordings, the three decisions in the order they were made, and that
-    // `switchboard validate MANIFEST` passes.
+    // The workspace manifest lists the three sessions with these recordings and the three
+    // decisions in the order they were made (deny, batch allow, the question), and validates
+    // against every recording.
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let sessions = doc["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 3, "{doc}");
+    for a in &agents {
+        assert!(
+            sessions
+                .iter()
+                .any(|s| s["recording"] == a.record.display().to_string()),
+            "{} missing from {doc}",
+            a.name
+        );
+    }
+    let by: Vec<(&str, &str)> = doc["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["decision"].as_str().unwrap(), d["by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(by.len(), 3, "{doc}");
+    assert_eq!(by[0].1, "batch", "{doc}");
+    assert_eq!(by[1].1, "batch", "{doc}");
+    assert_eq!(by[2].0, "answer", "{doc}");
+    let report = switchboard::replay::validate_manifest::validate_manifest(&manifest_path);
+    assert!(
+        report.problems() == 0 && !report.unreadable(),
+        "validate MANIFEST: {report:?}"
+    );
 
     for a in agents {
         if let Some(m) = a.model {

@@ -183,11 +183,11 @@ pub(super) fn inbox_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) 
             KeyCode::Backspace => {
                 msg.pop();
             }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                // Bounded: a deny message is a sentence, not a file.
-                if msg.len() < 2_000 {
-                    msg.push(c);
-                }
+            // Bounded: a deny message is a sentence, not a file.
+            KeyCode::Char(c)
+                if !key.modifiers.contains(KeyModifiers::CONTROL) && msg.len() < 2_000 =>
+            {
+                msg.push(c)
             }
             _ => {}
         }
