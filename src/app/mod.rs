@@ -65,6 +65,9 @@ pub struct App {
     pub launcher: Option<Launcher>,
     /// Told every session opened and closed and every decision sent (the workspace manifest).
     pub observer: Option<Box<dyn WorkspaceObserver>>,
+    /// Sources that host several sessions ask for more here.
+    spawner: crate::backend::Spawner,
+    spawns: mpsc::UnboundedReceiver<crate::backend::SpawnRequest>,
 }
 
 /// Builds a backend for a new session: `(root name, backend, the session's own rules)`.
@@ -154,8 +157,12 @@ impl App {
     pub fn start(backend: Box<dyn Backend>, settings: Settings, theme: Theme) -> App {
         let mut state = State::new(backend.name(), &backend.root_name(), now_ms());
         state.reply_check = backend.reply_check();
+        state.sessions[0].keeps_gates_on_quit = backend.keeps_gates_on_quit();
         state.settings = settings;
+        let (spawner, spawns) = crate::backend::Spawner::channel();
         let mut app = App {
+            spawner,
+            spawns,
             state,
             theme,
             sources: Vec::new(),
@@ -184,6 +191,7 @@ impl App {
         let id = self.state.add_session(backend.name(), name);
         let i = self.state.sessions.len() - 1;
         self.state.sessions[i].reply_check = backend.reply_check();
+        self.state.sessions[i].keeps_gates_on_quit = backend.keeps_gates_on_quit();
         for r in rules.list {
             self.state.rules.add_scoped(r.spec, r.origin, Some(id));
         }
@@ -232,7 +240,7 @@ impl App {
         // before the channel closes: the session ends with a visible error, the workspace
         // goes on.
         let told = ev_tx.clone();
-        let inner = backend.start(ev_tx, cmd_rx);
+        let inner = backend.start_hosting(ev_tx, cmd_rx, self.spawner.clone());
         let task = tokio::spawn(async move {
             if let Err(e) = inner.await
                 && e.is_panic()
@@ -416,16 +424,56 @@ impl App {
         }
     }
 
-    /// Wait for the next backend message (None once every backend is gone).
+    /// Wait for the next backend message (None once every backend is gone). Requests to open
+    /// sessions are served on the way.
     pub async fn next_backend(&mut self) -> Option<Msg> {
-        let item = self.events.next().await?;
-        Some(self.wrap(item))
+        loop {
+            tokio::select! {
+                item = self.events.next() => return Some(self.wrap(item?)),
+                Some(req) = self.spawns.recv() => self.spawn(req),
+            }
+        }
     }
 
     /// The next queued backend message, without waiting.
     fn try_backend(&mut self) -> Option<Msg> {
+        while let Ok(req) = self.spawns.try_recv() {
+            self.spawn(req);
+        }
         let item = self.events.next().now_or_never()??;
         Some(self.wrap(item))
+    }
+
+    /// Open a session a hosting source asked for: its own bounded channel, merged like the
+    /// others; its commands go back to the source.
+    fn spawn(&mut self, req: crate::backend::SpawnRequest) {
+        let id = self.state.add_session(req.backend, &req.name);
+        let i = self.state.sessions.len() - 1;
+        self.state.sessions[i].reply_check = req.reply_check;
+        self.state.sessions[i].keeps_gates_on_quit = req.keeps_gates_on_quit;
+        if let Some(o) = self.observer.as_mut() {
+            let r = o.session_opened(id, &req.name, req.backend, now_ms());
+            self.observed(r);
+        }
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
+        let stream: SourceEvents = Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(ev_rx)
+                .map(Some)
+                .chain(tokio_stream::once(None)),
+        );
+        self.events.insert(id, stream);
+        self.sources.push(Source {
+            session: id,
+            commands: cmd_tx,
+            task: None,
+        });
+        self.dirty = true;
+        let _ = req.reply.send(crate::backend::SessionLink {
+            session: id,
+            events: ev_tx,
+            commands: cmd_rx,
+        });
     }
 
     /// Apply queued backend messages without waiting, up to `budget` (drain, then render).

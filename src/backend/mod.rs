@@ -31,4 +31,75 @@ pub trait Backend: Send + 'static {
         events: mpsc::Sender<Stamped>,
         commands: mpsc::UnboundedReceiver<Command>,
     ) -> JoinHandle<()>;
+    /// Like `start`, for a source that opens more sessions of the workspace at run time (an
+    /// iii engine's root sessions, a gateway channel's conversations) through `spawner`.
+    /// One-session backends ignore it.
+    fn start_hosting(
+        self: Box<Self>,
+        events: mpsc::Sender<Stamped>,
+        commands: mpsc::UnboundedReceiver<Command>,
+        _spawner: Spawner,
+    ) -> JoinHandle<()> {
+        self.start(events, commands)
+    }
+    /// Whether quitting leaves this backend's gates pending where they live (durable holds on
+    /// an engine, calls a peer re-sends) instead of answering them fail-closed.
+    fn keeps_gates_on_quit(&self) -> bool {
+        false
+    }
+}
+
+/// Opens sessions of the workspace at run time, for a source that hosts several. Each opened
+/// session has its own bounded event channel and command channel, like a source's own.
+#[derive(Clone, Debug)]
+pub struct Spawner {
+    tx: mpsc::UnboundedSender<SpawnRequest>,
+}
+
+/// A request to open a session: its tree name, backend label and reply check.
+#[derive(Debug)]
+pub struct SpawnRequest {
+    pub name: String,
+    pub backend: &'static str,
+    pub reply_check: ReplyCheck,
+    /// Quitting leaves this session's gates pending where they live.
+    pub keeps_gates_on_quit: bool,
+    pub reply: tokio::sync::oneshot::Sender<SessionLink>,
+}
+
+/// An opened session's channels, for the source that asked for it.
+#[derive(Debug)]
+pub struct SessionLink {
+    pub session: crate::core::state::SessionId,
+    pub events: mpsc::Sender<Stamped>,
+    pub commands: mpsc::UnboundedReceiver<Command>,
+}
+
+impl Spawner {
+    /// A spawner and the receiver the app reads its requests from.
+    pub fn channel() -> (Spawner, mpsc::UnboundedReceiver<SpawnRequest>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Spawner { tx }, rx)
+    }
+
+    /// Open a session named `name`; `None` once the workspace is gone.
+    pub async fn open(
+        &self,
+        name: &str,
+        backend: &'static str,
+        reply_check: ReplyCheck,
+        keeps_gates_on_quit: bool,
+    ) -> Option<SessionLink> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .send(SpawnRequest {
+                name: name.to_string(),
+                backend,
+                reply_check,
+                keeps_gates_on_quit,
+                reply,
+            })
+            .ok()?;
+        rx.await.ok()
+    }
 }

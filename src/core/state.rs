@@ -342,6 +342,9 @@ pub struct SessionState {
     pub closed: bool,
     /// The `[[session]]` profile it was started from (restart uses it).
     pub profile: Option<String>,
+    /// Quitting or closing leaves its gates pending where they live (an engine's durable
+    /// holds): they are closed here with an audit row, never answered.
+    pub keeps_gates_on_quit: bool,
 }
 
 impl SessionState {
@@ -364,6 +367,7 @@ impl SessionState {
             collapsed: false,
             closed: false,
             profile: None,
+            keeps_gates_on_quit: false,
         }
     }
 

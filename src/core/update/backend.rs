@@ -252,7 +252,11 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         let decision = super::super::gate::Decision::on_exit(&gate.kind);
         state.gate_ui.insert(id.clone(), ui);
         state.gates.push_back(gate);
-        fx.extend(super::decide::answer(state, &id, decision));
+        if state.keeps_gates_on_quit {
+            leave_pending(state, &id);
+        } else {
+            fx.extend(super::decide::answer(state, &id, decision));
+        }
         return;
     }
     let rule = super::rules::decide(state, &gate);
@@ -303,6 +307,25 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
             state.scroll_back = 0;
         }
     }
+}
+
+/// Take gate `id` off the screen without answering it: it stays pending where it lives.
+pub(super) fn leave_pending(state: &mut State, id: &str) {
+    let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
+        return;
+    };
+    let gate = state.gates.remove(pos).expect("position is in range");
+    let node = state.tree.resolve(Some(&gate.node_key));
+    let at = state.now_ms;
+    state.tree.nodes[node].transcript.push(
+        ItemKind::Audit {
+            text: format!("left pending on the engine: {}", gate_subject(&gate)),
+            tone: Tone::Neutral,
+        },
+        at,
+    );
+    remember_closed(state, id.to_string());
+    after_gate_closed(state, id);
 }
 
 /// Background gates closer together than this ring the bell once.

@@ -461,6 +461,16 @@ fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
 /// Every pending gate gets its fail-closed exit answer, then the backend is shut down (its
 /// agent's whole process group stopped). Shared by quitting and by stopping a stuck agent.
 pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.keeps_gates_on_quit {
+        // Durable holds stay held where they live (another console may answer them): they
+        // leave this screen with an audit row, and nothing is sent for them.
+        let ids: Vec<String> = state.gates.iter().map(|g| g.id.clone()).collect();
+        for id in ids {
+            super::backend::leave_pending(state, &id);
+        }
+        fx.push(Effect::Send(state.sid(), Command::Shutdown));
+        return;
+    }
     let pending: Vec<(String, Decision)> = state
         .gates
         .iter()
