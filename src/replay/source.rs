@@ -21,6 +21,28 @@ pub trait FrameSource: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Which lane frame `i` is fed to: the index of its session in the workspace replayed
+    /// (always 0 for one recording).
+    fn lane(&self, _i: usize) -> usize {
+        0
+    }
+    /// The sessions the frames are fed to, in order (one for one recording).
+    fn lanes(&self) -> Vec<Lane> {
+        vec![Lane {
+            name: super::mapper::root_name(self.backend()).to_string(),
+            backend: self.backend().to_string(),
+            start_ms: self.start_ms(),
+        }]
+    }
+}
+
+/// One session of a replay: the tree root's name, the backend whose mapping reads its frames,
+/// and the time of its first frame (the time of frames that carry none, until one does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lane {
+    pub name: String,
+    pub backend: String,
+    pub start_ms: u64,
 }
 
 impl FrameSource for Loaded {
