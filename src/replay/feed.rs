@@ -76,12 +76,14 @@ impl Feeder {
             backend: "claude".into(),
             start_ms,
         });
-        let mut state = State::new(&first.backend, &first.name, start_ms);
+        // Each session opens when its recording starts (its root's start time), as it did live.
+        let mut state = State::new(&first.backend, &first.name, first.start_ms);
         let mut feeds = Vec::with_capacity(lanes.len().max(1));
         for (i, lane) in lanes.iter().enumerate() {
             let session = if i == 0 {
                 SessionId::FIRST
             } else {
+                state.now_ms = lane.start_ms;
                 state.add_session(&lane.backend, &lane.name)
             };
             if let Some(s) = state.sessions.last_mut() {
@@ -107,6 +109,7 @@ impl Feeder {
                 note_prefix: String::new(),
             });
         }
+        state.now_ms = start_ms;
         state.settings.bell = false;
         Feeder {
             state,

@@ -179,7 +179,11 @@ pub fn clock(ts: Option<u64>) -> String {
 /// Index frames `from..` of `src` into `index`, publishing progress every few thousand frames.
 fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
     // One mapping per session, as the feeder has: lane `l` is session `SessionId(l)`.
-    let mut mappers: Vec<_> = src.lanes().iter().map(|l| for_backend(&l.backend)).collect();
+    let mut mappers: Vec<_> = src
+        .lanes()
+        .iter()
+        .map(|l| for_backend(&l.backend))
+        .collect();
     let mut gates = Vec::new();
     let mut answers = Vec::new();
     let total = src.len();
@@ -523,8 +527,10 @@ impl Player {
     fn show(&mut self, mut f: Feeder) {
         let st = &mut self.feeder.state;
         let (node, focus, size) = (st.selected_node, st.focus, st.size);
-        let (selected, collapsed): (usize, Vec<bool>) =
-            (st.selected, st.sessions.iter().map(|s| s.collapsed).collect());
+        let (selected, collapsed): (usize, Vec<bool>) = (
+            st.selected,
+            st.sessions.iter().map(|s| s.collapsed).collect(),
+        );
         if selected != f.state.selected && selected < f.state.sessions.len() {
             f.state.select_session(selected, 0);
         }
@@ -1188,6 +1194,86 @@ mod tests {
             "{:?}",
             p.checkpoint_positions()
         );
+    }
+
+    /// Two long sessions merged: (sessions' node counts, transcript lengths, pending gates).
+    fn workspace_shape(p: &Player) -> Vec<(usize, usize, Vec<String>)> {
+        p.state()
+            .sessions
+            .iter()
+            .map(|s| {
+                (
+                    s.tree.nodes.len(),
+                    s.tree.nodes[0].transcript.len(),
+                    s.gates.iter().map(|g| g.id.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Two recordings with the same gate ids, the second's times offset by half a frame's
+    /// worth so the frames alternate.
+    fn long_workspace(frames: usize) -> Arc<dyn FrameSource> {
+        let mut b = long_recording(frames);
+        for f in &mut b.frames {
+            f.ts = f.ts.map(|t| t * 2 + 1);
+        }
+        let mut a = long_recording(frames);
+        for f in &mut a.frames {
+            f.ts = f.ts.map(|t| t * 2);
+        }
+        let ws = crate::replay::workspace::WorkspaceSource::merge(vec![
+            ("a".into(), Arc::new(a) as Arc<dyn FrameSource>),
+            ("b".into(), Arc::new(b)),
+        ])
+        .unwrap();
+        Arc::new(ws)
+    }
+
+    /// The checkpoints of the background pass and of stepping back hold whole workspaces: seeks
+    /// and steps back over a merged timeline land where replaying from the start lands, and the
+    /// gate jump shows the session of the gate's frame.
+    #[test]
+    fn a_workspace_timeline_seeks_through_checkpoints_like_replaying_from_the_start() {
+        let total = 2 * 25_000;
+        let src = long_workspace(25_000);
+        assert_eq!(src.len(), total);
+        assert_eq!((src.lane(0), src.lane(1), src.lane(2)), (0, 1, 0));
+        let fresh_ws = |n: usize| {
+            let mut p = Player::with_background_pass(src.clone(), false);
+            p.seek(n);
+            workspace_shape(&p)
+        };
+        let mut p = Player::from_source(src.clone());
+        p.wait_prepared();
+        p.seek(total);
+        let kept = p.checkpoint_positions();
+        for c in (1..=6).map(|k| k * CHECKPOINT_SPACING).chain([total]) {
+            assert!(kept.contains(&c), "{c} not in {kept:?}");
+        }
+        for target in [45_001, 40_960, 40_959, 20_123, 3] {
+            p.seek(target);
+            assert_eq!(workspace_shape(&p), fresh_ws(target), "at frame {target}");
+            p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
+            p.finish_work();
+            assert_eq!(
+                workspace_shape(&p),
+                fresh_ws(target - 1),
+                "at {}",
+                target - 1
+            );
+            p.seek(total);
+        }
+        // Each session has its own `g4999`: the second gate jump shows session b's.
+        p.seek(0);
+        p.key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+        p.finish_work();
+        assert_eq!(p.state().selected, 0);
+        p.key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+        p.finish_work();
+        assert_eq!(p.state().selected, 1);
+        assert_eq!(p.state().active().map(|g| g.id.as_str()), Some("g4999"));
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, 2 * 4999 + 2);
     }
 
     /// `End` far from any copy runs between key presses with its progress shown; Esc cancels it

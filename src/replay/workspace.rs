@@ -88,7 +88,9 @@ impl WorkspaceSource {
     }
 
     /// Merge `recordings` (session name, frames), one session each in this order.
-    pub fn merge(recordings: Vec<(String, Arc<dyn FrameSource>)>) -> Result<WorkspaceSource, String> {
+    pub fn merge(
+        recordings: Vec<(String, Arc<dyn FrameSource>)>,
+    ) -> Result<WorkspaceSource, String> {
         let total: usize = recordings.iter().map(|(_, f)| f.len()).sum();
         if total > u32::MAX as usize {
             return Err(format!("{total} frames in all: too many to replay"));
@@ -224,13 +226,9 @@ mod tests {
     }
 
     fn merged(parts: Vec<(&str, Arc<dyn FrameSource>)>) -> Vec<String> {
-        let ws = WorkspaceSource::merge(
-            parts
-                .into_iter()
-                .map(|(n, f)| (n.to_string(), f))
-                .collect(),
-        )
-        .unwrap();
+        let ws =
+            WorkspaceSource::merge(parts.into_iter().map(|(n, f)| (n.to_string(), f)).collect())
+                .unwrap();
         (0..ws.len())
             .map(|i| format!("{}:{}", ws.lane(i), ws.frame(i).text))
             .collect()
