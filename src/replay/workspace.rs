@@ -102,7 +102,7 @@ impl WorkspaceSource {
             let mut mine: Vec<(u64, usize, usize)> = Vec::new();
             let mut lead = 0;
             for i in 0..frames.len() {
-                match frames.frame(i).ts {
+                match frames.ts(i) {
                     Some(ts) => mine.push((ts, i, i + 1)),
                     None => match mine.last_mut() {
                         Some(run) => run.2 = i + 1,
@@ -147,7 +147,7 @@ impl WorkspaceSource {
             .collect();
         let start_ms = order
             .iter()
-            .find_map(|&(l, i)| members[l as usize].frames.frame(i as usize).ts)
+            .find_map(|&(l, i)| members[l as usize].frames.ts(i as usize))
             .unwrap_or(0);
         Ok(WorkspaceSource {
             members,
@@ -190,6 +190,11 @@ impl FrameSource for WorkspaceSource {
 
     fn start_ms(&self) -> u64 {
         self.start_ms
+    }
+
+    fn ts(&self, i: usize) -> Option<u64> {
+        let (lane, at) = self.order[i];
+        self.members[lane as usize].frames.ts(at as usize)
     }
 
     fn lane(&self, i: usize) -> usize {
