@@ -406,6 +406,7 @@ impl Player {
             .pos
             .checked_sub(1)
             .map_or(0, |i| self.source.lane(i));
+        let before = self.feeder.state.shown().id;
         let state = &mut self.feeder.state;
         let Some(session) = state.sessions.get(lane) else {
             return;
@@ -421,6 +422,8 @@ impl Player {
             state.selected_item = None;
             state.scroll_back = 0;
         }
+        // A long gate jump lands here from `work`, not from a key: the answers follow now.
+        self.follow_selection(before);
     }
 
     /// The session (index in `state().sessions`) frame `i` is fed to.
@@ -1215,8 +1218,17 @@ mod tests {
     /// worth so the frames alternate.
     fn long_workspace(frames: usize) -> Arc<dyn FrameSource> {
         let mut b = long_recording(frames);
-        for f in &mut b.frames {
+        for (i, f) in b.frames.iter_mut().enumerate() {
             f.ts = f.ts.map(|t| t * 2 + 1);
+            // b answers each of its gates on the next frame (a never does).
+            if i > 0 && i % 5000 == 0 {
+                let id = format!("g{}", i - 1);
+                f.dir = Dir::Out;
+                f.text = format!(
+                    r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"allow","updatedInput":{{"command":"echo {}"}}}}}}}}"#,
+                    i - 1
+                );
+            }
         }
         let mut a = long_recording(frames);
         for f in &mut a.frames {
@@ -1274,6 +1286,22 @@ mod tests {
         assert_eq!(p.state().selected, 1);
         assert_eq!(p.state().active().map(|g| g.id.as_str()), Some("g4999"));
         assert_eq!(p.state().replay.as_ref().unwrap().frame, 2 * 4999 + 2);
+        let answers = &p.state().replay.as_ref().unwrap().answers;
+        assert!(answers["g4999"].starts_with("allowed once"), "{answers:?}");
+        // A gate jump long enough to run between keys lands on b's gate and shows b's answer,
+        // though a has a gate of the same id pending (with no answer).
+        let mut p = Player::with_background_pass(src.clone(), false);
+        p.seek(0);
+        let target = 2 * 19_999 + 2;
+        p.go_to_gate(target);
+        assert!(p.seeking());
+        p.finish_work();
+        let s = p.state();
+        assert_eq!((s.replay.as_ref().unwrap().frame, s.selected), (target, 1));
+        assert_eq!(s.active().map(|g| g.id.as_str()), Some("g19999"));
+        assert!(s.sessions[0].gate("g19999").is_some());
+        let answers = &s.replay.as_ref().unwrap().answers;
+        assert!(answers["g19999"].starts_with("allowed once"), "{answers:?}");
     }
 
     /// `End` far from any copy runs between key presses with its progress shown; Esc cancels it
