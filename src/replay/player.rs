@@ -41,7 +41,9 @@ i          frame inspector: raw JSON, direction, source line, schema verdict
 q Ctrl-D   quit
 
 Tab, arrows, Enter, PgUp/PgDn, / search, v detail and f focus work as live;
-nothing is ever sent: gate cards show the recorded answer instead of keys.";
+nothing is ever sent: gate cards show the recorded answer instead of keys.
+A workspace manifest plays every session's recording merged by time: ] [ and g
+cross sessions, and the inspector names the session of each frame.";
 
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);

@@ -4,7 +4,7 @@
 //! The merge is stable: frames of one recording keep their order whatever their timestamps say,
 //! ties between recordings go to the one listed first, and a frame without a timestamp stays
 //! right after the frame before it in its recording (the leading ones of a recording go just
-//! before its first timestamped frame).
+//! before its first timestamped frame; a recording with no time at all plays first).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -98,6 +98,8 @@ impl WorkspaceSource {
         // Each recording as runs: a timestamped frame and the untimed ones after it, keyed by
         // that time; the untimed frames a recording starts with run before its first time.
         let mut runs: Vec<Vec<(u64, usize, usize)>> = Vec::with_capacity(recordings.len());
+        // The first recorded time of each (`None`: it has none at all).
+        let mut first_ts = Vec::with_capacity(recordings.len());
         for (_, frames) in &recordings {
             let mut mine: Vec<(u64, usize, usize)> = Vec::new();
             let mut lead = 0;
@@ -110,9 +112,10 @@ impl WorkspaceSource {
                     },
                 }
             }
+            let first = mine.first().map(|r| r.0);
+            first_ts.push(first);
             if lead > 0 {
-                let key = mine.first().map_or(frames.start_ms(), |r| r.0);
-                mine.insert(0, (key, 0, lead));
+                mine.insert(0, (first.unwrap_or(0), 0, lead));
             }
             runs.push(mine);
         }
@@ -134,21 +137,23 @@ impl WorkspaceSource {
                 heap.push(Reverse((r.0, lane)));
             }
         }
+        let start_ms = order
+            .iter()
+            .find_map(|&(l, i)| recordings[l as usize].1.ts(i as usize))
+            .unwrap_or(0);
+        // A recording without any time (or without frames) starts with the workspace.
         let members: Vec<Member> = recordings
             .into_iter()
-            .map(|(name, frames)| Member {
+            .zip(first_ts)
+            .map(|((name, frames), first)| Member {
                 lane: Lane {
                     name,
                     backend: frames.backend().to_string(),
-                    start_ms: frames.start_ms(),
+                    start_ms: first.unwrap_or(start_ms),
                 },
                 frames,
             })
             .collect();
-        let start_ms = order
-            .iter()
-            .find_map(|&(l, i)| members[l as usize].frames.ts(i as usize))
-            .unwrap_or(0);
         Ok(WorkspaceSource {
             members,
             order,
@@ -297,7 +302,7 @@ mod tests {
                 Lane {
                     name: "empty".into(),
                     backend: "acp".into(),
-                    start_ms: 0
+                    start_ms: 7
                 }
             ]
         );
