@@ -86,6 +86,8 @@ impl Feeder {
                 state.now_ms = lane.start_ms;
                 state.add_session(&lane.backend, &lane.name)
             };
+            // The gate index keys recorded answers by `SessionId(lane)`.
+            debug_assert_eq!(session, SessionId(i as u32));
             if let Some(s) = state.sessions.last_mut() {
                 s.reply_check = reply_check(&lane.backend);
             }
