@@ -43,7 +43,8 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Step through a recording (or a cassette) in the TUI, read-only.
+    /// Step through a recording (or a cassette, or a workspace manifest: every session's
+    /// recording merged by time) in the TUI, read-only.
     Replay {
         file: PathBuf,
         /// Force the input format: recording, cassette or jsonl.

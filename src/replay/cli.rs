@@ -106,11 +106,9 @@ fn print_findings(path: &Path, findings: &[super::validate::Finding]) {
     }
 }
 
+/// Play a recording, or a workspace manifest's recordings merged by time. The file is read
+/// first, so a bad one is reported even without a terminal.
 pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Theme) -> ExitCode {
-    if let Err(e) = crate::cli::need_terminal() {
-        eprintln!("switchboard: {e}");
-        return ExitCode::from(2);
-    }
     let player = match super::player::Player::open_path(file, format) {
         Ok(p) => p,
         Err(e) => {
@@ -118,6 +116,10 @@ pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Them
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = crate::cli::need_terminal() {
+        eprintln!("switchboard: {e}");
+        return ExitCode::from(2);
+    }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

@@ -1,26 +1,47 @@
 //! Feeding recorded frames through the live mapping and reducer: replay and export build their
-//! state exactly as the session did (no second parser).
+//! state exactly as the session did (no second parser). A workspace replay feeds several
+//! recordings into one workspace state, each through its own session's mapping.
 
 use crate::core::msg::BackendEvent;
+use crate::core::state::SessionId;
 use crate::core::{Msg, State, update};
 use crate::record::Dir;
 
 use super::load::{Frame, Loaded};
 use super::mapper::{ReplayMapper, for_backend, root_name};
+use super::source::{FrameSource, Lane};
 
-/// A state built frame by frame from a recording.
+/// A state built frame by frame from one recording, or from a workspace's recordings merged.
 #[derive(Clone)]
 pub struct Feeder {
     pub state: State,
-    mapper: Box<dyn ReplayMapper>,
+    /// One per session, in the order of `state.sessions`.
+    lanes: Vec<LaneFeed>,
     /// Frames applied so far.
     pub pos: usize,
+}
+
+/// The mapping state of one session's recording.
+#[derive(Clone)]
+struct LaneFeed {
+    session: SessionId,
+    mapper: Box<dyn ReplayMapper>,
     start_ms: u64,
+    /// Prefix of its notes in the log (empty for a single recording, whose log is as live).
+    note_prefix: String,
 }
 
 impl Clone for Box<dyn ReplayMapper> {
     fn clone(&self) -> Self {
         self.clone_box()
+    }
+}
+
+/// The reply checker live sessions of `backend` use.
+fn reply_check(backend: &str) -> crate::core::state::ReplyCheck {
+    match backend {
+        "acp" => crate::backend::acp::session::reply_check,
+        _ => crate::backend::claude::session::reply_check,
     }
 }
 
@@ -32,27 +53,97 @@ impl Feeder {
 
     /// An empty state for a recording of `backend` that starts at `start_ms`.
     pub fn with(backend: &str, start_ms: u64) -> Feeder {
-        let mut state = State::new(backend, root_name(backend), start_ms);
-        state.reply_check = match backend {
-            "acp" => crate::backend::acp::session::reply_check,
-            _ => crate::backend::claude::session::reply_check,
-        };
+        Feeder::for_lanes(
+            &[Lane {
+                name: root_name(backend).to_string(),
+                backend: backend.to_string(),
+                start_ms,
+            }],
+            start_ms,
+        )
+    }
+
+    /// An empty state for the frames of `src` (one session per lane).
+    pub fn for_source(src: &dyn FrameSource) -> Feeder {
+        Feeder::for_lanes(&src.lanes(), src.start_ms())
+    }
+
+    /// An empty workspace with one session per lane (named as the lane), its clock at
+    /// `start_ms`. Lane `i` is `state.sessions[i]`.
+    pub fn for_lanes(lanes: &[Lane], start_ms: u64) -> Feeder {
+        let first = lanes.first().cloned().unwrap_or(Lane {
+            name: root_name("claude").to_string(),
+            backend: "claude".into(),
+            start_ms,
+        });
+        // Each session opens when its recording starts (its root's start time), as it did live.
+        let mut state = State::new(&first.backend, &first.name, first.start_ms);
+        let mut feeds = Vec::with_capacity(lanes.len().max(1));
+        for (i, lane) in lanes.iter().enumerate() {
+            let session = if i == 0 {
+                SessionId::FIRST
+            } else {
+                state.now_ms = lane.start_ms;
+                state.add_session(&lane.backend, &lane.name)
+            };
+            // The gate index keys recorded answers by `SessionId(lane)`.
+            debug_assert_eq!(session, SessionId(i as u32));
+            if let Some(s) = state.sessions.last_mut() {
+                s.reply_check = reply_check(&lane.backend);
+            }
+            feeds.push(LaneFeed {
+                session,
+                mapper: for_backend(&lane.backend),
+                start_ms: lane.start_ms,
+                note_prefix: if lanes.len() > 1 {
+                    format!("{}: ", lane.name)
+                } else {
+                    String::new()
+                },
+            });
+        }
+        if feeds.is_empty() {
+            state.sessions[0].reply_check = reply_check(&first.backend);
+            feeds.push(LaneFeed {
+                session: SessionId::FIRST,
+                mapper: for_backend(&first.backend),
+                start_ms,
+                note_prefix: String::new(),
+            });
+        }
+        state.now_ms = start_ms;
         state.settings.bell = false;
         Feeder {
             state,
-            mapper: for_backend(backend),
+            lanes: feeds,
             pos: 0,
-            start_ms,
         }
     }
 
-    /// Apply one frame (effects are dropped: a replay never talks to anyone).
+    /// Apply one frame of a single recording (effects are dropped: a replay never talks to
+    /// anyone).
     pub fn apply(&mut self, frame: &Frame) {
-        let at = frame.ts.unwrap_or(self.start_ms);
-        self.mapper.set_now(at);
+        self.apply_to(0, frame);
+    }
+
+    /// Apply frame `i` of `src` to its session.
+    pub fn apply_from(&mut self, src: &dyn FrameSource, i: usize) {
+        self.apply_to(src.lane(i), &src.frame(i));
+    }
+
+    /// Apply one frame to the session of `lane`.
+    pub fn apply_to(&mut self, lane: usize, frame: &Frame) {
+        let Some(l) = self.lanes.get_mut(lane) else {
+            // A lane no session was opened for cannot happen by construction: skip the frame
+            // rather than feed it to another session.
+            self.pos += 1;
+            return;
+        };
+        let at = frame.ts.unwrap_or(l.start_ms);
+        l.mapper.set_now(at);
         let events = match frame.dir {
-            Dir::In => self.mapper.inbound(&frame.text),
-            Dir::Out => self.mapper.outbound(&frame.text).0,
+            Dir::In => l.mapper.inbound(&frame.text),
+            Dir::Out => l.mapper.outbound(&frame.text).0,
             Dir::Err => vec![BackendEvent::Stderr(frame.text.clone())],
             // Which rule answered a gate is kept as a note: show it where it happened.
             Dir::Note if frame.text.starts_with("rule: ") => vec![BackendEvent::Item {
@@ -65,15 +156,17 @@ impl Feeder {
                 ),
             }],
             Dir::Note => {
-                self.state.push_log(format!("note: {}", frame.text));
+                let line = format!("note: {}{}", l.note_prefix, frame.text);
+                self.state.push_log(line);
                 Vec::new()
             }
         };
+        let session = l.session;
         for event in events {
             let _ = update(
                 &mut self.state,
                 Msg::Backend {
-                    session: crate::core::state::SessionId::FIRST,
+                    session,
                     at_ms: at,
                     event,
                 },

@@ -11,3 +11,4 @@ pub mod source;
 pub mod validate;
 pub mod validate_acp;
 pub mod validate_manifest;
+pub mod workspace;

@@ -1,5 +1,7 @@
 //! `switchboard replay FILE`: the recording fed through the live mapping and reducer, one
 //! frame at a time, with play/pause, stepping, gate jumps, speed and a frame inspector.
+//! `switchboard replay MANIFEST` plays a whole workspace the same way: its recordings merged
+//! into one timeline (`workspace::WorkspaceSource`), each frame fed to its own session.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -14,7 +16,8 @@ use super::feed::Feeder;
 use super::load::{Format, Frame, Loaded};
 use super::mapper::for_backend;
 use super::source::{FrameSource, IndexedFile};
-use crate::core::state::{Focus, Overlay, ReplayView};
+use crate::core::state::{Focus, GateRef, Overlay, ReplayView, SessionId};
+use crate::core::text::neutralize;
 use crate::core::{Msg, State, update};
 use crate::record::Dir;
 
@@ -38,7 +41,9 @@ i          frame inspector: raw JSON, direction, source line, schema verdict
 q Ctrl-D   quit
 
 Tab, arrows, Enter, PgUp/PgDn, / search, v detail and f focus work as live;
-nothing is ever sent: gate cards show the recorded answer instead of keys.";
+nothing is ever sent: gate cards show the recorded answer instead of keys.
+A workspace manifest plays every session's recording merged by time: ] [ and g
+cross sessions, and the inspector names the session of each frame.";
 
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
@@ -64,7 +69,8 @@ const SYNC_INDEX: usize = 100_000;
 struct GateIndex {
     /// 0-based indices of frames that open a gate.
     gate_frames: Vec<usize>,
-    answers: HashMap<String, String>,
+    /// Keyed by session and gate id: gate ids repeat across sessions (`acp:0`).
+    answers: HashMap<GateRef, String>,
     /// Frames indexed so far; equal to the total once done.
     done: usize,
 }
@@ -132,13 +138,13 @@ impl Drop for Player {
 fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBool) {
     let total = src.len();
     let spacing = background_spacing(total);
-    let mut feeder = Feeder::with(src.backend(), src.start_ms());
+    let mut feeder = Feeder::for_source(src);
     feeder.state.focus = Focus::Transcript;
     while feeder.pos < total {
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        feeder.apply(&src.frame(feeder.pos));
+        feeder.apply_from(src, feeder.pos);
         let pos = feeder.pos;
         let keep = pos.is_multiple_of(spacing) || pos == total;
         if keep || pos.is_multiple_of(1024) {
@@ -174,12 +180,22 @@ pub fn clock(ts: Option<u64>) -> String {
 
 /// Index frames `from..` of `src` into `index`, publishing progress every few thousand frames.
 fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
-    let mut mapper = for_backend(src.backend());
+    // One mapping per session, as the feeder has: lane `l` is session `SessionId(l)`.
+    let mut mappers: Vec<_> = src
+        .lanes()
+        .iter()
+        .map(|l| for_backend(&l.backend))
+        .collect();
     let mut gates = Vec::new();
     let mut answers = Vec::new();
     let total = src.len();
     for i in 0..total {
         let f = src.frame(i);
+        let lane = src.lane(i);
+        let Some(mapper) = mappers.get_mut(lane) else {
+            continue;
+        };
+        let session = SessionId(lane as u32);
         if let Some(ts) = f.ts {
             mapper.set_now(ts);
         }
@@ -195,7 +211,11 @@ fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
             }
             Dir::Out => {
                 for a in mapper.outbound(&f.text).1 {
-                    answers.push((a.gate_id, format!("{} at {}", a.label, clock(f.ts))));
+                    let key = GateRef {
+                        session,
+                        id: a.gate_id,
+                    };
+                    answers.push((key, format!("{} at {}", a.label, clock(f.ts))));
                 }
             }
             _ => {}
@@ -215,9 +235,14 @@ impl Player {
         Player::from_source(Arc::new(loaded))
     }
 
-    /// Open a file: a switchboard recording is indexed by line offsets and read lazily; other
-    /// formats are loaded whole.
+    /// Open a file: a workspace manifest replays every recording it lists, merged by time; a
+    /// switchboard recording is indexed by line offsets and read lazily; other formats are
+    /// loaded whole.
     pub fn open_path(path: &Path, format: Option<Format>) -> Result<Player, String> {
+        if format.is_none() && crate::workspace::manifest::is_manifest(path) {
+            let ws = super::workspace::WorkspaceSource::open(path)?;
+            return Ok(Player::from_source(Arc::new(ws)));
+        }
         if matches!(format, None | Some(Format::Recording))
             && let Ok(idx) = IndexedFile::open(path)
         {
@@ -248,7 +273,7 @@ impl Player {
             let mut st = store.lock().expect("checkpoint store");
             st.finished = true;
         }
-        let feeder = Feeder::with(source.backend(), source.start_ms());
+        let feeder = Feeder::for_source(source.as_ref());
         let mut p = Player {
             source,
             feeder,
@@ -375,17 +400,37 @@ impl Player {
         }
     }
 
-    /// After a gate jump: show the gate that frame opened (the newest pending one).
+    /// After a gate jump: show the gate that frame opened (the newest pending one of the
+    /// session the frame was fed to, which becomes the session on screen).
     fn show_newest_gate(&mut self) {
+        let lane = self
+            .feeder
+            .pos
+            .checked_sub(1)
+            .map_or(0, |i| self.source.lane(i));
+        let before = self.feeder.state.shown().id;
         let state = &mut self.feeder.state;
-        if let Some(g) = state.gates.back() {
-            let (id, key) = (g.id.clone(), g.node_key.clone());
+        let Some(session) = state.sessions.get(lane) else {
+            return;
+        };
+        if let Some(g) = session.gates.back() {
+            let (id, node) = (g.id.clone(), session.tree.resolve(Some(&g.node_key)));
+            if lane != state.selected {
+                state.select_session(lane, node);
+            }
             state.active_gate = Some(id);
             state.focus = Focus::Gate;
-            state.selected_node = state.tree.resolve(Some(&key));
+            state.selected_node = node;
             state.selected_item = None;
             state.scroll_back = 0;
         }
+        // A long gate jump lands here from `work`, not from a key: the answers follow now.
+        self.follow_selection(before);
+    }
+
+    /// The session (index in `state().sessions`) frame `i` is fed to.
+    pub fn lane(&self, i: usize) -> usize {
+        self.source.lane(i)
     }
 
     /// Frame `i` (0-based) of the recording.
@@ -478,14 +523,25 @@ impl Player {
             (Some(_), None) => None,
             (_, Some(b)) if local == Some(b) => Some(self.local[&b].clone()),
             (_, Some(b)) => Some(store.checkpoints[&b].clone()),
-            (None, None) => Some(Feeder::with(self.source.backend(), self.source.start_ms())),
+            (None, None) => Some(Feeder::for_source(self.source.as_ref())),
         }
     }
 
-    /// Put `f` on screen in place of the current state, keeping what the viewer set up.
+    /// Put `f` on screen in place of the current state, keeping what the viewer set up (the
+    /// session and node shown, collapsed sessions, overlay, search, focus).
     fn show(&mut self, mut f: Feeder) {
         let st = &mut self.feeder.state;
         let (node, focus, size) = (st.selected_node, st.focus, st.size);
+        let (selected, collapsed): (usize, Vec<bool>) = (
+            st.selected,
+            st.sessions.iter().map(|s| s.collapsed).collect(),
+        );
+        if selected != f.state.selected && selected < f.state.sessions.len() {
+            f.state.select_session(selected, 0);
+        }
+        for (s, c) in f.state.sessions.iter_mut().zip(collapsed) {
+            s.collapsed = c;
+        }
         let overlay = st.overlay.take();
         let search = st.search.take();
         let (focus_root, side_by_side, status) =
@@ -513,8 +569,7 @@ impl Player {
     fn advance(&mut self, feeder: &mut Feeder, n: usize, budget: usize) {
         let stop = n.min(feeder.pos.saturating_add(budget));
         while feeder.pos < stop {
-            let f = self.source.frame(feeder.pos);
-            feeder.apply(&f);
+            feeder.apply_from(self.source.as_ref(), feeder.pos);
             let pos = feeder.pos;
             if pos.is_multiple_of(CHECKPOINT_SPACING)
                 && n - pos < 2 * CHECKPOINT_SPACING
@@ -644,16 +699,7 @@ impl Player {
     fn sync_view(&mut self) {
         let pos = self.feeder.pos;
         let ts = pos.checked_sub(1).and_then(|i| self.source.frame(i).ts);
-        // Only the pending gates' answers: the view is rebuilt on every step.
-        let answers: HashMap<String, String> = {
-            let ix = self.index.lock().expect("index lock");
-            self.feeder
-                .state
-                .gates
-                .iter()
-                .filter_map(|g| ix.answers.get(&g.id).map(|a| (g.id.clone(), a.clone())))
-                .collect()
-        };
+        let answers = self.answers_shown();
         let inspector = matches!(self.feeder.state.overlay, Some(Overlay::Text { .. }))
             .then(|| self.inspector());
         let state = &mut self.feeder.state;
@@ -670,6 +716,45 @@ impl Player {
         }
     }
 
+    /// The recorded answers of the pending gates of the session on screen, by gate id: a card
+    /// is only ever drawn for that session, and one session's gate ids are unique while pending
+    /// (ids repeat across sessions: `acp:0`). Rebuilt on every step and whenever the viewer
+    /// shows another session.
+    fn answers_shown(&self) -> HashMap<String, String> {
+        let ix = self.index.lock().expect("index lock");
+        let shown = self.feeder.state.shown();
+        shown
+            .gates
+            .iter()
+            .filter_map(|g| {
+                let key = GateRef {
+                    session: shown.id,
+                    id: g.id.clone(),
+                };
+                ix.answers.get(&key).map(|a| (g.id.clone(), a.clone()))
+            })
+            .collect()
+    }
+
+    /// After a key or a click: when the viewer now shows another session, its recorded answers
+    /// replace the other's.
+    fn follow_selection(&mut self, before: SessionId) {
+        if self.feeder.state.shown().id == before {
+            return;
+        }
+        let answers = self.answers_shown();
+        if let Some(r) = self.feeder.state.replay.as_mut() {
+            r.answers = answers;
+        }
+    }
+
+    /// A mouse event: navigation as live (nothing answers in a replay).
+    pub fn mouse(&mut self, m: crossterm::event::MouseEvent) {
+        let before = self.feeder.state.shown().id;
+        let _ = update(&mut self.feeder.state, Msg::Mouse(m));
+        self.follow_selection(before);
+    }
+
     /// The raw JSON of the last applied frame, pretty-printed, with its schema verdict.
     pub fn inspector(&self) -> Overlay {
         let Some(i) = self.feeder.pos.checked_sub(1) else {
@@ -679,6 +764,16 @@ impl Player {
             };
         };
         let f = self.source.frame(i);
+        let lanes = self.source.lanes();
+        let lane = lanes.get(self.source.lane(i));
+        let backend = lane.map_or(self.source.backend(), |l| l.backend.as_str());
+        // Which session it went to, in a workspace replay.
+        let session = match lane {
+            Some(l) if lanes.len() > 1 => {
+                format!("session: {} ({})\n", neutralize(&l.name), l.backend)
+            }
+            _ => String::new(),
+        };
         let dir = match f.dir {
             Dir::In => "in (agent → switchboard)",
             Dir::Out => "out (switchboard → agent)",
@@ -687,7 +782,7 @@ impl Player {
         };
         let parsed = serde_json::from_str::<Value>(&f.text).ok();
         let verdict = match (f.dir, parsed.as_ref()) {
-            (Dir::In | Dir::Out, _) if self.source.backend() == "acp" => {
+            (Dir::In | Dir::Out, _) if backend == "acp" => {
                 super::validate_acp::verdict(f.dir, &f.text)
             }
             (Dir::Out, Some(_)) => match crate::schema::validate_claude_outbound_line(&f.text) {
@@ -715,7 +810,7 @@ impl Player {
         Overlay::Text {
             title: format!(" frame {}/{} (Esc closes) ", i + 1, self.total()),
             body: format!(
-                "direction: {dir}\nsource line: {}\ntime: {}\nschema: {verdict}\n\n{}",
+                "{session}direction: {dir}\nsource line: {}\ntime: {}\nschema: {verdict}\n\n{}",
                 f.src_line,
                 clock(f.ts),
                 crate::core::text::sanitize(&body)
@@ -756,6 +851,12 @@ impl Player {
     }
 
     pub fn key(&mut self, key: KeyEvent) {
+        let before = self.feeder.state.shown().id;
+        self.on_key(key);
+        self.follow_selection(before);
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if key.code == KeyCode::Esc && self.seeking() {
             // The view never left the frame it showed: cancelling just stops the work.
@@ -770,6 +871,22 @@ impl Player {
         if state.overlay.is_some()
             && !(stepping && matches!(state.overlay, Some(Overlay::Text { .. })))
         {
+            // The inbox lists and opens the recorded gates; its marks and batch answers would
+            // answer them in the replayed state.
+            let inbox_nav = matches!(
+                key.code,
+                KeyCode::Esc
+                    | KeyCode::Char('q' | 'I' | 'j' | 'k')
+                    | KeyCode::Up
+                    | KeyCode::Down
+                    | KeyCode::Home
+                    | KeyCode::End
+                    | KeyCode::Enter
+            );
+            if matches!(state.overlay, Some(Overlay::Inbox)) && !inbox_nav {
+                state.status_line = Some("read-only replay: the inbox only shows gates".into());
+                return;
+            }
             let _ = update(state, Msg::Key(key));
             return;
         }
@@ -857,6 +974,13 @@ impl Player {
             KeyCode::Char('m') => {
                 state.status_line = Some("read-only replay: no permission mode to change".into())
             }
+            // Closing, restarting or starting a session would change the recorded workspace.
+            KeyCode::Char('x' | 'X') if state.focus != Focus::Gate => {
+                state.status_line = Some("read-only replay: sessions stay as recorded".into())
+            }
+            KeyCode::Char('n') if ctrl => {
+                state.status_line = Some("read-only replay: no session to start".into())
+            }
             _ => {
                 // Everything else navigates; nothing may answer a gate or send a prompt.
                 let nav = matches!(
@@ -909,7 +1033,7 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
             ev = input.next() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => { player.key(k); dirty = true; }
                 Some(Ok(Event::Resize(w, h))) => { player.feeder.state.size = (w, h); dirty = true; }
-                Some(Ok(Event::Mouse(m))) => { let _ = update(&mut player.feeder.state, Msg::Mouse(m)); dirty = true; }
+                Some(Ok(Event::Mouse(m))) => { player.mouse(m); dirty = true; }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e),
                 None => break,
@@ -1075,6 +1199,111 @@ mod tests {
             "{:?}",
             p.checkpoint_positions()
         );
+    }
+
+    /// Two long sessions merged: (sessions' node counts, transcript lengths, pending gates).
+    fn workspace_shape(p: &Player) -> Vec<(usize, usize, Vec<String>)> {
+        p.state()
+            .sessions
+            .iter()
+            .map(|s| {
+                (
+                    s.tree.nodes.len(),
+                    s.tree.nodes[0].transcript.len(),
+                    s.gates.iter().map(|g| g.id.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Two recordings with the same gate ids, the second's times offset by half a frame's
+    /// worth so the frames alternate.
+    fn long_workspace(frames: usize) -> Arc<dyn FrameSource> {
+        let mut b = long_recording(frames);
+        for (i, f) in b.frames.iter_mut().enumerate() {
+            f.ts = f.ts.map(|t| t * 2 + 1);
+            // b answers each of its gates on the next frame (a never does).
+            if i > 0 && i % 5000 == 0 {
+                let id = format!("g{}", i - 1);
+                f.dir = Dir::Out;
+                f.text = format!(
+                    r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"allow","updatedInput":{{"command":"echo {}"}}}}}}}}"#,
+                    i - 1
+                );
+            }
+        }
+        let mut a = long_recording(frames);
+        for f in &mut a.frames {
+            f.ts = f.ts.map(|t| t * 2);
+        }
+        let ws = crate::replay::workspace::WorkspaceSource::merge(vec![
+            ("a".into(), Arc::new(a) as Arc<dyn FrameSource>),
+            ("b".into(), Arc::new(b)),
+        ])
+        .unwrap();
+        Arc::new(ws)
+    }
+
+    /// The checkpoints of the background pass and of stepping back hold whole workspaces: seeks
+    /// and steps back over a merged timeline land where replaying from the start lands, and the
+    /// gate jump shows the session of the gate's frame.
+    #[test]
+    fn a_workspace_timeline_seeks_through_checkpoints_like_replaying_from_the_start() {
+        let total = 2 * 25_000;
+        let src = long_workspace(25_000);
+        assert_eq!(src.len(), total);
+        assert_eq!((src.lane(0), src.lane(1), src.lane(2)), (0, 1, 0));
+        let fresh_ws = |n: usize| {
+            let mut p = Player::with_background_pass(src.clone(), false);
+            p.seek(n);
+            workspace_shape(&p)
+        };
+        let mut p = Player::from_source(src.clone());
+        p.wait_prepared();
+        p.seek(total);
+        let kept = p.checkpoint_positions();
+        for c in (1..=6).map(|k| k * CHECKPOINT_SPACING).chain([total]) {
+            assert!(kept.contains(&c), "{c} not in {kept:?}");
+        }
+        for target in [45_001, 40_960, 40_959, 20_123, 3] {
+            p.seek(target);
+            assert_eq!(workspace_shape(&p), fresh_ws(target), "at frame {target}");
+            p.key(KeyEvent::new(KeyCode::Char(','), KeyModifiers::NONE));
+            p.finish_work();
+            assert_eq!(
+                workspace_shape(&p),
+                fresh_ws(target - 1),
+                "at {}",
+                target - 1
+            );
+            p.seek(total);
+        }
+        // Each session has its own `g4999`: the second gate jump shows session b's.
+        p.seek(0);
+        p.key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+        p.finish_work();
+        assert_eq!(p.state().selected, 0);
+        p.key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+        p.finish_work();
+        assert_eq!(p.state().selected, 1);
+        assert_eq!(p.state().active().map(|g| g.id.as_str()), Some("g4999"));
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, 2 * 4999 + 2);
+        let answers = &p.state().replay.as_ref().unwrap().answers;
+        assert!(answers["g4999"].starts_with("allowed once"), "{answers:?}");
+        // A gate jump long enough to run between keys lands on b's gate and shows b's answer,
+        // though a has a gate of the same id pending (with no answer).
+        let mut p = Player::with_background_pass(src.clone(), false);
+        p.seek(0);
+        let target = 2 * 19_999 + 2;
+        p.go_to_gate(target);
+        assert!(p.seeking());
+        p.finish_work();
+        let s = p.state();
+        assert_eq!((s.replay.as_ref().unwrap().frame, s.selected), (target, 1));
+        assert_eq!(s.active().map(|g| g.id.as_str()), Some("g19999"));
+        assert!(s.sessions[0].gate("g19999").is_some());
+        let answers = &s.replay.as_ref().unwrap().answers;
+        assert!(answers["g19999"].starts_with("allowed once"), "{answers:?}");
     }
 
     /// `End` far from any copy runs between key presses with its progress shown; Esc cancels it

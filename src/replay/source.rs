@@ -21,6 +21,32 @@ pub trait FrameSource: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The time of frame `i` alone (merging a workspace's recordings reads every frame's).
+    fn ts(&self, i: usize) -> Option<u64> {
+        self.frame(i).ts
+    }
+    /// Which lane frame `i` is fed to: the index of its session in the workspace replayed
+    /// (always 0 for one recording).
+    fn lane(&self, _i: usize) -> usize {
+        0
+    }
+    /// The sessions the frames are fed to, in order (one for one recording).
+    fn lanes(&self) -> Vec<Lane> {
+        vec![Lane {
+            name: super::mapper::root_name(self.backend()).to_string(),
+            backend: self.backend().to_string(),
+            start_ms: self.start_ms(),
+        }]
+    }
+}
+
+/// One session of a replay: the tree root's name, the backend whose mapping reads its frames,
+/// and the time of its first frame (the time of frames that carry none, until one does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lane {
+    pub name: String,
+    pub backend: String,
+    pub start_ms: u64,
 }
 
 impl FrameSource for Loaded {
@@ -211,6 +237,30 @@ impl FrameSource for IndexedFile {
     fn start_ms(&self) -> u64 {
         self.start_ms
     }
+
+    /// The recorder writes `{"ts":N,` first: read only the entry's first and last bytes when it
+    /// does (a line cut short, without its closing brace, is read whole: it has no time), else
+    /// the whole entry.
+    fn ts(&self, i: usize) -> Option<u64> {
+        let (a, b) = (self.starts[i], self.starts[i + 1]);
+        let mut head = [0u8; 32];
+        let mut tail = [0u8; 2];
+        let n = ((b - a) as usize).min(head.len());
+        let t = ((b - a) as usize).min(tail.len());
+        let closed = read_exact_at(&self.file, &mut tail[..t], b - t as u64).is_ok()
+            && matches!(trim_newline(&tail[..t]).last(), Some(b'}'));
+        if closed
+            && read_exact_at(&self.file, &mut head[..n], a).is_ok()
+            && let Some(rest) = head[..n].strip_prefix(b"{\"ts\":")
+        {
+            let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            if (1..=19).contains(&digits) && rest.get(digits) == Some(&b',') {
+                let text = std::str::from_utf8(&rest[..digits]).ok()?;
+                return text.parse().ok();
+            }
+        }
+        self.frame(i).ts
+    }
 }
 
 #[cfg(test)]
@@ -241,6 +291,7 @@ mod tests {
                 (b.src_line, b.ts, b.dir),
                 "frame {i}"
             );
+            assert_eq!(idx.ts(i), b.ts, "frame {i}");
             assert_eq!(
                 a.text.starts_with("unreadable"),
                 b.text.starts_with("unreadable")
@@ -282,6 +333,7 @@ mod tests {
         for (n, b) in loaded.frames.iter().enumerate() {
             let a = idx.frame(n);
             assert_eq!((a.src_line, a.ts, &a.text), (b.src_line, b.ts, &b.text));
+            assert_eq!(idx.ts(n), b.ts);
         }
         std::fs::remove_dir_all(dir).ok();
     }
