@@ -618,3 +618,151 @@ mod notify_tests {
         assert!(m.contains("ls ^[]52;c;cGF5bG9hZA==^G<U+202E>x^@"), "{m}");
     }
 }
+
+#[cfg(test)]
+mod spawner_tests {
+    use super::*;
+    use crate::backend::Spawner;
+
+    /// A source that hosts two sessions: it opens them through the spawner and raises one
+    /// gate in each, then reports every command it gets back, tagged with the session.
+    struct Host {
+        seen: mpsc::UnboundedSender<(SessionId, Command)>,
+    }
+
+    impl Backend for Host {
+        fn name(&self) -> &'static str {
+            "iii"
+        }
+        fn root_name(&self) -> String {
+            "engine".into()
+        }
+        fn reply_check(&self) -> crate::core::state::ReplyCheck {
+            crate::backend::claude::session::reply_check
+        }
+        fn start(
+            self: Box<Self>,
+            _: mpsc::Sender<Stamped>,
+            _: mpsc::UnboundedReceiver<Command>,
+        ) -> JoinHandle<()> {
+            unreachable!("a hosting source is started with start_hosting")
+        }
+        fn start_hosting(
+            self: Box<Self>,
+            _events: mpsc::Sender<Stamped>,
+            _commands: mpsc::UnboundedReceiver<Command>,
+            spawner: Spawner,
+        ) -> JoinHandle<()> {
+            tokio::spawn(async move {
+                let mut links = Vec::new();
+                for name in ["root-a", "root-b"] {
+                    let link = spawner
+                        .open(
+                            name,
+                            "iii",
+                            crate::backend::claude::session::reply_check,
+                            true,
+                        )
+                        .await
+                        .expect("the workspace opens it");
+                    let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
+                        "input":{"command":format!("echo {name}")}});
+                    let gate = crate::core::gate::Gate {
+                        id: "held-0".into(),
+                        node_key: "root".into(),
+                        asked_by: None,
+                        kind: crate::backend::claude::gates::permission(&req),
+                        opened_ms: 0,
+                        default_reply: String::new(),
+                        reply_definition: "",
+                    };
+                    let _ = link
+                        .events
+                        .send(Stamped {
+                            at_ms: now_ms(),
+                            event: BackendEvent::GateOpen(gate),
+                        })
+                        .await;
+                    links.push(link);
+                }
+                let mut handles = Vec::new();
+                for link in links {
+                    let seen = self.seen.clone();
+                    handles.push(tokio::spawn(async move {
+                        // The whole link, events included: its session lives while it does.
+                        let mut link = link;
+                        while let Some(c) = link.commands.recv().await {
+                            let _ = seen.send((link.session, c));
+                        }
+                    }));
+                }
+                for h in handles {
+                    let _ = h.await;
+                }
+            })
+        }
+        fn keeps_gates_on_quit(&self) -> bool {
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn a_hosting_source_opens_sessions_and_gets_each_ones_answers() {
+        let (tx, mut seen) = mpsc::unbounded_channel();
+        let mut app = App::start(
+            Box::new(Host { seen: tx }),
+            Settings::default(),
+            Theme::dark(),
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while app.state.pending_total() < 2 {
+            let m = tokio::time::timeout_at(deadline, app.next_backend())
+                .await
+                .expect("two gates in time")
+                .expect("the source runs");
+            app.apply(m);
+        }
+        let names: Vec<&str> = app.state.sessions.iter().map(|s| s.name()).collect();
+        assert_eq!(names, vec!["engine", "root-a", "root-b"]);
+        assert!(
+            app.state.sessions[1..]
+                .iter()
+                .all(|s| s.keeps_gates_on_quit)
+        );
+        // The same gate id in two sessions: answer root-b's from the inbox.
+        let b = app.state.sessions[2].id;
+        let fx = crate::core::update::workspace::answer_in(
+            &mut app.state,
+            &crate::core::state::GateRef {
+                session: b,
+                id: "held-0".into(),
+            },
+            crate::core::gate::Decision::Allow {
+                updated_input: None,
+                always: false,
+            },
+        );
+        for e in fx {
+            if let Effect::Send(sid, cmd) = e {
+                let _ = app
+                    .sources
+                    .iter()
+                    .find(|s| s.session == sid)
+                    .unwrap()
+                    .commands
+                    .send(cmd);
+            }
+        }
+        let (sid, cmd) = tokio::time::timeout(Duration::from_secs(5), seen.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(sid, b);
+        assert!(matches!(cmd, Command::Answer { ref gate_id, .. } if gate_id == "held-0"));
+        assert_eq!(
+            app.state.sessions[1].gates.len(),
+            1,
+            "root-a's gate is untouched"
+        );
+    }
+}

@@ -426,3 +426,22 @@ fn the_new_session_chord_can_be_remapped() {
     ctrl(&mut s, 'n');
     assert!(matches!(s.overlay, Some(Overlay::NewSession(_))));
 }
+
+#[test]
+fn durable_holds_are_left_pending_on_quit_never_answered() {
+    let (mut s, b, _) = ws();
+    s.sessions[1].keeps_gates_on_quit = true;
+    open_in(&mut s, b, 1_000, bash("held-1", "rm -rf build"));
+    open_in(&mut s, A, 2_000, bash("a1", "ls"));
+    s.focus = Focus::Tree;
+    ch(&mut s, 'q');
+    let fx = ch(&mut s, 'y');
+    // Only the process-backed session's gate is answered (fail-closed); the held call is not.
+    let got: Vec<(SessionId, String)> = answers(&fx).into_iter().map(|a| (a.0, a.1)).collect();
+    assert_eq!(got, vec![(A, "a1".to_string())]);
+    assert!(fx.contains(&Effect::Send(b, Command::Shutdown)));
+    let web = &s.sessions[1].tree.nodes[0].transcript;
+    assert!(web.items.iter().any(
+        |i| matches!(&i.kind, ItemKind::Audit { text, .. } if text.starts_with("left pending"))
+    ));
+}
