@@ -789,9 +789,9 @@ fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
     })
 }
 
-/// Start the TUI over `specs`. Until the multi-session app lands this runs exactly one
-/// source through the single-session app, its profile rules added to the global ones; more
-/// than one is refused before anything starts.
+/// Start the TUI over `specs`: one workspace, each spec a session with its own rules (added to
+/// the global ones for that session only). A workspace (`up`, a demo of several sessions)
+/// writes a manifest beside the recordings.
 pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
     if specs.is_empty() {
         eprintln!("switchboard: no session to start");
