@@ -436,16 +436,47 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
             a.name
         );
     }
-    let by: Vec<(&str, &str)> = doc["decisions"]
+    // In the order they were made, each with its session, kind and who decided.
+    let made: Vec<(SessionId, String)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.0, d.1.clone()))
+        .collect();
+    let listed: Vec<(SessionId, String)> = doc["decisions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["decision"].as_str().unwrap(), d["by"].as_str().unwrap()))
+        .map(|d| {
+            (
+                SessionId(d["session"].as_u64().unwrap() as u32),
+                d["gate_id"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    assert_eq!(by.len(), 3, "{doc}");
-    assert_eq!(by[0].1, "batch", "{doc}");
-    assert_eq!(by[1].1, "batch", "{doc}");
-    assert_eq!(by[2].0, "answer", "{doc}");
+    assert_eq!(listed, made, "{doc}");
+    let mut by: Vec<(u64, &str, &str)> = doc["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["session"].as_u64().unwrap(),
+                d["decision"].as_str().unwrap(),
+                d["by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    by.sort();
+    assert_eq!(
+        by,
+        vec![
+            (0, "deny", "batch"),
+            (1, "answer", "human"),
+            (2, "option_allow", "batch")
+        ],
+        "{doc}"
+    );
     let report = switchboard::replay::validate_manifest::validate_manifest(&manifest_path);
     assert!(
         report.problems() == 0 && !report.unreadable(),
