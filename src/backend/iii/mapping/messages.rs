@@ -51,6 +51,12 @@ impl Msgs {
         }
         self.hydrate_tail = None;
     }
+
+    /// Entries waiting for their parent.
+    #[cfg(test)]
+    pub fn orphan_count(&self) -> usize {
+        self.orphans.len()
+    }
 }
 
 /// The text of a content list (or a plain string), bounded.

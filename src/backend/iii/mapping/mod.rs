@@ -16,7 +16,7 @@ mod turns;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
@@ -115,7 +115,7 @@ struct Sess {
 struct Sync {
     /// Reads still outstanding, by `(function_id, payload)`.
     outstanding: Vec<(String, String)>,
-    buffer: Vec<(String, Value, u64)>,
+    buffer: VecDeque<(String, Value, u64)>,
     overflowed: bool,
 }
 
@@ -184,6 +184,7 @@ impl Mapper {
         self.sync = Some(Sync::default());
         self.pages.clear();
         self.listings.clear();
+        self.watches_restart();
         for s in self.sessions.values_mut() {
             s.hydrating = false;
             // What we hold is older than the re-read: the re-read replaces it, and events
@@ -352,11 +353,11 @@ impl Mapper {
         let mut out = Out::default();
         if let Some(sync) = &mut self.sync {
             if sync.buffer.len() >= MAX_BUFFERED {
-                sync.buffer.remove(0);
+                sync.buffer.pop_front();
                 sync.overflowed = true;
             }
             sync.buffer
-                .push((trigger_type.to_string(), payload.clone(), now_ms));
+                .push_back((trigger_type.to_string(), payload.clone(), now_ms));
             return out;
         }
         self.event_into(trigger_type, payload, now_ms, &mut out);

@@ -347,6 +347,15 @@ impl Mapper {
             }
             return;
         }
+        let busy = running == Some(NodeStatus::Running);
+        if let Some(s) = self.sessions.get_mut(&id)
+            && s.stopping
+            && !busy
+        {
+            // The stop completed while we were not listening (offline).
+            s.stopping = false;
+            out.info(&root, "stop", None);
+        }
         let turn = match running {
             Some(NodeStatus::Running) if st == "awaiting_functions" => TurnState::RequiresAction,
             Some(NodeStatus::Running) => TurnState::Running,

@@ -64,6 +64,15 @@ impl Mapper {
         );
     }
 
+    /// After a reconnect, checks cut short by the drop start again.
+    pub(super) fn watches_restart(&mut self) {
+        for w in self.watches.map.values_mut() {
+            if matches!(w.phase, Phase::Checking { .. }) {
+                w.phase = Phase::Waiting;
+            }
+        }
+    }
+
     /// The call is held again with a record (a card): not the #797 case.
     pub(super) fn unwatch(&mut self, key: &Key) {
         self.watches.map.remove(key);
