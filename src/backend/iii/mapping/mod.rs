@@ -328,6 +328,7 @@ impl Mapper {
                 // An incomplete listing proves nothing: never withdraw on it.
                 let scope = gates::scope_of(request);
                 self.listings.remove(&scope);
+                self.watches_retry(&scope, now_ms);
                 self.report(session, Level::Warn, what, &mut out);
             }
             _ => self.report(session, Level::Warn, what, &mut out),

@@ -292,7 +292,8 @@ impl Mapper {
         };
         let id = id.to_string();
         if result.is_null() {
-            // No turn ever ran.
+            // No turn ever ran: nothing awaits a call.
+            self.watch_status(&id, "", &[], out);
             if let Some(s) = self.sessions.get(&id)
                 && s.root == id
             {
@@ -301,6 +302,7 @@ impl Mapper {
             return;
         }
         let Some(st) = str_field(result, "status") else {
+            self.watch_status(&id, "", &[], out);
             self.report(
                 Some(&id),
                 Level::Warn,

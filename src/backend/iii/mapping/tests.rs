@@ -740,3 +740,116 @@ fn session_list_pages_stop_at_the_cap() {
         assert!(pages <= MAX_PAGES);
     }
 }
+
+#[test]
+fn a_797_check_settles_on_a_null_status_and_retries_a_failed_listing() {
+    let mut m = online();
+    let id = gates(&m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "c", "function_id": "f", "pending_at": 1}),
+        2,
+    ))[0]
+        .id
+        .clone();
+    let out = m.command(
+        "s1",
+        &Command::Answer {
+            gate_id: id,
+            decision: Decision::Option {
+                option_id: OPT_ALLOW_ONCE.into(),
+                name: String::new(),
+                allow: true,
+            },
+        },
+        3,
+    );
+    m.on_result(
+        "approval::resolve",
+        &out.calls[0].payload,
+        &json!({"resolved": true}),
+        4,
+    );
+    let check = m.tick(10_004);
+    let list = check
+        .calls
+        .iter()
+        .find(|c| c.function_id == "approval::list-pending")
+        .unwrap()
+        .clone();
+    // The listing fails: checked again a full period later, not at once.
+    m.on_error(&list.function_id, &list.payload, "TIMEOUT", "", 10_005);
+    assert!(m.tick(10_006).calls.is_empty());
+    let again = m.tick(20_005);
+    assert_eq!(again.calls.len(), 2);
+    // No turn at all: nothing is stuck, and the watch ends.
+    m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &Value::Null,
+        20_006,
+    );
+    assert!(!m.stuck("s1"));
+    assert!(m.tick(40_000).calls.is_empty());
+}
+
+#[test]
+fn a_record_that_arrives_during_a_listing_is_not_withdrawn_by_it() {
+    let mut m = online();
+    let mut out = Out::default();
+    m.start_listing(&mut out, Some("s1"));
+    let req = out.calls[0].payload.clone();
+    let ev = m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "late", "function_id": "f", "pending_at": 1}),
+        2,
+    );
+    assert_eq!(gates(&ev).len(), 1);
+    // The listing was read before the record existed: it does not prove it gone.
+    let done = m.on_result("approval::list-pending", &req, &json!({"pending": []}), 3);
+    assert!(
+        !done
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateWithdrawn { .. }))
+    );
+    assert!(m.gate_open("s1", "late").is_some());
+    // A later complete listing without it does.
+    let mut out = Out::default();
+    m.start_listing(&mut out, Some("s1"));
+    let done = m.on_result(
+        "approval::list-pending",
+        &out.calls[0].payload,
+        &json!({"pending": []}),
+        4,
+    );
+    assert!(
+        done.events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateWithdrawn { .. }))
+    );
+}
+
+#[test]
+fn an_allow_from_another_console_is_watched_for_797_too() {
+    let mut m = online();
+    m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "c", "function_id": "f", "pending_at": 1}),
+        2,
+    );
+    let out = m.on_event(
+        "approval::pending-resolved",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "c", "function_id": "f", "outcome": "allow", "resolved_at": 3}),
+        3,
+    );
+    assert!(out.events.iter().any(|(_, e)| matches!(
+        e,
+        BackendEvent::GateClosed {
+            decision: Decision::Allow { .. },
+            ..
+        }
+    )));
+    let check = m.tick(10_003);
+    let fns: Vec<&str> = check.calls.iter().map(|c| c.function_id.as_str()).collect();
+    assert_eq!(fns, vec!["harness::status", "approval::list-pending"]);
+}

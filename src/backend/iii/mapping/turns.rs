@@ -73,6 +73,16 @@ impl Mapper {
         }
     }
 
+    /// A listing for a check failed: check again a full period later.
+    pub(super) fn watches_retry(&mut self, scope: &str, now_ms: u64) {
+        for (k, w) in self.watches.map.iter_mut() {
+            if (scope == "*" || k.0 == scope) && matches!(w.phase, Phase::Checking { .. }) {
+                w.phase = Phase::Waiting;
+                w.since = now_ms;
+            }
+        }
+    }
+
     /// The call is held again with a record (a card): not the #797 case.
     pub(super) fn unwatch(&mut self, key: &Key) {
         self.watches.map.remove(key);
