@@ -202,8 +202,6 @@ fn sessions_open_as_roots_with_titles() {
     let mut eng = Eng::new(&["s1", "s2"]);
     let mut m = Mapper::new("t");
     let out = m.reconnected();
-    let roots: Vec<String> = Vec::new();
-    let _ = roots;
     let mut all_roots = Vec::new();
     let mut queue: std::collections::VecDeque<OutCall> = out.calls.into();
     while let Some(c) = queue.pop_front() {
@@ -603,4 +601,53 @@ fn prompt_sends_with_an_idempotency_key_and_shows_queued() {
         .payload
         .clone();
     assert_ne!(p2["idempotency_key"].as_str().unwrap(), key);
+}
+
+#[test]
+fn a_late_stale_event_never_overwrites_the_re_read() {
+    let mut eng = Eng::new(&["s1"]);
+    let text = |t: &str| json!({"role": "assistant", "content": [{"type": "text", "text": t}]});
+    eng.messages.insert(
+        "s1".into(),
+        vec![json!({"entry_id": "e1", "message": text("v1")})],
+    );
+    let (mut m, _) = connect(&mut eng);
+    let upd = |rev: i64, t: &str| json!({"session_id": "s1", "entry_id": "e1", "revision": rev, "message": text(t), "timestamp": 1});
+    m.on_event("session::message-updated", &upd(5, "v5"), 2_000);
+    m.offline();
+    // Changed to v7 while offline (that event was never delivered).
+    eng.messages.insert(
+        "s1".into(),
+        vec![json!({"entry_id": "e1", "message": text("v7")})],
+    );
+    let first = m.reconnected();
+    // An old revision delivered late, during the reads.
+    m.on_event("session::message-updated", &upd(3, "v3"), 3_000);
+    let ev = pump(&mut m, &mut eng, first, 3_000);
+    let shown: Vec<&str> = ev
+        .iter()
+        .filter_map(|(_, e)| match e {
+            BackendEvent::Item {
+                op:
+                    ItemOp::Upsert {
+                        kind: ItemKind::Assistant { text, .. },
+                        ..
+                    },
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, vec!["v7"]);
+    // After the re-read, hydrated content no longer overrides live revisions.
+    assert!(
+        m.on_event("session::message-updated", &upd(5, "v5 again"), 4_000)
+            .events
+            .is_empty()
+    );
+    assert!(
+        !m.on_event("session::message-updated", &upd(8, "v8"), 4_000)
+            .events
+            .is_empty()
+    );
 }

@@ -38,17 +38,19 @@ pub struct Msgs {
     revisions: HashMap<String, i64>,
     /// The last entry placed by the hydrate in progress (its next page chains to it).
     hydrate_tail: Option<String>,
+    /// A re-read after a reconnect is running: its content replaces what we show (changes
+    /// while offline were never pushed), but the revisions we know stay, so an older event
+    /// delivered late still never overwrites.
+    refresh: bool,
     orphans: Vec<Orphan>,
     /// function_call id → (function id, arguments), from `function_call` blocks.
     pub calls: HashMap<String, (String, Value)>,
 }
 
 impl Msgs {
-    /// Before a full re-read: what we hold is older than the re-read, so it replaces them.
+    /// Before a full re-read: the re-read's content replaces what we hold.
     pub fn stale(&mut self) {
-        for r in self.revisions.values_mut() {
-            *r = (*r).min(HYDRATED - 1);
-        }
+        self.refresh = true;
         self.hydrate_tail = None;
     }
 
@@ -278,6 +280,8 @@ impl Mapper {
             let mut next = request.clone();
             next["cursor"] = json!(cursor);
             self.read(out, "session::messages", next);
+        } else if let Some(s) = self.sessions.get_mut(&session) {
+            s.msgs.refresh = false;
         }
         self.upgrade_gates(&session, now_ms, out);
     }
@@ -349,10 +353,12 @@ impl Mapper {
         let node = node_key(&root, session);
         let msgs = &mut s.msgs;
         if let Some(&known) = msgs.revisions.get(entry) {
-            if known >= revision {
+            let refresh = hydrated && msgs.refresh;
+            if known >= revision && !refresh {
                 return;
             }
-            msgs.revisions.insert(entry.to_string(), revision);
+            msgs.revisions
+                .insert(entry.to_string(), known.max(revision));
             for op in render(entry, body, &mut msgs.calls) {
                 out.ev(
                     &root,
