@@ -729,6 +729,13 @@ impl Mapper {
         let root = g.root.clone();
         let fs = g.record.fs.is_some();
         let act = act_of(decision, fs);
+        let and_stop = matches!(
+            decision,
+            Decision::Deny {
+                interrupt: true,
+                ..
+            }
+        );
         g.open = false;
         match act {
             Act::Hold => {
@@ -795,6 +802,13 @@ impl Mapper {
                     payload: json!({"session_id": session, "function_call_id": call, "decision": "deny", "reason": reason}),
                     retry_safe: true,
                 });
+                if and_stop {
+                    // "Deny & stop": the model reads the reason, then the turn is stopped.
+                    let root = self.gates.by_key.get(&key).map(|g| g.root.clone());
+                    if let Some(root) = root {
+                        self.stop(&root, out);
+                    }
+                }
             }
             Act::Hold | Act::Unsupported => {}
         }

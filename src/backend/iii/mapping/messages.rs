@@ -292,7 +292,9 @@ impl Mapper {
             return;
         };
         let session = session.to_string();
-        if self.ensure_session(&session, None, None, out).is_none() {
+        // A session we do not know yet (a sub-agent before its turn-started) is not made a
+        // root on a message alone: its transcript is read in full once it is known.
+        if !self.sessions.contains_key(&session) {
             return;
         }
         let parent = id_field(p, "parent_id");
@@ -317,7 +319,9 @@ impl Mapper {
             return;
         };
         let session = session.to_string();
-        if self.ensure_session(&session, None, None, out).is_none() {
+        // A session we do not know yet (a sub-agent before its turn-started) is not made a
+        // root on a message alone: its transcript is read in full once it is known.
+        if !self.sessions.contains_key(&session) {
             return;
         }
         let known = self

@@ -853,3 +853,51 @@ fn an_allow_from_another_console_is_watched_for_797_too() {
     let fns: Vec<&str> = check.calls.iter().map(|c| c.function_id.as_str()).collect();
     assert_eq!(fns, vec!["harness::status", "approval::list-pending"]);
 }
+
+#[test]
+fn messages_of_an_unknown_session_open_no_root() {
+    let mut m = online();
+    let out = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "stranger", "entry_id": "e", "parent_id": null, "message": {"role": "user", "content": "hi"}}),
+        2,
+    );
+    assert!(out.roots.is_empty() && out.events.is_empty());
+    // Known later (its turn starts under s1): its transcript is read in full.
+    let out = m.on_event(
+        "harness::turn-started",
+        &json!({"session_id": "stranger", "turn_id": "t", "depth": 1, "parent_session_id": "s1", "timestamp": 3}),
+        3,
+    );
+    assert!(out.roots.is_empty());
+    assert!(
+        out.calls
+            .iter()
+            .any(|c| c.function_id == "session::messages" && c.payload["session_id"] == "stranger")
+    );
+}
+
+#[test]
+fn deny_and_stop_denies_then_stops() {
+    let mut m = online();
+    let id = gates(&m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "c", "function_id": "f", "pending_at": 1}),
+        2,
+    ))[0]
+        .id
+        .clone();
+    let out = m.command(
+        "s1",
+        &Command::Answer {
+            gate_id: id,
+            decision: Decision::Deny {
+                message: "no".into(),
+                interrupt: true,
+            },
+        },
+        3,
+    );
+    let fns: Vec<&str> = out.calls.iter().map(|c| c.function_id.as_str()).collect();
+    assert_eq!(fns, vec!["approval::resolve", "harness::stop"]);
+}

@@ -412,7 +412,7 @@ impl Mapper {
         out.ev(&root, BackendEvent::Turn(TurnState::Running));
     }
 
-    fn stop(&mut self, root: &str, out: &mut Out) {
+    pub(super) fn stop(&mut self, root: &str, out: &mut Out) {
         let online = self.online;
         let Some(s) = self.sessions.get_mut(root) else {
             out.protocol(root, Level::Warn, "unknown iii session: nothing to stop");
