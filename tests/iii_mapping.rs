@@ -92,6 +92,10 @@ impl Eng {
             }
             "approval::approve-always" => json!({"settings": {"mode": "manual"}}),
             "harness::stop" => json!({"stopping": true}),
+            "engine::registered-triggers::list" => json!({"triggers": [
+                {"id": "b1", "trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
+                {"id": "b2", "trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
+                {"id": "b3", "trigger_type": "session::message-added", "function_id": "switchboard::x"}]}),
             "harness::send" => {
                 json!({"accepted": true, "session_id": sid, "turn_id": "t2", "queued": true})
             }
@@ -437,6 +441,8 @@ fn stuck_after_approval_797_is_flagged_after_ten_seconds() {
     assert!(m.stuck("s1"));
     assert!(ev.iter().any(|(_, e)| matches!(e, BackendEvent::Protocol { level: Level::Warn, text } if text.contains("iii-hq/workers#797"))));
     assert!(ev.iter().any(|(_, e)| matches!(e, BackendEvent::Info { key, value: Some(v) } if key == "stuck" && v.contains("harness::stop"))));
+    // The diagnostic counted the duplicate hook bindings.
+    assert!(ev.iter().any(|(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.starts_with("2 approval::gate") && text.contains("confirmed"))));
     // The remedy offered: stop.
     let out = m.command("s1", &Command::Interrupt, 14_000);
     assert_eq!(out.calls[0].function_id, "harness::stop");

@@ -46,7 +46,9 @@ pub struct OpenRoot {
     pub title: String,
 }
 
-/// Everything one input produced, in order.
+/// Everything one input produced, in order. An event addressed to the empty root key
+/// concerns the connection as a whole (no session yet): the source shows it where it shows
+/// its own messages.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Out {
     pub events: Vec<(RootSessionKey, BackendEvent)>,
@@ -296,6 +298,7 @@ impl Mapper {
             "approval::approve-always" => self.approve_always_result(request, &mut out),
             "harness::stop" => self.stop_result(request, result, &mut out),
             "harness::send" => self.send_result(request, result, &mut out),
+            "engine::registered-triggers::list" => self.hook_bindings(result, &mut out),
             _ => {}
         }
         self.read_done(function_id, request, &mut out);

@@ -652,6 +652,7 @@ fn hostile_input_never_panics_and_stays_bounded() {
         "approval::approve-always",
         "harness::stop",
         "harness::send",
+        "engine::registered-triggers::list",
         "something::else",
     ];
     let events = [
@@ -900,4 +901,36 @@ fn deny_and_stop_denies_then_stops() {
     );
     let fns: Vec<&str> = out.calls.iter().map(|c| c.function_id.as_str()).collect();
     assert_eq!(fns, vec!["approval::resolve", "harness::stop"]);
+}
+
+#[test]
+fn a_new_session_never_allows_human_only_functions() {
+    let mut m = online();
+    let allow: Vec<String> = [
+        "shell::exec",
+        "approval::resolve",
+        "configuration::set",
+        "fs::read",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = m.new_session("build it", "claude-x", "Build", &allow);
+    let p = &out.calls[0].payload;
+    assert_eq!(out.calls[0].function_id, "harness::send");
+    assert_eq!(
+        p["options"]["functions"]["allow"],
+        json!(["shell::exec", "fs::read"])
+    );
+    assert_eq!(p["session"]["title"], "Build");
+    assert!(p.get("session_id").is_none());
+    assert!(p["idempotency_key"].as_str().is_some());
+    assert!(out.events.iter().any(|(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("approval::resolve"))));
+    // An empty allow-list is sent as such: a plain chat loop, never "everything".
+    let out = m.new_session("hi", "m", "", &[]);
+    assert_eq!(
+        out.calls[0].payload["options"]["functions"]["allow"],
+        json!([])
+    );
+    assert!(out.calls[0].payload.get("session").is_none());
 }

@@ -199,6 +199,12 @@ impl Mapper {
             ),
         );
         out.info(&root, "stuck", Some(STUCK_TEXT.into()));
+        // The optional diagnostic: duplicate approval hook bindings confirm the bug.
+        out.calls.push(OutCall {
+            function_id: "engine::registered-triggers::list".into(),
+            payload: json!({}),
+            retry_safe: true,
+        });
         if root != key.0 {
             out.ev(
                 &root,
@@ -210,6 +216,47 @@ impl Mapper {
                     },
                 },
             );
+        }
+    }
+
+    /// `engine::registered-triggers::list`: count the `approval::gate` pre-trigger hook
+    /// bindings (more than one confirms iii-hq/workers#797). The shape is read tolerantly:
+    /// every object in the result's arrays is a candidate binding.
+    pub(super) fn hook_bindings(&mut self, result: &Value, out: &mut Out) {
+        let mut lists: Vec<&Value> = vec![result];
+        if let Some(o) = result.as_object() {
+            lists.extend(o.values());
+        }
+        let n = lists
+            .iter()
+            .filter_map(|v| v.as_array())
+            .flatten()
+            .take(100_000)
+            .filter(|b| {
+                str_field(b, "trigger_type") == Some("harness::hook::pre-trigger")
+                    && str_field(b, "function_id") == Some("approval::gate")
+            })
+            .count();
+        let mut flagged: Vec<String> = self
+            .watches
+            .map
+            .iter()
+            .filter(|(_, w)| w.phase == Phase::Flagged)
+            .filter_map(|(k, _)| self.sessions.get(&k.0).map(|s| s.root.clone()))
+            .collect();
+        flagged.sort();
+        flagged.dedup();
+        let text = if n > 1 {
+            format!(
+                "{n} approval::gate pre-trigger hook bindings: the duplicate-binding condition of iii-hq/workers#797 is confirmed"
+            )
+        } else {
+            format!(
+                "{n} approval::gate pre-trigger hook binding(s): the duplicate-binding condition of iii-hq/workers#797 is not visible"
+            )
+        };
+        for r in flagged {
+            out.protocol(&r, Level::Info, text.clone());
         }
     }
 
@@ -373,6 +420,49 @@ impl Mapper {
             payload: json!({"session_id": root, "message": text, "idempotency_key": key}),
             retry_safe: true,
         });
+    }
+
+    /// A new harness session (the workspace's new-session dialog): `harness::send` without a
+    /// session id. The allow-list never includes `approval::*` or `configuration::*`
+    /// (human-only functions an agent must not reach); what was dropped is reported.
+    pub fn new_session(
+        &mut self,
+        message: &str,
+        model: &str,
+        title: &str,
+        allow: &[String],
+    ) -> Out {
+        let mut out = Out::default();
+        let (kept, dropped): (Vec<&String>, Vec<&String>) = allow
+            .iter()
+            .partition(|f| !(f.starts_with("approval::") || f.starts_with("configuration::")));
+        if !dropped.is_empty() {
+            let names: Vec<&str> = dropped.iter().map(|s| s.as_str()).collect();
+            out.protocol(
+                "",
+                Level::Warn,
+                format!(
+                    "left out of the new session's allow-list (human-only functions): {}",
+                    j::clip(&names.join(", "), 400)
+                ),
+            );
+        }
+        self.send_seq += 1;
+        let mut payload = json!({
+            "message": message,
+            "model": model,
+            "idempotency_key": format!("switchboard-{}-{}", self.instance, self.send_seq),
+            "options": {"functions": {"allow": kept}},
+        });
+        if !title.trim().is_empty() {
+            payload["session"] = json!({"title": title});
+        }
+        out.calls.push(OutCall {
+            function_id: "harness::send".into(),
+            payload,
+            retry_safe: true,
+        });
+        out
     }
 
     pub(super) fn send_result(&mut self, request: &Value, result: &Value, out: &mut Out) {
