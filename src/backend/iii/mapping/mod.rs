@@ -299,6 +299,9 @@ impl Mapper {
             "harness::stop" => self.stop_result(request, result, &mut out),
             "harness::send" => self.send_result(request, result, &mut out),
             "engine::registered-triggers::list" => self.hook_bindings(result, &mut out),
+            "harness::unqueue" | "harness::edit_queued" => {
+                self.queue_result(request, result, &mut out)
+            }
             _ => {}
         }
         self.read_done(function_id, request, &mut out);

@@ -653,6 +653,8 @@ fn hostile_input_never_panics_and_stays_bounded() {
         "harness::stop",
         "harness::send",
         "engine::registered-triggers::list",
+        "harness::unqueue",
+        "harness::edit_queued",
         "something::else",
     ];
     let events = [
@@ -933,4 +935,26 @@ fn a_new_session_never_allows_human_only_functions() {
         json!([])
     );
     assert!(out.calls[0].payload.get("session").is_none());
+}
+
+#[test]
+fn queued_messages_can_be_edited_and_removed() {
+    let mut m = online();
+    let out = m.edit_queued("s1", "q1", "better text");
+    assert_eq!(out.calls[0].function_id, "harness::edit_queued");
+    assert_eq!(
+        out.calls[0].payload,
+        json!({"session_id": "s1", "entry_id": "q1", "message": "better text"})
+    );
+    let out = m.unqueue("s1", "q1");
+    let c = out.calls[0].clone();
+    assert_eq!(c.function_id, "harness::unqueue");
+    // Already drained: said so, and the queue is re-read.
+    let r = m.on_result(&c.function_id, &c.payload, &json!({"removed": false}), 2);
+    assert!(r.events.iter().any(
+        |(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("already"))
+    ));
+    assert!(r.calls.iter().any(|c| c.function_id == "harness::status"));
+    m.offline();
+    assert!(m.unqueue("s1", "q1").calls.is_empty());
 }

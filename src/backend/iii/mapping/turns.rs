@@ -465,6 +465,65 @@ impl Mapper {
         out
     }
 
+    /// Remove a queued message (`entry_id` from `harness::status.queued`).
+    pub fn unqueue(&mut self, session: &str, entry_id: &str) -> Out {
+        self.queue_call(
+            session,
+            "harness::unqueue",
+            json!({"session_id": session, "entry_id": entry_id}),
+        )
+    }
+
+    /// Replace a queued message's text; it keeps its place in the queue.
+    pub fn edit_queued(&mut self, session: &str, entry_id: &str, message: &str) -> Out {
+        self.queue_call(
+            session,
+            "harness::edit_queued",
+            json!({"session_id": session, "entry_id": entry_id, "message": message}),
+        )
+    }
+
+    fn queue_call(&mut self, session: &str, function_id: &str, payload: Value) -> Out {
+        let mut out = Out::default();
+        let Some(root) = self.sessions.get(session).map(|s| s.root.clone()) else {
+            out.protocol(session, Level::Warn, "unknown iii session: nothing changed");
+            return out;
+        };
+        if !self.online {
+            out.protocol(&root, Level::Warn, "offline: the queue was not changed");
+            return out;
+        }
+        out.calls.push(OutCall {
+            function_id: function_id.into(),
+            payload,
+            retry_safe: true,
+        });
+        out
+    }
+
+    /// `removed`/`updated: false` means the message already left the queue: re-read it.
+    pub(super) fn queue_result(&mut self, request: &Value, result: &Value, out: &mut Out) {
+        let Some(session) = id_field(request, "session_id") else {
+            return;
+        };
+        let Some(root) = self.sessions.get(session).map(|s| s.root.clone()) else {
+            return;
+        };
+        let done = bool_field(result, "removed").or_else(|| bool_field(result, "updated"));
+        if done != Some(true) {
+            out.protocol(
+                &root,
+                Level::Info,
+                "the queued message had already been sent",
+            );
+        }
+        self.read(
+            out,
+            "harness::status",
+            json!({"session_id": session, "verbose": true}),
+        );
+    }
+
     pub(super) fn send_result(&mut self, request: &Value, result: &Value, out: &mut Out) {
         let Some(session) =
             id_field(result, "session_id").or_else(|| id_field(request, "session_id"))
