@@ -657,3 +657,38 @@ fn a_late_stale_event_never_overwrites_the_re_read() {
             .is_empty()
     );
 }
+
+/// Reference benchmark shape: 200 sessions, the first holding 2,000 messages, 50 held calls;
+/// the whole reconnect re-read goes through the mapper, every card and row once.
+#[test]
+fn a_reconnect_at_scale() {
+    let names: Vec<String> = (0..200).map(|i| format!("s{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut eng = Eng::new(&refs);
+    eng.messages.insert(
+        "s0".into(),
+        (0..2_000)
+            .map(|i| json!({"entry_id": format!("e{i}"), "message": {"role": if i % 2 == 0 { "user" } else { "assistant" },
+                "content": [{"type": "text", "text": format!("message {i}")}]}}))
+            .collect(),
+    );
+    for i in 0..50 {
+        eng.pending
+            .push(record("s0", &format!("c{i}"), "shell::exec"));
+    }
+    let t = std::time::Instant::now();
+    let (mut m, _) = connect(&mut eng);
+    m.offline();
+    let first = m.reconnected();
+    let ev = pump(&mut m, &mut eng, first, 9_000);
+    let took = t.elapsed();
+    eprintln!("connect + reconnect re-read at scale: {took:?}");
+    assert_eq!(m.gate_count(), 50);
+    // The re-read re-renders each row once and opens no second card.
+    assert!(opened(&ev).is_empty());
+    let rows = ev
+        .iter()
+        .filter(|(r, e)| r == "s0" && matches!(e, BackendEvent::Item { .. }))
+        .count();
+    assert_eq!(rows, 2_000);
+}
