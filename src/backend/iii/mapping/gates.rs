@@ -490,8 +490,7 @@ impl Mapper {
         }
         if let Some(cursor) = id_field(result, "next_cursor") {
             if self.count_page(&format!("pending:{scope}")) < MAX_PAGES {
-                let mut next = request.clone();
-                next["cursor"] = json!(cursor);
+                let next = j::with_cursor(request, cursor);
                 self.read(out, "approval::list-pending", next);
                 return;
             }

@@ -60,3 +60,14 @@ pub fn title(v: Option<&str>, fallback: &str) -> String {
         t
     }
 }
+
+/// The next page's request: `request` with `cursor` set. A request that is not an object
+/// (never ours, but a recording may hold anything) becomes one, never a panic.
+pub fn with_cursor(request: &Value, cursor: &str) -> Value {
+    let mut next = match request {
+        Value::Object(o) => o.clone(),
+        _ => serde_json::Map::new(),
+    };
+    next.insert("cursor".into(), Value::String(cursor.to_string()));
+    Value::Object(next)
+}

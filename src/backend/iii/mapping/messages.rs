@@ -277,8 +277,7 @@ impl Mapper {
         if let Some(cursor) = id_field(result, "next_cursor")
             && self.count_page(&format!("messages:{session}")) < MAX_PAGES
         {
-            let mut next = request.clone();
-            next["cursor"] = json!(cursor);
+            let next = j::with_cursor(request, cursor);
             self.read(out, "session::messages", next);
         } else if let Some(s) = self.sessions.get_mut(&session) {
             s.msgs.refresh = false;

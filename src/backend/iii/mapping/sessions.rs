@@ -169,8 +169,7 @@ impl Mapper {
         if let Some(cursor) = id_field(result, "next_cursor")
             && self.count_page("session::list") < MAX_PAGES
         {
-            let mut next = request.clone();
-            next["cursor"] = json!(cursor);
+            let next = j::with_cursor(request, cursor);
             self.read(out, "session::list", next);
         }
     }

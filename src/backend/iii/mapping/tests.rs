@@ -958,3 +958,21 @@ fn queued_messages_can_be_edited_and_removed() {
     m.offline();
     assert!(m.unqueue("s1", "q1").calls.is_empty());
 }
+
+#[test]
+fn a_next_page_of_a_request_that_is_not_an_object_does_not_panic() {
+    let mut m = online();
+    for f in [
+        "session::list",
+        "approval::list-pending",
+        "session::messages",
+    ] {
+        for req in [json!([1]), json!("x"), json!(3), Value::Null] {
+            let res = json!({"sessions": [], "pending": [], "messages": [], "next_cursor": "c"});
+            m.on_result(f, &req, &res, 2);
+        }
+    }
+    let mut s1 = json!({"session_id": "s1"});
+    s1 = json::with_cursor(&s1, "c2");
+    assert_eq!(s1, json!({"session_id": "s1", "cursor": "c2"}));
+}
