@@ -1,0 +1,73 @@
+//! Tolerant field access: every value comes from a peer we do not trust, so a wrong type or a
+//! missing field is `None`, never a panic, and every string kept is bounded.
+
+use serde_json::Value;
+
+use super::MAX_ID;
+
+/// Longest text kept from one field (a message, arguments, a result).
+pub const MAX_TEXT: usize = 64 * 1024;
+
+/// `s` cut to `max` characters, marked with `…` when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    crate::core::text::truncate(s, max)
+}
+
+pub fn str_field<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k)?.as_str()
+}
+
+/// An id field: a non-empty string no longer than `MAX_ID`.
+pub fn id_field<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    str_field(v, k).filter(|s| !s.is_empty() && s.len() <= MAX_ID)
+}
+
+pub fn u64_field(v: &Value, k: &str) -> Option<u64> {
+    let f = v.get(k)?;
+    f.as_u64().or_else(|| {
+        f.as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .map(|x| x as u64)
+    })
+}
+
+pub fn i64_field(v: &Value, k: &str) -> Option<i64> {
+    v.get(k)?.as_i64()
+}
+
+pub fn bool_field(v: &Value, k: &str) -> Option<bool> {
+    v.get(k)?.as_bool()
+}
+
+pub fn array<'a>(v: &'a Value, k: &str) -> &'a [Value] {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Compact JSON of `v`, bounded.
+pub fn compact(v: &Value) -> String {
+    clip(&v.to_string(), MAX_TEXT)
+}
+
+/// A display name from a title field, one line, bounded; `fallback` when empty.
+pub fn title(v: Option<&str>, fallback: &str) -> String {
+    let t = crate::core::text::sanitize(&crate::core::text::one_line(v.unwrap_or(""), 120));
+    if t.trim().is_empty() {
+        crate::core::text::sanitize(&clip(fallback, 120))
+    } else {
+        t
+    }
+}
+
+/// The next page's request: `request` with `cursor` set. A request that is not an object
+/// (never ours, but a recording may hold anything) becomes one, never a panic.
+pub fn with_cursor(request: &Value, cursor: &str) -> Value {
+    let mut next = match request {
+        Value::Object(o) => o.clone(),
+        _ => serde_json::Map::new(),
+    };
+    next.insert("cursor".into(), Value::String(cursor.to_string()));
+    Value::Object(next)
+}
