@@ -29,6 +29,7 @@ use switchboard::backend::claude::mapping::Mapper;
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, Overlay, SessionId};
 use switchboard::core::transcript::ItemOp;
+use switchboard::core::update::tree_rows;
 use switchboard::core::{Msg, State, update};
 use switchboard::ui::theme::Theme;
 
@@ -289,14 +290,28 @@ fn main() {
     if std::env::args().any(|a| a == "--show") {
         for (name, rig) in [("one", &mut one), ("many", &mut many)] {
             rig.frame(&theme, 0);
-            println!("--- {name}\n{}", switchboard::ui::buffer_text(rig.term.backend().buffer()));
+            println!(
+                "--- {name}\n{}",
+                switchboard::ui::buffer_text(rig.term.backend().buffer())
+            );
         }
         many.inbox_frame(&theme, 0);
-        println!("--- inbox\n{}", switchboard::ui::buffer_text(many.term.backend().buffer()));
+        println!(
+            "--- inbox\n{}",
+            switchboard::ui::buffer_text(many.term.backend().buffer())
+        );
     }
     let (one_t, many_t) = paired(frames, |i| one.frame(&theme, i), |i| many.frame(&theme, i));
     let (one_p50, one_p99) = summary(one_t);
     let (many_p50, many_p99) = summary(many_t);
+    // One session leaves most of the tree pane empty; from a few sessions on it is full, so a
+    // few against fifty shows what the number of sessions itself costs.
+    let few = 5.min(n);
+    let mut some = Rig::new(build(few, lines), &theme);
+    let (some_t, many_t2) = paired(frames, |i| some.frame(&theme, i), |i| many.frame(&theme, i));
+    let (some_p50, some_p99) = summary(some_t);
+    let many2_p50 = summary(many_t2).0;
+    drop(some);
     let landed = std::cell::Cell::new(true);
     let (g_s, g_b) = paired(
         presses,
@@ -324,6 +339,37 @@ fn main() {
     let (ib_small50, ib_small99) = summary(ib_s);
     let (ib_big50, ib_big99) = summary(ib_b);
 
+    // Where a frame's extra cost with many sessions goes: the parts that walk every session
+    // (the tree's rows, every node of every session; the inbox, every gate), timed alone.
+    let (rows_one, rows_many) = paired(
+        presses,
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(tree_rows(&one.state));
+            t.elapsed().as_secs_f64() * 1e6
+        },
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(tree_rows(&many.state));
+            t.elapsed().as_secs_f64() * 1e6
+        },
+    );
+    let (inbox_s, inbox_b) = paired(
+        presses,
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(small.state.inbox());
+            t.elapsed().as_secs_f64() * 1e6
+        },
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(many.state.inbox());
+            t.elapsed().as_secs_f64() * 1e6
+        },
+    );
+    let nodes = |s: &State| s.sessions.iter().map(|s| s.tree.nodes.len()).sum::<usize>();
+    let (one_nodes, many_nodes) = (nodes(&one.state), nodes(&many.state));
+
     println!();
     println!("{:<58} {:>10} {:>10}", "measure (200x50)", "median", "p99");
     let row = |name: String, a: f64, b: f64, unit: &str| {
@@ -339,6 +385,15 @@ fn main() {
         format!("frame, {n} sessions × {lines} lines ({many_rows} rows)"),
         many_p50,
         many_p99,
+        "ms",
+    );
+    row(
+        format!(
+            "frame, {few} sessions × {lines} lines (against 50: {:.3}x)",
+            many2_p50 / some_p50
+        ),
+        some_p50,
+        some_p99,
         "ms",
     );
     row(
@@ -364,6 +419,34 @@ fn main() {
         ib_big50,
         ib_big99,
         "ms",
+    );
+    let (a50, a99) = summary(rows_one);
+    row(
+        format!("  of which tree_rows, 1 session ({one_nodes} nodes)"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(rows_many);
+    row(
+        format!("  of which tree_rows, {n} sessions ({many_nodes} nodes)"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(inbox_s);
+    row(
+        format!("  state.inbox(), {n}×{GATES} gates, {small_lines} lines each"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(inbox_b);
+    row(
+        format!("  state.inbox(), {n}×{GATES} gates, {lines} lines each"),
+        a50,
+        a99,
+        "µs",
     );
     println!(
         "{:<58} {:>7.0} MiB",
