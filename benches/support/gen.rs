@@ -408,6 +408,39 @@ impl ClaudeGen {
     }
 }
 
+impl ClaudeGen {
+    /// The session stopping on `n` permission requests, as the CLI does when a message's tool
+    /// calls need approval (the requests wait until answered): the lines that finish the turn
+    /// in progress and stream `n` tool uses (`lead`), then one `can_use_tool` control request
+    /// per tool use (`requests`), apart so a caller can interleave sessions' requests in time.
+    /// Shaped like `fixtures/recordings/claude/bash_write.jsonl`.
+    pub fn pending_gates(&mut self, n: usize) -> (Vec<String>, Vec<String>) {
+        let mut lead: Vec<String> = self.queue.drain(..).collect();
+        self.turn += 1;
+        self.system(r#""subtype":"status","status":"requesting""#.to_string());
+        let mut requests = Vec::with_capacity(n);
+        for k in 0..n {
+            let thinking = k == 0;
+            let Some((id, _)) = self.message(None, Some("Bash"), thinking) else {
+                continue;
+            };
+            let cmd = format!(
+                "cargo test -p auth {} -- --test-threads {}",
+                self.tool,
+                self.rng.range(1, 8)
+            );
+            let uuid = self.rng.uuid();
+            requests.push(format!(
+                r#"{{"type":"control_request","request_id":"{uuid}","request":{{"subtype":"can_use_tool","tool_name":"Bash","display_name":"Bash","input":{{"command":{},"description":"Run the auth tests"}},"description":"Run the auth tests","permission_suggestions":[{{"type":"addRules","rules":[{{"toolName":"Bash","ruleContent":{}}}],"behavior":"allow","destination":"localSettings"}},{{"type":"setMode","mode":"acceptEdits","destination":"session"}}],"tool_use_id":"{id}"}}}}"#,
+                js(&cmd),
+                js(&cmd)
+            ));
+        }
+        lead.extend(self.queue.drain(..));
+        (lead, requests)
+    }
+}
+
 impl Iterator for ClaudeGen {
     type Item = String;
     fn next(&mut self) -> Option<String> {

@@ -1,0 +1,514 @@
+//! Workspace targets (issue 11, Benchmark): many sessions cost what one costs on screen, and
+//! the gate inbox costs the gates, whatever the transcripts hold. Measured on realistic data:
+//! each session is the Claude CLI's stdout from the seeded generator (`support/gen.rs`)
+//! mapped by the real mapper and fed through `update`, ending on a message whose tool calls
+//! wait on 10 `can_use_tool` requests; the sessions' requests arrive interleaved in time.
+//!
+//! `cargo bench --bench workspace` runs the full sizes, prints each figure (median, p99) and
+//! every target with PASS/FAIL, and exits 1 when one is missed. Without `--bench` (as a test
+//! target) the same code runs at small sizes as a smoke check and never fails on a time.
+//!
+//! 1. Frame time: a full `ui::render` into a 200x50 `TestBackend`, one word streamed into the
+//!    shown session before each frame, for one session vs fifty (each N lines, 10 gates).
+//! 2. `g` (the oldest gate anywhere, through `update`) and a frame with the inbox overlay,
+//!    with fifty sessions × 10 gates at N/10 lines vs N lines each.
+//! 3. Memory: VmRSS after building the fifty-session workspace.
+//!
+//! Arguments after `--`: `--lines N` (stream lines per session, default 20000), `--sessions
+//! S` (default 50), `--frames F` (default 300).
+
+#[path = "support/gen.rs"]
+mod generator;
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use switchboard::backend::claude::mapping::Mapper;
+use switchboard::core::msg::BackendEvent;
+use switchboard::core::state::{Focus, Overlay, SessionId};
+use switchboard::core::transcript::ItemOp;
+use switchboard::core::update::tree_rows;
+use switchboard::core::{Msg, State, update};
+use switchboard::ui::theme::Theme;
+
+use generator::ClaudeGen;
+
+const W: u16 = 200;
+const H: u16 = 50;
+const GATES: usize = 10;
+
+struct Check {
+    name: String,
+    value: f64,
+    unit: &'static str,
+    target: f64,
+}
+
+/// VmRSS of this process in bytes (`/proc/self/status`).
+fn vm_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn pct(sorted: &[f64], p: usize) -> f64 {
+    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
+}
+
+/// (median, p99) of `times`.
+fn summary(mut times: Vec<f64>) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    (pct(&times, 50), pct(&times, 99))
+}
+
+fn feed(state: &mut State, session: SessionId, at_ms: u64, events: Vec<BackendEvent>) {
+    for event in events {
+        let _ = update(
+            state,
+            Msg::Backend {
+                session,
+                at_ms,
+                event,
+            },
+        );
+    }
+}
+
+/// A workspace of `sessions` Claude sessions, each `lines` lines of its own stream (seeded by
+/// its index) then `GATES` pending permission requests; requests of all sessions arrive
+/// round-robin, so the oldest gate is session 0's first. Everything goes through `update`.
+fn build(sessions: usize, lines: usize) -> State {
+    let mut state = State::new("claude", "s00", 0);
+    let _ = update(&mut state, Msg::Resize(W, H));
+    let mut ids = vec![SessionId::FIRST];
+    for i in 1..sessions {
+        ids.push(state.add_session("claude", &format!("s{i:02}")));
+    }
+    let mut clock = 0u64;
+    let mut pending = Vec::with_capacity(sessions);
+    for (i, &id) in ids.iter().enumerate() {
+        let mut gen_ = ClaudeGen::new(1000 + i as u64);
+        let mut mapper = Mapper::new(&[]);
+        for line in gen_.by_ref().take(lines) {
+            clock += 1;
+            feed(&mut state, id, clock, mapper.on_line(&line).events);
+        }
+        let (lead, requests) = gen_.pending_gates(GATES);
+        for line in lead {
+            clock += 1;
+            feed(&mut state, id, clock, mapper.on_line(&line).events);
+        }
+        pending.push((mapper, requests));
+    }
+    for k in 0..GATES {
+        for (i, &id) in ids.iter().enumerate() {
+            let (mapper, requests) = &mut pending[i];
+            clock += 1;
+            feed(&mut state, id, clock, mapper.on_line(&requests[k]).events);
+        }
+    }
+    let _ = update(&mut state, Msg::Tick(clock + 90_000));
+    state
+}
+
+/// Rows held across every node of every session.
+fn rows(state: &State) -> usize {
+    state
+        .sessions
+        .iter()
+        .flat_map(|s| s.tree.nodes.iter())
+        .map(|n| n.transcript.len())
+        .sum()
+}
+
+fn stream_word(state: &mut State, i: usize) {
+    let session = state.shown().id;
+    feed(
+        state,
+        session,
+        0,
+        vec![BackendEvent::Item {
+            node: None,
+            op: ItemOp::AppendText {
+                key: "live".into(),
+                thinking: false,
+                delta: format!("word{i} "),
+            },
+        }],
+    );
+}
+
+fn terminal(state: &State, theme: &Theme) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+    term.draw(|f| switchboard::ui::render(state, theme, f))
+        .unwrap();
+    // Steady state, as `perf`: the shown transcript's height index complete.
+    let iw = state.view.transcript_area.get().width.saturating_sub(1);
+    let shown = state.shown();
+    switchboard::ui::items::sync_heights(
+        &shown.tree.nodes[state.selected_node].transcript,
+        iw,
+        theme,
+        None,
+    );
+    term
+}
+
+/// A workspace and the terminal it draws into.
+struct Rig {
+    state: State,
+    term: Terminal<TestBackend>,
+}
+
+impl Rig {
+    fn new(state: State, theme: &Theme) -> Rig {
+        let term = terminal(&state, theme);
+        Rig { state, term }
+    }
+
+    /// One frame of the main view (ms), one word streamed into the shown session before it.
+    fn frame(&mut self, theme: &Theme, i: usize) -> f64 {
+        stream_word(&mut self.state, i);
+        let state = &self.state;
+        let t = Instant::now();
+        self.term
+            .draw(|f| switchboard::ui::render(state, theme, f))
+            .unwrap();
+        t.elapsed().as_secs_f64() * 1e3
+    }
+
+    /// `g` through `update` (µs) from session `from`, and whether it landed on the oldest gate.
+    fn g(&mut self, from: usize) -> (f64, bool) {
+        let oldest = {
+            let inbox = self.state.inbox();
+            let (_, i, g) = inbox.first().expect("the workspace has gates");
+            (*i, g.id.clone())
+        };
+        let state = &mut self.state;
+        state.select_session(from % state.sessions.len(), 0);
+        state.focus = Focus::Tree;
+        let t = Instant::now();
+        let _ = update(
+            state,
+            Msg::Key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE)),
+        );
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        let right = state.selected == oldest.0 && state.active_gate.as_deref() == Some(&oldest.1);
+        (us, right)
+    }
+
+    /// One frame with the inbox overlay up (ms), its cursor on row `i` (wrapped).
+    fn inbox_frame(&mut self, theme: &Theme, i: usize) -> f64 {
+        self.state.overlay = Some(Overlay::Inbox);
+        self.state.inbox.cursor = i % self.state.pending_total().max(1);
+        let state = &self.state;
+        let t = Instant::now();
+        self.term
+            .draw(|f| switchboard::ui::render(state, theme, f))
+            .unwrap();
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        self.state.overlay = None;
+        ms
+    }
+}
+
+/// Runs `a` and `b` alternately `n` times each, so both see the same load of a shared
+/// machine; returns their times.
+fn paired(
+    n: usize,
+    mut a: impl FnMut(usize) -> f64,
+    mut b: impl FnMut(usize) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut ta, mut tb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        ta.push(a(i));
+        tb.push(b(i));
+    }
+    (ta, tb)
+}
+
+fn arg(name: &str) -> Option<usize> {
+    let v: Vec<String> = std::env::args().collect();
+    v.iter()
+        .position(|a| a == name)
+        .and_then(|i| v.get(i + 1))
+        .and_then(|s| s.parse().ok())
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let lines = arg("--lines").unwrap_or(if full { 20_000 } else { 2_000 });
+    let small_lines = lines / 10;
+    let n = arg("--sessions").unwrap_or(if full { 50 } else { 5 });
+    let frames = arg("--frames").unwrap_or(if full { 300 } else { 10 });
+    let presses = if full { 3_000 } else { 50 };
+    let theme = Theme::dark();
+    let started = Instant::now();
+    println!(
+        "workspace ({}), on {} cores, load {}",
+        if full { "full" } else { "smoke" },
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    let mut broken: Vec<String> = Vec::new();
+
+    // Memory first, before other workspaces leave freed pages with the allocator.
+    let rss0 = vm_rss().unwrap_or(0);
+    let t = Instant::now();
+    let many = build(n, lines);
+    let build_s = t.elapsed().as_secs_f64();
+    let rss = vm_rss().unwrap_or(0);
+    let many_rows = rows(&many);
+    println!(
+        "built {n} sessions × {lines} lines + {GATES} gates in {build_s:.1} s: {many_rows} rows, {} gates pending; VmRSS {:.0} MiB ({:.0} MiB over the start, {:.1} MiB per session, {:.0} B per line)",
+        many.pending_total(),
+        rss as f64 / 1048576.0,
+        rss.saturating_sub(rss0) as f64 / 1048576.0,
+        rss.saturating_sub(rss0) as f64 / 1048576.0 / n as f64,
+        rss.saturating_sub(rss0) as f64 / (n * lines) as f64,
+    );
+    if many.pending_total() != n * GATES {
+        broken.push(format!(
+            "{} gates pending, {} expected",
+            many.pending_total(),
+            n * GATES
+        ));
+    }
+
+    let mut many = Rig::new(many, &theme);
+    let mut one = Rig::new(build(1, lines), &theme);
+    let one_rows = rows(&one.state);
+    let mut small = Rig::new(build(n, small_lines), &theme);
+    let small_rows = rows(&small.state);
+
+    // `--show`: the screens measured, to see what a frame draws.
+    if std::env::args().any(|a| a == "--show") {
+        for (name, rig) in [("one", &mut one), ("many", &mut many)] {
+            rig.frame(&theme, 0);
+            println!(
+                "--- {name}\n{}",
+                switchboard::ui::buffer_text(rig.term.backend().buffer())
+            );
+        }
+        many.inbox_frame(&theme, 0);
+        println!(
+            "--- inbox\n{}",
+            switchboard::ui::buffer_text(many.term.backend().buffer())
+        );
+    }
+    let (one_t, many_t) = paired(frames, |i| one.frame(&theme, i), |i| many.frame(&theme, i));
+    let (one_p50, one_p99) = summary(one_t);
+    let (many_p50, many_p99) = summary(many_t);
+    // One session leaves most of the tree pane empty; from a few sessions on it is full, so a
+    // few against fifty shows what the number of sessions itself costs.
+    let few = 5.min(n);
+    let mut some = Rig::new(build(few, lines), &theme);
+    let (some_t, many_t2) = paired(frames, |i| some.frame(&theme, i), |i| many.frame(&theme, i));
+    let (some_p50, some_p99) = summary(some_t);
+    let many2_p50 = summary(many_t2).0;
+    drop(some);
+    // The same history as `many` (a reply streamed word by word while it was measured), so
+    // the two differ only in the transcripts' size.
+    for i in 0..2 * frames {
+        small.frame(&theme, i);
+    }
+    let landed = std::cell::Cell::new(true);
+    let (g_s, g_b) = paired(
+        presses,
+        |k| {
+            let (t, ok) = small.g(k * 7 + 1);
+            landed.set(landed.get() && ok);
+            t
+        },
+        |k| {
+            let (t, ok) = many.g(k * 7 + 1);
+            landed.set(landed.get() && ok);
+            t
+        },
+    );
+    let (g_small50, g_small99) = summary(g_s);
+    let (g_big50, g_big99) = summary(g_b);
+    if !landed.get() {
+        broken.push("`g` did not land on the oldest gate".into());
+    }
+    let (ib_s, ib_b) = paired(
+        frames,
+        |i| small.inbox_frame(&theme, i * 37),
+        |i| many.inbox_frame(&theme, i * 37),
+    );
+    let (ib_small50, ib_small99) = summary(ib_s);
+    let (ib_big50, ib_big99) = summary(ib_b);
+
+    // Where a frame's extra cost with many sessions goes: the parts that walk every session
+    // (the tree's rows, every node of every session; the inbox, every gate), timed alone.
+    let (rows_one, rows_many) = paired(
+        presses,
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(tree_rows(&one.state));
+            t.elapsed().as_secs_f64() * 1e6
+        },
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(tree_rows(&many.state));
+            t.elapsed().as_secs_f64() * 1e6
+        },
+    );
+    let (inbox_s, inbox_b) = paired(
+        presses,
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(small.state.inbox());
+            t.elapsed().as_secs_f64() * 1e6
+        },
+        |_| {
+            let t = Instant::now();
+            std::hint::black_box(many.state.inbox());
+            t.elapsed().as_secs_f64() * 1e6
+        },
+    );
+    let nodes = |s: &State| s.sessions.iter().map(|s| s.tree.nodes.len()).sum::<usize>();
+    let (one_nodes, many_nodes) = (nodes(&one.state), nodes(&many.state));
+
+    println!();
+    println!("{:<58} {:>10} {:>10}", "measure (200x50)", "median", "p99");
+    let row = |name: String, a: f64, b: f64, unit: &str| {
+        println!("{name:<58} {a:>7.3} {unit:<2} {b:>7.3} {unit:<2}");
+    };
+    row(
+        format!("frame, 1 session × {lines} lines ({one_rows} rows)"),
+        one_p50,
+        one_p99,
+        "ms",
+    );
+    row(
+        format!("frame, {n} sessions × {lines} lines ({many_rows} rows)"),
+        many_p50,
+        many_p99,
+        "ms",
+    );
+    row(
+        format!(
+            "frame, {few} sessions × {lines} lines (against 50: {:.3}x)",
+            many2_p50 / some_p50
+        ),
+        some_p50,
+        some_p99,
+        "ms",
+    );
+    row(
+        format!("g, {n}×{GATES} gates, {small_lines} lines each ({small_rows} rows)"),
+        g_small50,
+        g_small99,
+        "µs",
+    );
+    row(
+        format!("g, {n}×{GATES} gates, {lines} lines each ({many_rows} rows)"),
+        g_big50,
+        g_big99,
+        "µs",
+    );
+    row(
+        format!("inbox frame, {n}×{GATES} gates, {small_lines} lines each"),
+        ib_small50,
+        ib_small99,
+        "ms",
+    );
+    row(
+        format!("inbox frame, {n}×{GATES} gates, {lines} lines each"),
+        ib_big50,
+        ib_big99,
+        "ms",
+    );
+    let (a50, a99) = summary(rows_one);
+    row(
+        format!("  of which tree_rows, 1 session ({one_nodes} nodes)"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(rows_many);
+    row(
+        format!("  of which tree_rows, {n} sessions ({many_nodes} nodes)"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(inbox_s);
+    row(
+        format!("  state.inbox(), {n}×{GATES} gates, {small_lines} lines each"),
+        a50,
+        a99,
+        "µs",
+    );
+    let (a50, a99) = summary(inbox_b);
+    row(
+        format!("  state.inbox(), {n}×{GATES} gates, {lines} lines each"),
+        a50,
+        a99,
+        "µs",
+    );
+    println!(
+        "{:<58} {:>7.0} MiB",
+        format!("VmRSS after building {n} sessions × {lines} lines"),
+        rss as f64 / 1048576.0
+    );
+    println!();
+
+    let checks = [
+        Check {
+            name: format!("frame median, {n} sessions / 1 session"),
+            value: many_p50 / one_p50,
+            unit: "x",
+            target: 1.3,
+        },
+        // "The same whatever the transcripts' size": within timing noise of a shared machine.
+        Check {
+            name: format!("g median, {lines} / {small_lines} lines per session"),
+            value: g_big50 / g_small50,
+            unit: "x",
+            target: 1.2,
+        },
+        Check {
+            name: format!("inbox frame median, {lines} / {small_lines} lines per session"),
+            value: ib_big50 / ib_small50,
+            unit: "x",
+            target: 1.2,
+        },
+    ];
+    let mut failed = 0;
+    for c in &checks {
+        let verdict = if !full {
+            "smoke"
+        } else if c.value <= c.target {
+            "PASS"
+        } else {
+            failed += 1;
+            "FAIL"
+        };
+        println!(
+            "{verdict:>5}  {:<52} {:>8.3} {:<2} (target ≤ {})",
+            c.name, c.value, c.unit, c.target
+        );
+        if !c.value.is_finite() || c.value <= 0.0 {
+            broken.push(format!("{}: {}", c.name, c.value));
+        }
+    }
+    for b in &broken {
+        println!("BROKEN {b}");
+    }
+    println!("took {:?}", started.elapsed());
+    let failed = failed + broken.len();
+    println!(
+        "workspace: {} passed, {failed} failed",
+        checks.len().saturating_sub(failed)
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
