@@ -443,3 +443,50 @@ async fn run(
     )
     .await;
 }
+
+/// Where the bearer token comes from (`--token-file`/`--token-env`, or a profile's
+/// `token_file`/`token_env`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSource {
+    File(PathBuf),
+    Env(String),
+}
+
+impl TokenSource {
+    /// Whether the token can be read, without reading it: a file must exist and be private
+    /// (a token readable by group or others is refused), a variable must be set.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            TokenSource::File(f) => {
+                use std::os::unix::fs::PermissionsExt;
+                let m = std::fs::metadata(f).map_err(|e| format!("{}: {e}", f.display()))?;
+                if !m.is_file() {
+                    return Err(format!("{}: not a file", f.display()));
+                }
+                if m.permissions().mode() & 0o077 != 0 {
+                    return Err(format!(
+                        "{}: readable by group or others; chmod 600 it",
+                        f.display()
+                    ));
+                }
+                Ok(())
+            }
+            TokenSource::Env(v) => match std::env::var_os(v) {
+                Some(s) if !s.is_empty() => Ok(()),
+                _ => Err(format!("${v} is not set")),
+            },
+        }
+    }
+
+    /// The token, in its redacting type.
+    pub fn read(&self) -> Result<Token, String> {
+        self.check()?;
+        let raw = match self {
+            TokenSource::File(f) => {
+                std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?
+            }
+            TokenSource::Env(v) => std::env::var(v).map_err(|_| format!("${v} is not set"))?,
+        };
+        Token::new(raw)
+    }
+}
