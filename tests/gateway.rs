@@ -172,7 +172,7 @@ async fn a_result_handed_to_the_socket_is_journaled_sent() {
     use switchboard::backend::gateway::journal::State;
     let base = scratch("sent");
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let mut a = start(&base, &host, Mode::Full);
+    let a = start(&base, &host, Mode::Full);
     let mut c = handshake(&mut host).await;
     let args = json!({"path": "new.md", "content": "x\n", "expectedSha256": null});
     c.send(call("s1", "workspace_write", args.clone())).await;

@@ -144,7 +144,18 @@ fn demo_gateway_and_gateway_talk_on_loopback() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
+    // The conversation is a session of its own: its card waits in the inbox, and a
+    // background session never takes the keyboard. Leave the prompt (Tab), jump to it (`g`).
+    wait("1 waiting");
+    writer.write_all(b"\t").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    writer.write_all(b"g").unwrap();
     wait("+# Demo project");
+    assert!(
+        screen().contains("conversation "),
+        "the conversation's session is in the tree\n{}",
+        screen()
+    );
     writer.write_all(b"y").unwrap();
     wait("ls -la && wc -l README.md");
     writer.write_all(b"y").unwrap();
