@@ -376,3 +376,69 @@ async fn two_conversations_are_two_sessions_answered_from_the_inbox() {
         "the exec left waiting is not journaled: {journal}"
     );
 }
+
+/// Closing a conversation's session leaves its waiting call unanswered (no deny reaches the
+/// host) and moves the card to the channel's session, where the owner can still answer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_conversation_moves_its_waiting_card_to_the_channel() {
+    let base: PathBuf =
+        std::env::temp_dir().join(format!("sb-gw-app-close-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Ask,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 140, 40);
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    c.send(call(
+        "w1",
+        "workspace_write",
+        json!({"path": "x.txt", "content": "x\n", "expectedSha256": null}),
+    ))
+    .await;
+    h.wait_until("the write card", WAIT, |s| {
+        s.sessions.len() == 2 && s.sessions[1].gates.len() == 1
+    })
+    .await;
+    // Close the conversation's session with its card pending: `x`, then confirm.
+    h.app.state.select_session(1, 0);
+    h.app.state.focus = switchboard::core::state::Focus::Tree;
+    h.key(KeyCode::Char('x'));
+    h.key(KeyCode::Char('y'));
+    h.wait_until("the card in the channel's session", WAIT, |s| {
+        s.sessions[0].gates.len() == 1 && s.sessions[1].gates.is_empty()
+    })
+    .await;
+    // A's `ready` is all the host has: closing sent no result (no deny).
+    while let Some(f) = c.recv_raw(Duration::from_millis(300)).await {
+        assert!(!f.contains("\"result\""), "closing sent the host {f}");
+    }
+    jump_to_oldest_gate(&mut h);
+    h.key(KeyCode::Char('y'));
+    let r = pump_result(&mut h, &mut c, "w1").await;
+    assert_eq!(fake_host::code_of(&r), "ok", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(base.join("proj/x.txt")).unwrap(),
+        "x\n"
+    );
+    h.quit().await;
+}

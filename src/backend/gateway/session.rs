@@ -105,6 +105,9 @@ struct Conversations {
     /// Conversations whose session the owner closed: their rows go to the channel's session.
     closed: std::collections::HashSet<String>,
     commands: mpsc::UnboundedSender<(String, Command)>,
+    /// The cards shown in each conversation's session and not answered yet: closing that
+    /// session moves them to the channel's, so a call never waits on a card nobody sees.
+    cards: HashMap<String, Vec<crate::core::gate::Gate>>,
     /// Without a spawner: every conversation in the channel's own tree.
     flat: Nodes,
     patch: SessionPatch,
@@ -176,15 +179,47 @@ impl Conversations {
         for (target, e) in mapping::route(o, now_ms()) {
             let to = match target {
                 Target::Channel => None,
-                Target::Conversation(c) => self.link(&c).await,
+                Target::Conversation(c) => {
+                    let link = self.link(&c).await;
+                    if let (Some(_), BackendEvent::GateOpen(g)) = (&link, &e) {
+                        let cards = self.cards.entry(c).or_default();
+                        // Bounded by the engine: at most `IN_FLIGHT` calls wait at once.
+                        cards.retain(|k| k.id != g.id);
+                        cards.push(g.clone());
+                    }
+                    link
+                }
             };
             ev(to.as_ref().unwrap_or(channel), e).await;
         }
     }
 
-    /// The owner closed `conv`'s session: it ends; what the conversation does later shows
-    /// in the channel's session.
-    async fn close(&mut self, conv: &str, detail: &str) {
+    /// A card was answered (from whichever session): it is no longer waiting anywhere.
+    fn answered(&mut self, gate_id: &str) {
+        for cards in self.cards.values_mut() {
+            cards.retain(|g| g.id != gate_id);
+        }
+    }
+
+    /// The owner closed `conv`'s session: it ends; its waiting cards and what the
+    /// conversation does later show in the channel's session.
+    async fn close(&mut self, channel: &mpsc::Sender<Stamped>, conv: &str, detail: &str) {
+        let cards = self.cards.remove(conv).unwrap_or_default();
+        if !cards.is_empty() {
+            note(
+                channel,
+                Level::Info,
+                format!(
+                    "conversation {} closed: its {} waiting call(s) are answered here",
+                    super::codec::clip(conv),
+                    cards.len()
+                ),
+            )
+            .await;
+        }
+        for g in cards {
+            ev(channel, BackendEvent::GateOpen(g)).await;
+        }
         if let Some(c) = self.open.remove(conv) {
             ev(
                 &c.events,
@@ -200,10 +235,23 @@ impl Conversations {
         self.closed.insert(conv.to_string());
     }
 
+    /// The channel ends: every conversation's session ends with it.
     async fn close_all(&mut self, detail: &str) {
+        self.cards.clear();
         let all: Vec<String> = self.open.keys().cloned().collect();
-        for c in all {
-            self.close(&c, detail).await;
+        for conv in all {
+            if let Some(c) = self.open.remove(&conv) {
+                ev(
+                    &c.events,
+                    BackendEvent::Exited {
+                        code: Some(0),
+                        detail: detail.to_string(),
+                        stderr_tail: Vec::new(),
+                    },
+                )
+                .await;
+                c.forward.abort();
+            }
         }
     }
 }
@@ -350,6 +398,7 @@ async fn run(
         spawner,
         open: HashMap::new(),
         closed: Default::default(),
+        cards: HashMap::new(),
         commands: ctx,
         flat: Nodes::default(),
         patch,
@@ -371,8 +420,9 @@ async fn run(
             },
             Some((conv, cmd)) = conv_commands.recv() => match cmd {
                 // Closing one conversation's session (quitting closes the channel's too).
-                Command::Shutdown => convs.close(&conv, "conversation closed; its calls wait for the next session").await,
+                Command::Shutdown => convs.close(&events, &conv, "conversation closed").await,
                 Command::Answer { gate_id, decision } => {
+                    convs.answered(&gate_id);
                     if let (Some(g), Some(tx)) = (mapping::engine_gate(&gate_id), dtx.as_ref()) {
                         let _ = tx.send((g, mapping::decision(&decision)));
                     }
@@ -417,6 +467,7 @@ async fn run(
                     note(&events, Level::Info, done).await;
                 }
                 Some(Command::Answer { gate_id, decision }) => {
+                    convs.answered(&gate_id);
                     if let (Some(g), Some(tx)) = (mapping::engine_gate(&gate_id), dtx.as_ref()) {
                         let _ = tx.send((g, mapping::decision(&decision)));
                     }
