@@ -789,9 +789,9 @@ fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
     })
 }
 
-/// Start the TUI over `specs`. Until the multi-session app lands this runs exactly one
-/// source through the single-session app, its profile rules added to the global ones; more
-/// than one is refused before anything starts.
+/// Start the TUI over `specs`: one workspace, each spec a session with its own rules (added to
+/// the global ones for that session only). A workspace (`up`, a demo of several sessions)
+/// writes a manifest beside the recordings.
 pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
     if specs.is_empty() {
         eprintln!("switchboard: no session to start");
@@ -900,7 +900,7 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
     }
     if manifest {
         let path = crate::paths::new_manifest_path();
-        match crate::workspace::manifest::ManifestWriter::create(&path, crate::record::now_ms()) {
+        match crate::workspace::manifest::ManifestSink::create(&path, crate::record::now_ms()) {
             Ok(w) => app.observe(Box::new(w)),
             Err(e) => app.state.status_line = Some(format!("no workspace manifest: {e}")),
         }
@@ -948,7 +948,8 @@ fn launch_requested(
                 }
                 p.cwd = cwd;
             }
-            if prompt.is_some() {
+            if prompt.is_some() || req.resume.is_some() {
+                // A resumed conversation goes on where it was: no first prompt again.
                 p.prompt = prompt;
             }
             let mut cx = l.cx.clone();

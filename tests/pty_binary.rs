@@ -1426,3 +1426,73 @@ fn demo_workspace_inbox_batch_then_quit_writes_a_valid_manifest() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `switchboard up` with two demo profiles from `--config`: both sessions start under their
+/// profile names with their own scripts, the second one's `--session` filter works, and quitting
+/// leaves one manifest listing the sessions started.
+#[test]
+fn up_starts_the_named_profiles_as_one_workspace() {
+    let cwd = temp_dir("pty-up-cwd");
+    let data = temp_dir("pty-up-data");
+    let config = cwd.join("sessions.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[session]]\nname = \"frontend\"\nbackend = \"demo\"\ncwd = \"{0}\"\nscript = \"web\"\n\n\
+             [[session]]\nname = \"release\"\nbackend = \"demo\"\ncwd = \"{0}\"\nscript = \"docs\"\n\n\
+             [[session]]\nname = \"unused\"\nbackend = \"demo\"\ncwd = \"{0}\"\n",
+            cwd.display()
+        ),
+    )
+    .unwrap();
+    let cfg = config.display().to_string();
+    let mut tui = Tui::spawn(
+        &[
+            "up",
+            "--config",
+            &cfg,
+            "--session",
+            "frontend",
+            "--session",
+            "release",
+        ],
+        &[("SWITCHBOARD_DEMO_FAST".into(), "1".into())],
+        &[],
+        &data,
+    );
+    tui.wait_screen(
+        "both profiles running with gates",
+        |s| {
+            s.contains("Sessions (2)")
+                && s.contains("frontend · claude")
+                && s.contains("release · claude")
+                && !s.contains("unused")
+                && s.matches("waiting on you").count() == 2
+        },
+        STEP,
+    );
+    tui.send(CTRL_D);
+    tui.wait_screen(
+        "the quit confirmation",
+        |s| s.contains("quit switchboard?"),
+        STEP,
+    );
+    tui.send(b"y");
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+    let manifests: Vec<PathBuf> = std::fs::read_dir(data.join("recordings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(manifests.len(), 1, "{manifests:?}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&manifests[0]).unwrap()).unwrap();
+    let names: Vec<&str> = m["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["frontend", "release"], "{m}");
+}

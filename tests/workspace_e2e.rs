@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use fake_model::ToolResult;
-use switchboard::workspace::manifest::ManifestWriter;
+use switchboard::workspace::manifest::ManifestSink;
 use workspace::{
     Agent, assert_one_reply_each, assert_validates, context, session, start_workspace, wait,
 };
@@ -57,7 +57,7 @@ const DENY_MESSAGE: &str = "Not in this directory, please.";
 type Decisions = Arc<Mutex<Vec<(SessionId, String, Decision)>>>;
 
 /// The workspace manifest writer, plus the decision feed kept for the assertions.
-struct Seen(Decisions, ManifestWriter);
+struct Seen(Decisions, ManifestSink);
 
 impl WorkspaceObserver for Seen {
     fn session_opened(
@@ -187,7 +187,7 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
     let mut h = start_workspace(&mut agents);
     let seen: Decisions = Arc::default();
     let manifest_path = agents[0].root.join("workspace.json");
-    let writer = ManifestWriter::create(&manifest_path, 0).expect("manifest");
+    let writer = ManifestSink::create(&manifest_path, 0).expect("manifest");
     h.app.observe(Box::new(Seen(seen.clone(), writer)));
     // Off the prompt, as a user browsing the tree: letters are commands.
     h.app.state.focus = Focus::Tree;
@@ -421,6 +421,8 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
     // The workspace manifest lists the three sessions with these recordings and the three
     // decisions in the order they were made (deny, batch allow, the question), and validates
     // against every recording.
+    // Dropping the sink writes its last state.
+    drop(h.app.observer.take());
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
     let sessions = doc["sessions"].as_array().unwrap();
@@ -434,16 +436,47 @@ async fn three_real_agents_answered_from_the_inbox_out_of_order() {
             a.name
         );
     }
-    let by: Vec<(&str, &str)> = doc["decisions"]
+    // In the order they were made, each with its session, kind and who decided.
+    let made: Vec<(SessionId, String)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| (d.0, d.1.clone()))
+        .collect();
+    let listed: Vec<(SessionId, String)> = doc["decisions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["decision"].as_str().unwrap(), d["by"].as_str().unwrap()))
+        .map(|d| {
+            (
+                SessionId(d["session"].as_u64().unwrap() as u32),
+                d["gate_id"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    assert_eq!(by.len(), 3, "{doc}");
-    assert_eq!(by[0].1, "batch", "{doc}");
-    assert_eq!(by[1].1, "batch", "{doc}");
-    assert_eq!(by[2].0, "answer", "{doc}");
+    assert_eq!(listed, made, "{doc}");
+    let mut by: Vec<(u64, &str, &str)> = doc["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["session"].as_u64().unwrap(),
+                d["decision"].as_str().unwrap(),
+                d["by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    by.sort();
+    assert_eq!(
+        by,
+        vec![
+            (0, "deny", "batch"),
+            (1, "answer", "human"),
+            (2, "option_allow", "batch")
+        ],
+        "{doc}"
+    );
     let report = switchboard::replay::validate_manifest::validate_manifest(&manifest_path);
     assert!(
         report.problems() == 0 && !report.unreadable(),

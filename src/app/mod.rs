@@ -106,9 +106,13 @@ pub trait WorkspaceObserver: Send {
     ) -> Result<(), String>;
     /// Where the manifest is.
     fn path(&self) -> Option<std::path::PathBuf>;
+    /// Failures of writes done in the background since the last call.
+    fn take_errors(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
-impl WorkspaceObserver for crate::workspace::manifest::ManifestWriter {
+impl WorkspaceObserver for crate::workspace::manifest::ManifestSink {
     fn session_opened(
         &mut self,
         id: SessionId,
@@ -116,16 +120,10 @@ impl WorkspaceObserver for crate::workspace::manifest::ManifestWriter {
         backend: &str,
         at_ms: u64,
     ) -> Result<(), String> {
-        crate::workspace::manifest::ManifestWriter::session_opened(
-            self, id.0, name, backend, None, at_ms,
-        )
+        self.change(|w| w.session_opened(id.0, name, backend, None, at_ms))
     }
     fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
-        crate::workspace::manifest::ManifestWriter::session_recording(
-            self,
-            id.0,
-            std::path::Path::new(path),
-        )
+        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
     }
     fn session_ended(
         &mut self,
@@ -133,7 +131,7 @@ impl WorkspaceObserver for crate::workspace::manifest::ManifestWriter {
         exit_code: Option<i32>,
         at_ms: u64,
     ) -> Result<(), String> {
-        self.session_closed(id.0, at_ms, exit_code)
+        self.change(|w| w.session_closed(id.0, at_ms, exit_code))
     }
     fn decision(
         &mut self,
@@ -143,12 +141,13 @@ impl WorkspaceObserver for crate::workspace::manifest::ManifestWriter {
         by: &str,
         at_ms: u64,
     ) -> Result<(), String> {
-        crate::workspace::manifest::ManifestWriter::decision(
-            self, at_ms, id.0, gate_id, decision, by,
-        )
+        self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
     }
     fn path(&self) -> Option<std::path::PathBuf> {
-        Some(crate::workspace::manifest::ManifestWriter::path(self).to_path_buf())
+        Some(crate::workspace::manifest::ManifestSink::path(self).to_path_buf())
+    }
+    fn take_errors(&mut self) -> Vec<String> {
+        crate::workspace::manifest::ManifestSink::take_errors(self)
     }
 }
 
@@ -292,8 +291,32 @@ impl App {
             let r = o.session_recording(*session, path);
             self.observed(r);
         }
+        // A gate the backend closed itself (an ACP cancel) is a decision too, by the backend.
+        let by_backend = match &msg {
+            Msg::Backend {
+                session,
+                event: BackendEvent::GateClosed { id, decision },
+                ..
+            } if self
+                .state
+                .session_by_id(*session)
+                .is_some_and(|s| s.gate(id).is_some()) =>
+            {
+                Some((*session, id.clone(), decision.clone()))
+            }
+            _ => None,
+        };
         let effects = update(&mut self.state, msg);
         self.dirty = true;
+        if let Some(errs) = self.observer.as_mut().map(|o| o.take_errors()) {
+            for e in errs {
+                self.observed(Err(e));
+            }
+        }
+        if let (Some((sid, id, d)), Some(o)) = (by_backend, self.observer.as_mut()) {
+            let r = o.decision(sid, &id, &d, "backend", now_ms());
+            self.observed(r);
+        }
         // Who decided, for the manifest: the reducer notes a rule, a covering approval or a
         // batch just before the answer; quitting and closing answer then shut down.
         let quitting = effects.contains(&Effect::Quit);
@@ -311,6 +334,7 @@ impl App {
                             ("rule: ", "rule"),
                             ("covered: ", "covered"),
                             ("batch: ", "batch"),
+                            ("close: ", "close"),
                         ] {
                             if n.starts_with(prefix) {
                                 by.insert(session, who);
@@ -364,6 +388,7 @@ impl App {
             Ok((name, backend, rules)) => {
                 let id = self.add_session(&name, backend, rules);
                 if let Some(i) = self.state.index_of(id) {
+                    self.state.sessions[i].profile = req.profile.clone();
                     self.state.select_session(i, 0);
                 }
                 self.state.status_line = Some(format!(
@@ -428,6 +453,15 @@ impl App {
     /// sessions are served on the way.
     pub async fn next_backend(&mut self) -> Option<Msg> {
         loop {
+            if self.events.is_empty() {
+                // Every source has ended: wait for a session to be opened (a restart, the
+                // new-session dialog, a hosting source's spawn), never report the end for good.
+                match self.spawns.recv().await {
+                    Some(req) => self.spawn(req),
+                    None => return None,
+                }
+                continue;
+            }
             tokio::select! {
                 item = self.events.next() => return Some(self.wrap(item?)),
                 Some(req) = self.spawns.recv() => self.spawn(req),
@@ -447,6 +481,10 @@ impl App {
     /// Open a session a hosting source asked for: its own bounded channel, merged like the
     /// others; its commands go back to the source.
     fn spawn(&mut self, req: crate::backend::SpawnRequest) {
+        if self.state.quitting {
+            // Nobody would answer its gates: the source hears `None` and stops opening.
+            return;
+        }
         let id = self.state.add_session(req.backend, &req.name);
         let i = self.state.sessions.len() - 1;
         self.state.sessions[i].reply_check = req.reply_check;
@@ -531,10 +569,17 @@ impl App {
         self.observer.as_ref().and_then(|o| o.path())
     }
 
-    /// Whether any session's agent is working (elapsed times tick only then).
+    /// Whether a source is still read (a session started after the others ended is).
+    pub fn has_sources(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Whether any session's agent is working or waits on a gate (elapsed times and gate ages
+    /// tick only then; an idle screen stays idle).
     pub fn busy(&self) -> bool {
         self.state.sessions.iter().any(|s| {
             s.cancel_sent_ms.is_some()
+                || !s.gates.is_empty()
                 || s.tree
                     .nodes
                     .iter()

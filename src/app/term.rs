@@ -262,7 +262,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
                 frames.drawn();
                 app.dirty = false;
             }
-            m = app.next_backend(), if backend_open => match m {
+            m = app.next_backend(), if backend_open || app.has_sources() => match m {
                 Some(m) => {
                     app.apply(m);
                     app.drain_backend_for(super::DRAIN_MAX, super::DRAIN_TIME);
@@ -272,9 +272,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
             },
             _ = tick.tick() => {
                 // Elapsed times move only while something runs; an idle screen stays idle.
-                let busy = app.state.tree.nodes.iter().any(|n| n.status == crate::core::tree::NodeStatus::Running)
-                    || app.state.cancel_sent_ms.is_some();
-                if busy {
+                if app.busy() {
                     app.apply(Msg::Tick(now_ms()));
                 }
             }

@@ -45,7 +45,11 @@ pub const DEFAULTS: &[(&str, char)] = &[
 
 /// Ctrl chords switchboard already gives a meaning to everywhere (interrupt, quit, search all,
 /// send an editor, clear the prompt): an override may not take them.
-const RESERVED_CTRL: &[char] = &['c', 'd', 'f', 's', 'u', 'm', 'i', 'j', 'h', '['];
+const RESERVED_CTRL: &[char] = &[
+    'c', 'd', 'f', 's', 'u', 'm', 'i', 'j', 'h', // ours, and Enter/Tab/Backspace
+    'a', 'b', 'e', 'k', 'n', 'p', 'r', 'v', 'w', 'y', 'z', // the text editors' own chords
+    'q', // XON/XOFF flow control on many terminals
+];
 
 /// The control character of Ctrl + `letter`, as the keymap stores chords.
 pub fn ctrl_char(letter: char) -> Option<char> {
@@ -95,7 +99,7 @@ pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>
                         "[keys] {action} = {key:?}: give a Ctrl chord such as \"ctrl-t\" (never a bare letter a gate card uses)"
                     )
                 })?;
-            if RESERVED_CTRL.contains(&letter) {
+            if RESERVED_CTRL.contains(&letter) && ctrl_char(letter) != Some(default) {
                 return Err(format!(
                     "[keys] {action} = {key:?}: Ctrl-{} is already taken",
                     letter.to_ascii_uppercase()

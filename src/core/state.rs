@@ -503,7 +503,8 @@ pub struct State {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InboxView {
     pub cursor: usize,
-    pub marked: Vec<GateRef>,
+    /// A set: marking and drawing cost the number of gates, not gates × marks.
+    pub marked: std::collections::HashSet<GateRef>,
     /// The one message a batch deny sends, while it is typed.
     pub deny_message: Option<String>,
 }
@@ -630,6 +631,9 @@ impl State {
         }
         self.selected = i;
         self.acting = i;
+        if self.focus == Focus::Gate && self.sessions[i].active().is_none() {
+            self.focus = Focus::Tree;
+        }
         self.selected_node = node;
         self.selected_item = None;
         self.scroll_back = 0;

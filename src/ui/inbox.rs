@@ -65,11 +65,11 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
     let inner_w = w.saturating_sub(2) as usize;
     let inner_h = h.saturating_sub(2) as usize;
     let all = state.inbox();
-    let marked: Vec<&GateRef> = state.inbox.marked.iter().collect();
     let is_marked = |i: usize, g: &Gate| {
-        marked
-            .iter()
-            .any(|m| m.session == state.sessions[i].id && m.id == g.id)
+        state.inbox.marked.contains(&GateRef {
+            session: state.sessions[i].id,
+            id: g.id.clone(),
+        })
     };
     let mut lines: Vec<Line<'static>> = Vec::new();
     lines.push(Line::from(Span::styled(

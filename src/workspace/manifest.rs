@@ -186,6 +186,8 @@ pub struct ManifestWriter {
     path: PathBuf,
     doc: Manifest,
     limit: usize,
+    /// Changes update the document only; `flush` writes it (the sink's writer thread).
+    deferred: bool,
 }
 
 impl ManifestWriter {
@@ -197,6 +199,7 @@ impl ManifestWriter {
             path: path.to_path_buf(),
             doc: Manifest::new(started_ms),
             limit: MAX_LISTED_DECISIONS,
+            deferred: false,
         };
         w.write()?;
         Ok(w)
@@ -262,7 +265,7 @@ impl ManifestWriter {
             closed_ms: None,
             exit_code: None,
         });
-        self.write()
+        self.persist()
     }
 
     /// Where session `id`'s recording goes, once its backend opened it.
@@ -276,7 +279,7 @@ impl ManifestWriter {
             return Err(format!("session {id} is not in the manifest"));
         };
         s.recording = Some(path);
-        self.write()
+        self.persist()
     }
 
     pub fn session_closed(
@@ -293,7 +296,7 @@ impl ManifestWriter {
         }
         s.closed_ms = Some(at_ms);
         s.exit_code = exit_code;
-        self.write()
+        self.persist()
     }
 
     /// A decision on gate `gate_id` of `session`, taken `by` one of [`BY`].
@@ -333,31 +336,28 @@ impl ManifestWriter {
         } else {
             self.doc.decisions_truncated = true;
         }
-        self.write()
+        self.persist()
     }
 
     /// Write the document to `.<name>.tmp` beside the manifest (0600, never through a link),
     /// flush it to disk, then rename it over the manifest.
+    /// Write now unless deferred.
+    fn persist(&self) -> Result<(), String> {
+        if self.deferred { Ok(()) } else { self.write() }
+    }
+
+    /// Write the document as it is now (after deferred changes).
+    pub fn flush(&self) -> Result<(), String> {
+        self.write()
+    }
+
     fn write(&self) -> Result<(), String> {
-        let name = self
-            .path
-            .file_name()
-            .ok_or_else(|| format!("{}: not a file path", self.path.display()))?;
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(".tmp");
-        let tmp = self.path.with_file_name(tmp_name);
-        let text = self.doc.to_text();
-        let result = (|| -> std::io::Result<()> {
-            let mut f = crate::paths::create_private_file(&tmp, false)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        result.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot write the manifest {}: {e}", self.path.display())
-        })
+        write_atomically(&self.path, &self.doc.to_text())
+    }
+
+    /// The document as it would be written now.
+    pub fn text(&self) -> String {
+        self.doc.to_text()
     }
 }
 
@@ -497,3 +497,136 @@ pub fn element_lines(text: &str, key: &str) -> Vec<usize> {
 #[cfg(test)]
 #[path = "manifest_tests.rs"]
 mod tests;
+
+/// Write `text` to `.<name>.tmp` beside `path` (0600, never through a link), flush it to disk,
+/// then rename it over `path`.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| -> std::io::Result<()> {
+        let mut f = crate::paths::create_private_file(&tmp, false)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write the manifest {}: {e}", path.display())
+    })
+}
+
+/// A manifest kept off the UI thread: changes are checked and applied to the document at once
+/// (cheap), and a writer thread rewrites the file at most every `MANIFEST_WRITE_EVERY`, so a
+/// session whose gates rules answer a thousand times a second costs the UI no fsync per
+/// decision. The last state is written when the sink is dropped (the app's end).
+#[derive(Debug)]
+pub struct ManifestSink {
+    path: PathBuf,
+    doc: std::sync::Arc<std::sync::Mutex<ManifestWriter>>,
+    dirty: std::sync::Arc<(std::sync::Mutex<DirtyState>, std::sync::Condvar)>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    errors: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[derive(Debug, Default)]
+struct DirtyState {
+    dirty: bool,
+    closing: bool,
+}
+
+/// How often the sink rewrites a changed manifest at most.
+pub const MANIFEST_WRITE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl ManifestSink {
+    /// Create the manifest at `path` (written once at once) and start its writer thread.
+    pub fn create(path: &Path, started_ms: u64) -> Result<ManifestSink, String> {
+        let mut w = ManifestWriter::create(path, started_ms)?;
+        w.deferred = true;
+        let doc = std::sync::Arc::new(std::sync::Mutex::new(w));
+        let dirty = std::sync::Arc::new((
+            std::sync::Mutex::new(DirtyState::default()),
+            std::sync::Condvar::new(),
+        ));
+        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let writer = {
+            let (doc, dirty, errors) = (doc.clone(), dirty.clone(), errors.clone());
+            let path = path.to_path_buf();
+            std::thread::Builder::new()
+                .name("manifest".into())
+                .spawn(move || {
+                    loop {
+                        let closing = {
+                            let (lock, cv) = &*dirty;
+                            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+                            while !st.dirty && !st.closing {
+                                st = cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                            }
+                            st.dirty = false;
+                            st.closing
+                        };
+                        // Serialised under the lock (one consistent state), written and synced
+                        // outside it: a change from the UI never waits on the disk.
+                        let text = doc.lock().unwrap_or_else(|e| e.into_inner()).text();
+                        let r = write_atomically(&path, &text);
+                        if let Err(e) = r {
+                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                        }
+                        if closing {
+                            return;
+                        }
+                        std::thread::sleep(MANIFEST_WRITE_EVERY);
+                    }
+                })
+                .map_err(|e| format!("cannot start the manifest writer: {e}"))?
+        };
+        Ok(ManifestSink {
+            path: path.to_path_buf(),
+            doc,
+            dirty,
+            writer: Some(writer),
+            errors,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Apply a change to the document now and have the writer write it soon.
+    pub fn change(
+        &self,
+        f: impl FnOnce(&mut ManifestWriter) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let r = f(&mut self.doc.lock().unwrap_or_else(|e| e.into_inner()));
+        let (lock, cv) = &*self.dirty;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).dirty = true;
+        cv.notify_one();
+        r
+    }
+
+    /// Write failures since the last call.
+    pub fn take_errors(&self) -> Vec<String> {
+        std::mem::take(&mut *self.errors.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for ManifestSink {
+    /// The last state reaches the file before the process goes on to exit.
+    fn drop(&mut self) {
+        {
+            let (lock, cv) = &*self.dirty;
+            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+            st.closing = true;
+            st.dirty = true;
+            cv.notify_one();
+        }
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+    }
+}

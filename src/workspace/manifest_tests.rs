@@ -295,3 +295,34 @@ fn decision_kinds_are_the_schema_enum() {
     theirs.sort_unstable();
     assert_eq!(ours, theirs);
 }
+
+/// The sink applies changes at once and writes in the background, coalesced; its last state
+/// is on disk once it is dropped, and a refused change is refused at once.
+#[test]
+fn the_sink_writes_every_change_by_the_time_it_is_dropped() {
+    let dir = scratch("sink");
+    let path = dir.join("workspace-sink.json");
+    let sink = ManifestSink::create(&path, 1_000).unwrap();
+    sink.change(|w| w.session_opened(0, "api", "claude", None, 1_001))
+        .unwrap();
+    for n in 0..2_000u64 {
+        sink.change(|w| w.decision(1_002 + n, 0, &format!("req-{n}"), &allow(), "rule"))
+            .unwrap();
+    }
+    assert!(
+        sink.change(|w| w.decision(5_000, 9, "x", &allow(), "human"))
+            .is_err(),
+        "an unknown session is refused at once"
+    );
+    sink.change(|w| w.session_recording(0, Path::new("/r/a.jsonl")))
+        .unwrap();
+    drop(sink);
+    let m = load_manifest(&path).unwrap();
+    assert_eq!(m.decisions.len(), 2_000);
+    assert_eq!(m.sessions[0].recording.as_deref(), Some("/r/a.jsonl"));
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

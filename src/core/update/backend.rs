@@ -255,6 +255,12 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         if state.keeps_gates_on_quit {
             leave_pending(state, &id);
         } else {
+            fx.push(Effect::Send(
+                state.sid(),
+                super::super::msg::Command::Note(format!(
+                    "close: {id} came after the session was closed"
+                )),
+            ));
             fx.extend(super::decide::answer(state, &id, decision));
         }
         return;

@@ -27,7 +27,7 @@ pub(super) fn watch(state: &mut State) {
     if !running || state.session.exited.is_some() {
         state.cancel_sent_ms = None;
         state.cancel_stuck = false;
-        if state.overlay == Some(Overlay::AgentStuck) {
+        if state.overlay == Some(Overlay::AgentStuck) && state.acting_on_shown() {
             state.overlay = None;
         }
         return;

@@ -129,7 +129,8 @@ fn typing(state: &State) -> bool {
         Some(Overlay::NewSession(form)) => {
             return form.field != super::super::state::NewSessionField::Choice;
         }
-        Some(Overlay::Inbox) => return state.inbox.deny_message.is_some(),
+        // The inbox's own keys (Space, =, u, y, n) are never translated.
+        Some(Overlay::Inbox) => return true,
         // Other overlays take keys before any input and have no text field of their own.
         Some(_) => return false,
         None => {}
@@ -337,6 +338,29 @@ fn send_prompt(state: &mut State, fx: &mut Vec<Effect>) {
 
 pub(super) fn on_paste(state: &mut State, text: &str) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // An open dialog takes the paste into its own text field (one line), or drops it: it
+    // never lands in the prompt hidden behind.
+    match &mut state.overlay {
+        Some(Overlay::NewSession(form)) => {
+            let line = text.lines().next().unwrap_or("");
+            if let Some(t) = form.text_mut()
+                && t.len() + line.len() <= 4_096
+            {
+                t.push_str(line);
+            }
+            return;
+        }
+        Some(Overlay::Inbox) => {
+            if let Some(m) = state.inbox.deny_message.as_mut()
+                && m.len() + text.len() <= 2_000
+            {
+                m.push_str(&text.replace('\n', " "));
+            }
+            return;
+        }
+        Some(_) => return,
+        None => {}
+    }
     if state.focus == Focus::Gate && gate_keys::editor_open(state) {
         gate_keys::paste(state, &text);
     } else {

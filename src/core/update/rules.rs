@@ -107,7 +107,8 @@ pub fn save_rule(
     let Some(path) = state.rules_file.clone() else {
         state.status_line =
             Some("no rules file is configured; the rule is kept for this session".into());
-        state.rules.add(spec, Origin::Session);
+        let sid = state.sid();
+        state.rules.add_scoped(spec, Origin::Session, Some(sid));
         return fx;
     };
     state.rules.add(spec.clone(), Origin::File(path.clone()));

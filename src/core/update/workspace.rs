@@ -28,7 +28,8 @@ pub fn tree_rows(state: &State) -> Vec<Row> {
     }
     let mut rows = Vec::new();
     for (i, s) in state.sessions.iter().enumerate() {
-        if s.collapsed {
+        // A folded session still shows the node you are on.
+        if s.collapsed && !(i == sel && state.selected_node != 0) {
             rows.push((i, 0));
         } else {
             rows.extend(s.tree.preorder().into_iter().map(|n| (i, n)));
@@ -195,7 +196,8 @@ pub(super) fn inbox_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) 
     }
     let rows = inbox_refs(state);
     // Marks of gates answered elsewhere meanwhile drop out.
-    state.inbox.marked.retain(|m| rows.contains(m));
+    let live: std::collections::HashSet<&GateRef> = rows.iter().collect();
+    state.inbox.marked.retain(|m| live.contains(m));
     let n = rows.len();
     let cursor = state.inbox.cursor.min(n.saturating_sub(1));
     state.inbox.cursor = cursor;
@@ -219,14 +221,14 @@ pub(super) fn inbox_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) 
             let Some(r) = rows.get(cursor).cloned() else {
                 return;
             };
-            if let Some(pos) = state.inbox.marked.iter().position(|m| *m == r) {
-                state.inbox.marked.remove(pos);
-            } else {
+            if !state.inbox.marked.remove(&r) {
                 match gate_of(state, &r).and_then(|(_, g)| not_batchable(g)) {
                     Some(why) => {
                         state.status_line = Some(format!("not for a batch: {why} (Enter opens it)"))
                     }
-                    None => state.inbox.marked.push(r),
+                    None => {
+                        state.inbox.marked.insert(r);
+                    }
                 }
             }
             state.inbox.cursor = (cursor + 1).min(n.saturating_sub(1));
@@ -275,9 +277,7 @@ fn mark_identical(state: &mut State, rows: &[GateRef], cursor: usize) {
         .collect();
     let count = same.len();
     for r in same {
-        if !state.inbox.marked.contains(&r) {
-            state.inbox.marked.push(r);
-        }
+        state.inbox.marked.insert(r);
     }
     state.status_line = Some(format!("{count} identical request(s) marked"));
 }
@@ -388,6 +388,10 @@ pub(super) fn restart(state: &mut State, fx: &mut Vec<Effect>) {
     let resume = (s.session.backend == "claude")
         .then(|| s.session.session_id.clone())
         .flatten();
+    // One restart per closed row: its replacement carries the profile from now on.
+    let i = state.selected;
+    state.sessions[i].profile = None;
+    let s = &state.sessions[i];
     fx.push(Effect::StartSession(NewSession {
         profile: Some(profile),
         command_line: None,

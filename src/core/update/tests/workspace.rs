@@ -168,7 +168,10 @@ fn inbox_batch_allow_answers_each_marked_gate_in_its_own_session_once() {
     assert_eq!(s.overlay, Some(Overlay::Inbox));
     // `=` on the oldest (npm test) marks every identical batchable request, across sessions.
     ch(&mut s, '=');
-    let marked: Vec<&str> = s.inbox.marked.iter().map(|r| r.id.as_str()).collect();
+    let marked: Vec<String> = crate::core::update::workspace::batch(&s)
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(marked, vec!["b1", "acp:0", "b2"]);
     // The question cannot join a batch.
     press(&mut s, KeyCode::Down);
@@ -244,7 +247,10 @@ fn a_default_to_no_gate_never_joins_a_batch() {
     ch(&mut s, 'I');
     press(&mut s, KeyCode::Down);
     ch(&mut s, '=');
-    let marked: Vec<&str> = s.inbox.marked.iter().map(|r| r.id.as_str()).collect();
+    let marked: Vec<String> = crate::core::update::workspace::batch(&s)
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(marked, vec!["b2"]);
 }
 
@@ -444,4 +450,63 @@ fn durable_holds_are_left_pending_on_quit_never_answered() {
     assert!(web.items.iter().any(
         |i| matches!(&i.kind, ItemKind::Audit { text, .. } if text.starts_with("left pending"))
     ));
+}
+
+#[test]
+fn a_paste_goes_into_the_open_dialog_never_the_hidden_prompt() {
+    let (mut s, b, _) = ws();
+    s.focus = Focus::Tree;
+    ctrl(&mut s, 'n');
+    // The choice list has no text field: the paste is dropped.
+    update(&mut s, crate::core::Msg::Paste("rm -rf ~".into()));
+    assert_eq!(s.prompt_text(), "");
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Tab);
+    update(
+        &mut s,
+        crate::core::Msg::Paste("claude-agent-acp\n--evil".into()),
+    );
+    let Some(Overlay::NewSession(form)) = &s.overlay else {
+        panic!("the dialog stays open")
+    };
+    assert_eq!(form.command, "claude-agent-acp", "one line only");
+    assert_eq!(s.prompt_text(), "");
+    press(&mut s, KeyCode::Esc);
+    // The inbox's deny message takes a paste too.
+    open_in(&mut s, b, 1_000, bash("b1", "curl x"));
+    s.focus = Focus::Tree;
+    ch(&mut s, 'I');
+    ch(&mut s, ' ');
+    ch(&mut s, 'n');
+    update(&mut s, crate::core::Msg::Paste("use\nthe cache".into()));
+    assert_eq!(s.inbox.deny_message.as_deref(), Some("use the cache"));
+    assert_eq!(s.prompt_text(), "");
+}
+
+#[test]
+fn a_closed_row_restarts_once() {
+    let (mut s, _, _) = ws();
+    s.sessions[0].profile = Some("api".into());
+    s.focus = Focus::Tree;
+    ch(&mut s, 'x');
+    assert_eq!(ch(&mut s, 'X').len(), 1);
+    assert!(ch(&mut s, 'X').is_empty(), "a second X starts nothing");
+}
+
+#[test]
+fn a_folded_session_still_shows_the_node_you_are_on() {
+    let (mut s, _, _) = ws();
+    ev_in(
+        &mut s,
+        A,
+        1_000,
+        BackendEvent::NodeOpen {
+            key: "t1".into(),
+            parent: None,
+            patch: Default::default(),
+        },
+    );
+    s.sessions[0].collapsed = true;
+    s.selected_node = 1;
+    assert!(crate::core::update::tree_rows(&s).contains(&(0, 1)));
 }
