@@ -165,6 +165,48 @@ async fn a_redirect_is_not_followed_and_credentials_never_go_in_the_url() {
     assert!(e.is_err());
 }
 
+/// A result handed to the socket is journaled `sent`, so a restart knows the peer may have
+/// it; a re-send of the id is answered from the receipt byte for byte, marked only once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_handed_to_the_socket_is_journaled_sent() {
+    use switchboard::backend::gateway::journal::State;
+    let base = scratch("sent");
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let a = start(&base, &host, Mode::Full);
+    let mut c = handshake(&mut host).await;
+    let args = json!({"path": "new.md", "content": "x\n", "expectedSha256": null});
+    c.send(call("s1", "workspace_write", args.clone())).await;
+    let first = c.result_for("s1", WAIT).await.unwrap();
+    assert_eq!(fake_host::code_of(&first), "ok");
+    c.send(call("s1", "workspace_write", args)).await;
+    let again = c.result_for("s1", WAIT).await.unwrap();
+    assert_eq!(first, again, "answered from the receipt byte for byte");
+    // The read that follows is served after the mark of the re-send's frame was written.
+    c.send(call("r1", "workspace_info", json!({}))).await;
+    c.result_for("r1", WAIT).await.unwrap();
+    drop(a.decisions);
+    let _ = tokio::time::timeout(WAIT, a.task).await;
+    let path = base.join("data/gateway/journal.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let states: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["id"] == "s1")
+        .map(|v| v["state"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(states, ["executing", "completed", "sent"], "{text}");
+    let j = Journal::open(&path, switchboard::record::now_ms()).unwrap();
+    let e = j
+        .get(&(WS.to_string(), "conv-1".to_string(), "s1".to_string()))
+        .unwrap();
+    assert_eq!(e.state, State::Sent);
+    let v: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(e.result.as_deref().unwrap()).unwrap(),
+        v["result"]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_are_served_and_the_token_is_only_in_the_header() {
     let base = scratch("serve");

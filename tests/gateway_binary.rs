@@ -39,6 +39,16 @@ impl Drop for Reap {
 
 #[test]
 fn demo_gateway_and_gateway_talk_on_loopback() {
+    demo_host_served(false);
+}
+
+/// The same channel as a `[[session]]` profile of kind `gateway`, started by `switchboard up`.
+#[test]
+fn up_starts_a_gateway_profile() {
+    demo_host_served(true);
+}
+
+fn demo_host_served(via_up: bool) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -81,7 +91,7 @@ fn demo_gateway_and_gateway_talk_on_loopback() {
         });
     }
 
-    let data = std::env::temp_dir().join(format!("sb-gw-bin-{}", std::process::id()));
+    let data = std::env::temp_dir().join(format!("sb-gw-bin-{}-{via_up}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     std::fs::create_dir_all(&data).unwrap();
     let pair = native_pty_system()
@@ -93,19 +103,34 @@ fn demo_gateway_and_gateway_talk_on_loopback() {
         })
         .unwrap();
     let mut cmd = CommandBuilder::new(switchboard());
-    cmd.args([
-        "gateway",
-        "--url",
-        &format!("ws://127.0.0.1:{port}"),
-        "--workspace",
-        "demo",
-        "--root",
-        project.to_str().unwrap(),
-        "--intention",
-        "tidy the README",
-        "--token-env",
-        "SWITCHBOARD_DEMO_GATEWAY_TOKEN",
-    ]);
+    if via_up {
+        let config = data.join("profiles.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[[session]]\nname = \"remote\"\nbackend = \"gateway\"\nurl = \"ws://127.0.0.1:{port}\"\n\
+                 workspace = \"demo\"\nroot = {:?}\nintention = \"tidy the README\"\n\
+                 token_env = \"SWITCHBOARD_DEMO_GATEWAY_TOKEN\"\n",
+                project.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        cmd.args(["up", "--config", config.to_str().unwrap()]);
+    } else {
+        cmd.args([
+            "gateway",
+            "--url",
+            &format!("ws://127.0.0.1:{port}"),
+            "--workspace",
+            "demo",
+            "--root",
+            project.to_str().unwrap(),
+            "--intention",
+            "tidy the README",
+            "--token-env",
+            "SWITCHBOARD_DEMO_GATEWAY_TOKEN",
+        ]);
+    }
     cmd.env("SWITCHBOARD_DEMO_GATEWAY_TOKEN", &token);
     cmd.env("SWITCHBOARD_DATA_DIR", &data);
     cmd.env("SWITCHBOARD_CONFIG_DIR", &data);
@@ -144,7 +169,25 @@ fn demo_gateway_and_gateway_talk_on_loopback() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
+    // The conversation is a session of its own: its card waits in the inbox, and a
+    // background session never takes the keyboard. Leave the prompt (Tab), jump to it (`g`).
+    wait("1 waiting");
+    writer.write_all(b"\t").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    writer.write_all(b"g").unwrap();
     wait("+# Demo project");
+    assert!(
+        screen().contains("conversation "),
+        "the conversation's session is in the tree\n{}",
+        screen()
+    );
+    if via_up {
+        assert!(
+            screen().contains("remote"),
+            "the profile names the channel's session\n{}",
+            screen()
+        );
+    }
     writer.write_all(b"y").unwrap();
     wait("ls -la && wc -l README.md");
     writer.write_all(b"y").unwrap();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::backend::Backend;
 use crate::backend::acp::session::{AcpBackend, AcpConfig};
 use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
+use crate::backend::gateway::session::{GatewayBackend, GatewayConfig};
 use crate::config::ClaudeDefaults;
 use crate::core::rules::Rules;
 
@@ -123,6 +124,9 @@ fn build(
         BackendKind::Acp => Box::new(AcpBackend {
             config: acp_config(p, extras, recording.clone())?,
         }),
+        BackendKind::Gateway => {
+            Box::new(GatewayBackend::new(gateway_config(p, recording.clone())?))
+        }
     };
     Ok(SourceSpec {
         name: p.name.clone(),
@@ -247,6 +251,39 @@ fn acp_config(
         output_schema: extras.and_then(|e| e.output_schema.clone()),
         record,
         env: Vec::new(),
+    })
+}
+
+/// A gateway profile's channel, like `switchboard gateway` builds it from its flags.
+fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<GatewayConfig, String> {
+    use crate::backend::gateway::{engine::Pinned, journal::Journal, tools::extra, validate::Mode};
+    let g = p
+        .gateway
+        .as_ref()
+        .ok_or_else(|| format!("session {:?}: the gateway keys are missing", p.name))?;
+    let mode = Mode::parse(&g.mode).ok_or_else(|| {
+        format!(
+            "session {:?}: mode {:?}: use ask, edits or full",
+            p.name, g.mode
+        )
+    })?;
+    let token = g
+        .token
+        .read()
+        .map_err(|e| format!("session {:?}: token: {e}", p.name))?;
+    let extra_tools = extra::load().map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
+    Ok(GatewayConfig {
+        url: g.url.clone(),
+        root: g.root.clone(),
+        pinned: Pinned {
+            workspace_id: g.workspace.clone(),
+            intention: g.intention.clone(),
+            mode,
+            extra_tools,
+        },
+        token,
+        journal: Journal::default_path(&g.workspace),
+        record,
     })
 }
 

@@ -16,16 +16,23 @@ pub enum BackendKind {
     Claude,
     Acp,
     Demo,
+    Gateway,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 3] = [BackendKind::Claude, BackendKind::Acp, BackendKind::Demo];
+    pub const ALL: [BackendKind; 4] = [
+        BackendKind::Claude,
+        BackendKind::Acp,
+        BackendKind::Demo,
+        BackendKind::Gateway,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             BackendKind::Claude => "claude",
             BackendKind::Acp => "acp",
             BackendKind::Demo => "demo",
+            BackendKind::Gateway => "gateway",
         }
     }
 
@@ -44,8 +51,36 @@ impl BackendKind {
             BackendKind::Claude => &["model", "permission_mode", "command", "breaks"],
             BackendKind::Acp => &["command"],
             BackendKind::Demo => &["breaks", "script"],
+            BackendKind::Gateway => &GATEWAY_KEYS,
         }
     }
+}
+
+/// The keys of a gateway profile: the flags of `switchboard gateway`.
+const GATEWAY_KEYS: [&str; 7] = [
+    "url",
+    "workspace",
+    "root",
+    "intention",
+    "mode",
+    "token_file",
+    "token_env",
+];
+
+/// A gateway profile's channel: what `switchboard gateway` takes as flags.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewayProfile {
+    /// The host's base URL (`wss://`, or `ws://` to loopback only).
+    pub url: String,
+    /// The gateway `workspaceId`.
+    pub workspace: String,
+    /// The project root served to the remote agent (an existing, readable directory).
+    pub root: PathBuf,
+    /// The launch intention pinned for the channel.
+    pub intention: String,
+    /// `ask`, `edits` or `full`.
+    pub mode: String,
+    pub token: crate::backend::gateway::session::TokenSource,
 }
 
 /// Keys every profile may set.
@@ -74,6 +109,8 @@ pub struct SessionProfile {
     pub breaks: Vec<String>,
     /// demo: the scripted agent's script name.
     pub script: Option<String>,
+    /// gateway: the channel.
+    pub gateway: Option<GatewayProfile>,
 }
 
 impl SessionProfile {
@@ -90,6 +127,7 @@ impl SessionProfile {
             rules: Vec::new(),
             breaks: Vec::new(),
             script: None,
+            gateway: None,
         }
     }
 }
@@ -499,6 +537,12 @@ fn check_one(
         ok
     });
 
+    let gateway = if backend == Some(BackendKind::Gateway) {
+        Some(check_gateway(table, resolve, &mut bad)?)
+    } else {
+        None
+    };
+
     Some(SessionProfile {
         name: name?,
         backend: backend?,
@@ -510,6 +554,119 @@ fn check_one(
         rules,
         breaks,
         script,
+        gateway,
+    })
+}
+
+/// The gateway keys, with the checks of `switchboard gateway`'s flags; every problem reported.
+fn check_gateway(
+    table: &toml::Table,
+    resolve: &Resolve,
+    bad: &mut impl FnMut(&str, String),
+) -> Option<GatewayProfile> {
+    use crate::backend::gateway::session::TokenSource;
+    let mut text = |key: &str, required: bool| -> Option<String> {
+        match table.get(key) {
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                bad(key, "must not be empty".into());
+                None
+            }
+            Some(Value::String(s)) if s.chars().any(char::is_control) => {
+                bad(
+                    key,
+                    format!("{}: control characters are not allowed", shown(s)),
+                );
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(v) => {
+                bad(key, format!("expected a string, found {}", v.type_str()));
+                None
+            }
+            None if required => {
+                bad(key, "missing (a gateway profile needs it)".into());
+                None
+            }
+            None => None,
+        }
+    };
+    let url = text("url", true);
+    let workspace = text("workspace", true);
+    let root = text("root", true);
+    let intention = text("intention", true);
+    let mode = text("mode", false);
+    let token_file = text("token_file", false);
+    let token_env = text("token_env", false);
+    if let (Some(u), Some(w)) = (&url, &workspace)
+        && let Err(e) = crate::backend::gateway::transport::channel_url(u, w)
+    {
+        bad("url", e);
+    }
+    let root =
+        root.and_then(
+            |r| match resolve.path(&r).and_then(|p| readable_dir(&p).map(|()| p)) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    bad("root", e);
+                    None
+                }
+            },
+        );
+    let mode = mode.unwrap_or_else(|| "ask".into());
+    let mode_ok = crate::backend::gateway::validate::Mode::parse(&mode).is_some();
+    if !mode_ok {
+        bad(
+            "mode",
+            format!("{} is not one of ask, edits, full", shown(&mode)),
+        );
+    }
+    let token = match (token_file, token_env) {
+        (Some(_), Some(_)) => {
+            bad(
+                "token_env",
+                "give the token with token_file or token_env, not both".into(),
+            );
+            None
+        }
+        (Some(f), None) => match resolve.path(&f) {
+            Ok(p) => Some(("token_file", TokenSource::File(p))),
+            Err(e) => {
+                bad("token_file", e);
+                None
+            }
+        },
+        (None, Some(v)) => Some(("token_env", TokenSource::Env(v))),
+        (None, None) => {
+            if !table.contains_key("token_file") && !table.contains_key("token_env") {
+                bad(
+                    "token_file",
+                    "missing: give the bearer token with token_file or token_env".into(),
+                );
+            }
+            None
+        }
+    };
+    let token = token.and_then(|(key, t)| match t.check() {
+        Ok(()) => Some(t),
+        Err(e) => {
+            bad(key, e);
+            None
+        }
+    });
+    let url = url?;
+    workspace.as_ref()?;
+    if crate::backend::gateway::transport::channel_url(&url, workspace.as_deref()?).is_err()
+        || !mode_ok
+    {
+        return None;
+    }
+    Some(GatewayProfile {
+        url,
+        workspace: workspace?,
+        root: root?,
+        intention: intention?,
+        mode,
+        token: token?,
     })
 }
 
@@ -639,6 +796,115 @@ mod tests {
     }
 
     #[test]
+    fn a_gateway_profile_takes_the_flags_as_keys() {
+        use crate::backend::gateway::session::TokenSource;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("gw-good");
+        std::fs::write(dir.join("home/token"), "t0k3n\n").unwrap();
+        std::fs::set_permissions(
+            dir.join("home/token"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        let c = run(
+            &dir,
+            "[[session]]\nname = \"remote\"\nbackend = \"gateway\"\nurl = \"wss://agents.example\"\n\
+             workspace = \"ws-1\"\nroot = \"~/proj\"\nintention = \"tidy the docs\"\nmode = \"edits\"\n\
+             token_file = \"~/token\"\n",
+        );
+        assert_eq!(c.problems, Vec::<String>::new());
+        let g = c.profiles[0].gateway.as_ref().unwrap();
+        assert_eq!(c.profiles[0].backend, BackendKind::Gateway);
+        assert_eq!(g.url, "wss://agents.example");
+        assert_eq!(g.workspace, "ws-1");
+        assert_eq!(g.root, dir.join("home/proj"));
+        assert_eq!(g.intention, "tidy the docs");
+        assert_eq!(g.mode, "edits");
+        assert_eq!(g.token, TokenSource::File(dir.join("home/token")));
+        assert!(
+            g.token.read().is_ok(),
+            "the token is read from the private file"
+        );
+        // `up` builds it like `switchboard gateway` does (nothing connects yet).
+        let spec = crate::workspace::launch::launch(
+            &c.profiles[0],
+            &crate::workspace::launch::LaunchContext::default(),
+        )
+        .unwrap();
+        assert_eq!(spec.name, "remote");
+        assert_eq!(spec.backend.name(), "gateway");
+        assert!(spec.backend.keeps_gates_on_quit());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn every_gateway_problem_is_reported_with_its_line_and_key() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("gw-bad");
+        std::fs::write(dir.join("home/open"), "t0k3n").unwrap();
+        std::fs::set_permissions(
+            dir.join("home/open"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let text = "[[session]]\n\
+name = \"a\"\n\
+backend = \"gateway\"\n\
+url = \"ws://agents.example\"\n\
+workspace = \"ws\"\n\
+root = \"~/nope\"\n\
+mode = \"yolo\"\n\
+token_file = \"~/open\"\n\
+[[session]]\n\
+name = \"b\"\n\
+backend = \"gateway\"\n\
+url = \"wss://h\"\n\
+root = \"~/proj\"\n\
+intention = 3\n\
+token_file = \"~/t\"\n\
+token_env = \"SB_NO_SUCH_TOKEN_VAR\"\n\
+command = [\"x\"]\n\
+[[session]]\n\
+name = \"c\"\n\
+backend = \"gateway\"\n\
+url = \"wss://h\"\n\
+workspace = \"ws\"\n\
+root = \"~/proj\"\n\
+intention = \"i\"\n\
+token_env = \"SB_NO_SUCH_TOKEN_VAR\"\n";
+        let c = run(&dir, text);
+        assert!(c.profiles.is_empty(), "{:?}", c.profiles);
+        let d = dir.display();
+        for w in [
+            "config.toml:4: session \"a\": url: ".to_string(),
+            format!("config.toml:6: session \"a\": root: {d}/home/nope: no such directory"),
+            "config.toml:7: session \"a\": mode: \"yolo\" is not one of ask, edits, full".into(),
+            format!("config.toml:8: session \"a\": token_file: {d}/home/open: readable by group or others; chmod 600 it"),
+            "config.toml:1: session \"a\": intention: missing (a gateway profile needs it)".into(),
+            "config.toml:9: session \"b\": workspace: missing (a gateway profile needs it)".into(),
+            "config.toml:14: session \"b\": intention: expected a string, found integer".into(),
+            "config.toml:16: session \"b\": token_env: give the token with token_file or token_env, not both".into(),
+            "config.toml:17: session \"b\": command: not used by gateway profiles (only claude, acp)".into(),
+            "config.toml:25: session \"c\": token_env: $SB_NO_SUCH_TOKEN_VAR is not set".into(),
+        ] {
+            assert!(
+                c.problems.iter().any(|p| p.starts_with(&w)),
+                "missing {w}\nin {:#?}",
+                c.problems
+            );
+        }
+        assert!(
+            c.problems
+                .iter()
+                .any(|p| p.starts_with("config.toml:4: session \"a\": url: ")
+                    && p.contains("loopback")),
+            "{:#?}",
+            c.problems
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn every_problem_of_every_profile_is_reported_with_its_line_and_key() {
         let dir = scratch("bad");
         std::fs::write(dir.join("home/broken.toml"), "[[rule]]\naction = 3\n").unwrap();
@@ -669,7 +935,7 @@ command = [\"x\"]\n";
         assert!(c.profiles.is_empty(), "{:?}", c.profiles);
         let d = dir.display();
         let want = vec![
-            "config.toml:4: session \"api\": backend: \"clod\" is not one of claude, acp, demo"
+            "config.toml:4: session \"api\": backend: \"clod\" is not one of claude, acp, demo, gateway"
                 .to_string(),
             format!("config.toml:5: session \"api\": cwd: {d}/home/nope: no such directory"),
             "config.toml:6: [[session]] #2: name: missing (every profile needs a unique name)"
@@ -755,7 +1021,7 @@ command = [\"x\"]\n";
             "session \"ok\": cwd: \"~bob/x\": only `~` and `~/…` are expanded",
             "session \"ok\": prompt: longer than 65536 bytes",
             "#5: name: missing",
-            "#5: backend: missing (one of claude, acp, demo)",
+            "#5: backend: missing (one of claude, acp, demo, gateway)",
             "#6: name: must not be empty",
             "#6: backend: \"\" is not one of claude, acp, demo",
         ] {

@@ -283,7 +283,7 @@ impl Engine {
                 )];
             }
             match e.state {
-                State::Completed => {
+                State::Completed | State::Sent => {
                     let body = e.result.clone().unwrap_or_default();
                     return vec![self.send(&c, &body)];
                 }
@@ -757,6 +757,22 @@ impl Engine {
                 )
             }
         }
+    }
+
+    /// A result frame was handed to the socket: its receipt (if the id has one) is marked
+    /// `sent`. Informational: a failure to write it changes no answer.
+    pub fn mark_sent(&mut self, frame: &str) -> io::Result<bool> {
+        #[derive(serde::Deserialize)]
+        struct Ids {
+            id: String,
+            #[serde(rename = "sessionId")]
+            session_id: String,
+        }
+        let Ok(ids) = serde_json::from_str::<Ids>(frame) else {
+            return Ok(false);
+        };
+        self.journal
+            .sent(&(self.pin.workspace_id.clone(), ids.session_id, ids.id))
     }
 
     /// Receipts interrupted by a crash, for the owner to inspect.

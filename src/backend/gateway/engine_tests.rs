@@ -492,3 +492,39 @@ fn a_full_journal_refuses_effects_before_they_run() {
     ));
     assert_eq!(code(&out), "ok");
 }
+
+/// The "accept conversation X?" wait holds one of the 4 slots shared by every conversation
+/// of the channel: with it and three questions waiting, a fifth call is `busy` (and not
+/// journaled); accepting hands the slot to the call itself, refusing frees it.
+#[test]
+fn the_accept_conversation_wait_holds_an_in_flight_slot() {
+    let mut t = setup("convslot", Mode::Ask);
+    let ask = |id: &str, s: &str| call(id, s, "workspace_ask", json!({"question": "why?"}));
+    let mut qs = Vec::new();
+    for i in 0..3 {
+        qs.push(gate(&t.e.on_frame(&ask(&format!("q{i}"), "s1"))).gate);
+    }
+    let accept = gate(&t.e.on_frame(&ask("c1", "s2")));
+    assert_eq!(accept.ask, Ask::Conversation);
+    assert_eq!(t.e.waiting(), 4);
+    // Neither another conversation's call nor one of the accepted conversation gets in.
+    assert_eq!(code(&t.e.on_frame(&ask("q9", "s1"))), "busy");
+    assert_eq!(code(&t.e.on_frame(&ask("c9", "s3"))), "busy");
+    let key = ("ws1".to_string(), "s3".to_string(), "c9".to_string());
+    assert!(t.e.journal().get(&key).is_none(), "busy is not journaled");
+    // Accepting: the call goes on to its own card, in the same slot.
+    let q = gate(&t.e.decide(accept.gate, Decision::Allow));
+    assert!(matches!(q.ask, Ask::Question { .. }));
+    assert_eq!(t.e.waiting(), 4);
+    assert_eq!(code(&t.e.on_frame(&ask("q9", "s1"))), "busy");
+    // Answering frees a slot for the next call.
+    t.e.decide(qs[0], Decision::Answer("because".into()));
+    assert_eq!(t.e.waiting(), 3);
+    let g = gate(&t.e.on_frame(&ask("c9", "s3")));
+    assert_eq!(g.ask, Ask::Conversation);
+    assert_eq!(
+        code(&t.e.decide(g.gate, Decision::Deny(None))),
+        "session_unknown"
+    );
+    assert_eq!(t.e.waiting(), 3, "refusing the conversation frees its slot");
+}

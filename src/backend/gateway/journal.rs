@@ -33,6 +33,17 @@ pub enum State {
     Asked,
     /// Final: `result` is the exact body that was (or will be) sent.
     Completed,
+    /// Completed, and its result frame was handed to the socket: the peer may have it
+    /// (informational, reference §5.1; answered from `result` like `Completed`). On disk a
+    /// `sent` line carries no result: it marks the completed receipt before it.
+    Sent,
+}
+
+impl State {
+    /// Final: the id is answered from the stored result.
+    pub fn is_final(self) -> bool {
+        matches!(self, State::Completed | State::Sent)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,6 +143,21 @@ impl Journal {
                 }
                 lines += 1;
                 match serde_json::from_slice::<Record>(&line) {
+                    // A `sent` mark: the receipt before it reached the socket.
+                    Ok(r) if r.state == State::Sent && r.result.is_none() => {
+                        match entries.get_mut(&(r.ws, r.session, r.id)) {
+                            Some(
+                                e @ &mut Entry {
+                                    state: State::Completed,
+                                    ..
+                                },
+                            ) => {
+                                e.state = State::Sent;
+                                e.at = r.at;
+                            }
+                            _ => skipped += 1,
+                        }
+                    }
                     Ok(r) => {
                         entries.insert(
                             (r.ws, r.session, r.id),
@@ -279,6 +305,39 @@ impl Journal {
         )
     }
 
+    /// The result of a completed receipt was handed to the socket: a restart knows the peer
+    /// may have it. One short line (no result), fsync'd; a receipt already marked (a re-send
+    /// answered from here) is not marked again, so re-sends never grow the journal.
+    pub fn sent(&mut self, key: &Key) -> io::Result<bool> {
+        let Some(e) = self.entries.get(key) else {
+            return Ok(false);
+        };
+        if e.state != State::Completed {
+            return Ok(false);
+        }
+        let at = crate::record::now_ms();
+        let r = Record {
+            ws: key.0.clone(),
+            session: key.1.clone(),
+            id: key.2.clone(),
+            state: State::Sent,
+            hash: e.hash.clone(),
+            tool: e.tool.clone(),
+            effect: Value::Null,
+            result: None,
+            at,
+        };
+        let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.sync_data()?;
+        if let Some(e) = self.entries.get_mut(key) {
+            e.state = State::Sent;
+            e.at = at;
+        }
+        Ok(true)
+    }
+
     /// A completed receipt without the fsync: only for building large journals in the
     /// benchmark (every real receipt goes through `completed`).
     #[doc(hidden)]
@@ -401,6 +460,47 @@ mod tests {
             .mode()
             & 0o777;
         assert_eq!(dmode, 0o700);
+    }
+
+    #[test]
+    fn a_sent_mark_survives_a_restart_and_a_compaction_and_keeps_the_result() {
+        let p = scratch("sent");
+        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
+        j.completed(&key("1"), "h", "workspace_write", Value::Null, "{\"r\":1}")
+            .unwrap();
+        j.completed(&key("2"), "h", "workspace_write", Value::Null, "{\"r\":2}")
+            .unwrap();
+        j.executing(&key("3"), "h", "workspace_exec", Value::Null)
+            .unwrap();
+        assert!(j.sent(&key("1")).unwrap());
+        assert!(!j.sent(&key("1")).unwrap(), "marked once");
+        assert!(
+            !j.sent(&key("3")).unwrap(),
+            "only a completed receipt is sent"
+        );
+        assert!(!j.sent(&key("9")).unwrap());
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.matches("\"state\":\"sent\"").count(), 1, "{text}");
+        drop(j);
+        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
+        assert_eq!(j.skipped, 0);
+        let e = j.get(&key("1")).unwrap();
+        assert_eq!(e.state, State::Sent);
+        assert_eq!(e.result.as_deref(), Some("{\"r\":1}"));
+        assert_eq!(
+            j.get(&key("2")).unwrap().state,
+            State::Completed,
+            "not sent"
+        );
+        j.compact().unwrap();
+        drop(j);
+        let j = Journal::open(&p, crate::record::now_ms()).unwrap();
+        let e = j.get(&key("1")).unwrap();
+        assert_eq!(
+            (e.state, e.result.as_deref()),
+            (State::Sent, Some("{\"r\":1}"))
+        );
+        assert_eq!(j.get(&key("2")).unwrap().state, State::Completed);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The engine's outputs as today's domain events, and the owner's decisions back.
 //!
-//! One channel is one session. The first conversation's calls belong to the root node; a
-//! conversation accepted later gets a child node named after it (until the workspace issue
-//! gives each conversation a session of its own). Every effect is a permission card showing
+//! Live, one channel is one session source: `route` tags each event with where it belongs,
+//! the channel's own session (the connection, the "accept conversation X?" cards, the
+//! protocol log) or the workspace session of one conversation (its calls, on that session's
+//! root); the source opens the sessions and does the IO. A replay shows one session:
+//! `Nodes` puts the first conversation on the root and the later ones on child nodes. Every
+//! effect is a permission card showing
 //! the conversation, the pinned intention and what will happen (the diff against the file
 //! on disk, the command and its cwd); `workspace_ask` is a question card with a free-text
 //! answer; read-only calls and mode-approved effects are audit rows.
@@ -27,7 +30,42 @@ pub fn engine_gate(id: &str) -> Option<u64> {
     id.strip_prefix("gw-")?.parse().ok()
 }
 
-/// Which node a conversation's rows go to; the first one seen is the root.
+/// Where a live event belongs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The channel's own session.
+    Channel,
+    /// The workspace session of this conversation (`sessionId`).
+    Conversation(String),
+}
+
+/// The events for one engine output, each with its target session (`Send` and `Close` are
+/// the transport's). A conversation's rows go to the root of its own session.
+pub fn route(o: &Out, now_ms: u64) -> Vec<(Target, BackendEvent)> {
+    match o {
+        // A conversation not yet accepted gets no session until the owner says yes.
+        Out::Gate(g) if g.ask == Ask::Conversation => vec![(
+            Target::Channel,
+            BackendEvent::GateOpen(card(g, ROOT_KEY.to_string(), now_ms)),
+        )],
+        Out::Gate(g) => vec![(
+            Target::Conversation(g.session.clone()),
+            BackendEvent::GateOpen(card(g, ROOT_KEY.to_string(), now_ms)),
+        )],
+        Out::Ran { session, .. } => Nodes::default()
+            .map(o, now_ms)
+            .into_iter()
+            .map(|e| (Target::Conversation(session.clone()), e))
+            .collect(),
+        _ => Nodes::default()
+            .map(o, now_ms)
+            .into_iter()
+            .map(|e| (Target::Channel, e))
+            .collect(),
+    }
+}
+
+/// Which node a conversation's rows go to in a replay; the first one seen is the root.
 #[derive(Debug, Default)]
 pub struct Nodes {
     first: Option<String>,
@@ -369,6 +407,38 @@ mod tests {
         );
         assert!(matches!(&ev[0], BackendEvent::NodeOpen { key, .. } if key == "conv:s2"));
         assert!(matches!(&ev[1], BackendEvent::GateOpen(gate) if gate.node_key == "conv:s2"));
+    }
+
+    #[test]
+    fn live_events_are_routed_to_their_conversations_session() {
+        let ran = |s: &str| Out::Ran {
+            session: s.into(),
+            tool: "workspace_info".into(),
+            summary: "info".into(),
+            outcome: "ok".into(),
+        };
+        for s in ["s1", "s2"] {
+            let ev = route(&ran(s), 0);
+            assert_eq!(ev.len(), 1, "{ev:?}");
+            assert_eq!(ev[0].0, Target::Conversation(s.into()));
+            assert!(matches!(&ev[0].1, BackendEvent::Item { node: Some(n), .. } if n == ROOT_KEY));
+        }
+        let ev = route(
+            &Out::Gate(g(
+                Ask::Exec {
+                    command: "ls".into(),
+                    cwd: ".".into(),
+                },
+                "s2",
+            )),
+            0,
+        );
+        assert_eq!(ev[0].0, Target::Conversation("s2".into()));
+        assert!(matches!(&ev[0].1, BackendEvent::GateOpen(gate) if gate.node_key == ROOT_KEY));
+        let ev = route(&Out::Gate(g(Ask::Conversation, "s3")), 0);
+        assert_eq!(ev[0].0, Target::Channel, "the accept card is the channel's");
+        let ev = route(&Out::Dropped("x".into()), 0);
+        assert_eq!(ev[0].0, Target::Channel);
     }
 
     #[test]

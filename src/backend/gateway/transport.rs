@@ -401,9 +401,20 @@ async fn serve(
             match o {
                 Out::Send(frame) => {
                     record(Dir::Out, &frame);
-                    if let Err(e) = ws.send(Message::text(frame)).await {
+                    if let Err(e) = ws.send(Message::text(frame.clone())).await {
                         // Journaled already: B's re-send is answered from the journal.
                         return Served::Lost(format!("could not send a result: {e}"));
+                    }
+                    // Handed to the socket: the receipt is `sent` (the peer may have it).
+                    let e = engine.clone();
+                    let marked = tokio::task::spawn_blocking(move || {
+                        e.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .mark_sent(&frame)
+                    })
+                    .await;
+                    if let Ok(Err(e)) = marked {
+                        tracing::warn!(target: "gateway", "receipt not marked sent: {e}");
                     }
                 }
                 Out::Close(reason) => return Served::Close(reason),

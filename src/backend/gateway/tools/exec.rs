@@ -1,6 +1,13 @@
 //! exec, poll, input, stop: shell commands owned by the (workspace, session) that started
 //! them, output kept in a bounded buffer, every command killed with its process group when
 //! the table is dropped, so no command outlives switchboard.
+//!
+//! Not even a SIGKILL of switchboard: each running command has a watchdog, a tiny `sh` in
+//! its own process group reading a pipe only we write to. When switchboard dies, however it
+//! dies, the kernel closes the pipe, the watchdog's `read` ends, and it SIGKILLs the
+//! command's group (reference §6.3: after a restart the commands from before are gone, and
+//! their receipts are uncertain). When the command ends the watchdog is killed and reaped by
+//! us, so it never signals a group id that may have been reused.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -86,6 +93,30 @@ fn kill_group(pid: i32, sig: i32) {
     }
 }
 
+/// The watchdog of the command whose group is `pgid`: `sh` waiting for the end of a pipe we
+/// hold (its write end closes with this process, however it ends), then SIGKILLing the group.
+/// In its own process group, so the command's own group signals never reach it.
+fn watchdog(pgid: i32) -> std::io::Result<std::process::Child> {
+    let mut w = Command::new("/bin/sh");
+    w.arg("-c")
+        .arg(r#"read _ ; kill -KILL "-$1" 2>/dev/null"#)
+        .arg("switchboard-watchdog")
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: only setpgid (async-signal-safe) between fork and exec.
+    unsafe {
+        w.pre_exec(|| {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    w.spawn()
+}
+
 impl Commands {
     /// A fresh lowercase UUIDv4, generated (and journaled by the caller) before the spawn.
     pub fn new_id() -> String {
@@ -158,6 +189,18 @@ impl Commands {
             .map_err(|e| Refusal::new(Code::Failed, format!("could not start the command: {e}")))?;
         drop(dir);
         let pid = child.id() as i32;
+        let watchdog = match watchdog(pid) {
+            Ok(w) => w,
+            Err(e) => {
+                // Without its watchdog the command could outlive us: it does not run.
+                kill_group(pid, libc::SIGKILL);
+                let _ = child.wait();
+                return Err(Refusal::new(
+                    Code::Failed,
+                    format!("could not start the command's watchdog: {e}"),
+                ));
+            }
+        };
         let shared = Arc::new(Mutex::new(Shared {
             out: Output::default(),
             status: Status::Running,
@@ -211,6 +254,10 @@ impl Commands {
             for r in readers {
                 let _ = r.join();
             }
+            // Over: the watchdog goes, killed and reaped here (never left to signal later).
+            let mut watchdog = watchdog;
+            let _ = watchdog.kill();
+            let _ = watchdog.wait();
             let mut g = sh.lock().unwrap_or_else(|p| p.into_inner());
             g.status = match (g.ended_by.clone(), status) {
                 (Some(by), _) => by,
@@ -444,6 +491,80 @@ mod tests {
         let out = p["output"].as_str().unwrap();
         assert!(out.ends_with("/sub\ngot hi\n"), "{out}");
         assert!(Commands::check_cwd(&root, &a(json!({"cwd": "../"}))).is_err());
+    }
+
+    /// Whether `pid` is gone (a zombie waiting for init to reap it counts as gone).
+    fn gone(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(s) => s.rsplit_once(')').is_some_and(|(_, rest)| {
+                matches!(rest.trim_start().chars().next(), Some('Z' | 'X'))
+            }),
+        }
+    }
+
+    /// The child half of the SIGKILL test: start a command that leaves a background process,
+    /// then wait to be killed.
+    #[test]
+    fn sigkill_child() {
+        let Ok(dir) = std::env::var("SB_GW_EXEC_SIGKILL_DIR") else {
+            return;
+        };
+        let root = Root::open(std::path::Path::new(&dir)).unwrap();
+        let mut c = Commands::default();
+        c.exec(
+            &root,
+            ("w".to_string(), "s".to_string()),
+            &Commands::new_id(),
+            &a(json!({"command": "sleep 300 & echo $! > bg.tmp; mv bg.tmp bg.pid; echo $$ > sh.tmp; mv sh.tmp sh.pid; wait"})),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+    }
+
+    /// No command outlives switchboard, even a SIGKILL of it: the watchdog ends the group.
+    #[test]
+    fn a_sigkill_of_switchboard_ends_its_commands() {
+        let (base, _root) = root("sigkill");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "backend::gateway::tools::exec::tests::sigkill_child",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env("SB_GW_EXEC_SIGKILL_DIR", &base)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let read_pid = |f: &str| -> Option<i32> {
+            std::fs::read_to_string(base.join(f))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let mut pids = None;
+        for _ in 0..500 {
+            if let (Some(a), Some(b)) = (read_pid("sh.pid"), read_pid("bg.pid")) {
+                pids = Some((a, b));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (sh, bg) = pids.expect("the command started");
+        assert!(!gone(sh) && !gone(bg));
+        child.kill().unwrap(); // SIGKILL: no destructor runs
+        child.wait().unwrap();
+        for _ in 0..250 {
+            if gone(sh) && gone(bg) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Do not leave them behind on failure either.
+        kill_group(sh, libc::SIGKILL);
+        panic!("the command (sh {sh}, background {bg}) outlived a SIGKILL of switchboard");
     }
 
     #[test]
