@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod claude;
 pub mod gateway;
+pub mod iii;
 pub mod link;
 pub mod process;
 
