@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-use super::codec::{self, ErrorBody, FUNCTION_NAMESPACE_CONFLICT, Message, WORKER_NAMESPACE_CONFLICT};
+use super::codec::{
+    self, ErrorBody, FUNCTION_NAMESPACE_CONFLICT, Message, WORKER_NAMESPACE_CONFLICT,
+};
 use super::transport::{self, Backoff, Header, Ws};
 use crate::backend::process::{SharedRecorder, record};
 use crate::record::Dir;
@@ -93,10 +95,18 @@ impl Default for Options {
 pub enum ConnState {
     Connecting,
     /// Registered, every binding answered: events flow and calls are sent.
-    Live { worker_id: String },
-    Reconnecting { attempt: u32, in_ms: u64, why: String },
+    Live {
+        worker_id: String,
+    },
+    Reconnecting {
+        attempt: u32,
+        in_ms: u64,
+        why: String,
+    },
     /// Gave up (refused URL, fatal rejection) or closed by us.
-    Closed { why: String },
+    Closed {
+        why: String,
+    },
 }
 
 /// An event the engine pushed to one of our handlers.
@@ -346,7 +356,10 @@ impl Task {
                 record(
                     &self.rec,
                     Dir::Note,
-                    &format!("{} {id} failed: disconnected (not safe to retry)", p.function_id),
+                    &format!(
+                        "{} {id} failed: disconnected (not safe to retry)",
+                        p.function_id
+                    ),
                 );
                 let _ = p.reply.send(Err(CallError::Disconnected));
             }
@@ -529,16 +542,23 @@ impl Task {
                 Ok(Some(m)) => m,
             };
             match msg {
-                Message::TriggerRegistrationResult { id, error, trigger_type, .. } => {
-                    if unacked.remove(&id) && let Some(err) = error {
+                Message::TriggerRegistrationResult {
+                    id,
+                    error,
+                    trigger_type,
+                    ..
+                } => {
+                    if unacked.remove(&id)
+                        && let Some(err) = error
+                    {
                         self.tell(ClientEvent::Warning(format!(
                             "the engine refused the {trigger_type} binding: {err}"
                         )));
                     }
                 }
-                Message::RegistrationRejected { code, function_id, .. }
-                    if code == FUNCTION_NAMESPACE_CONFLICT =>
-                {
+                Message::RegistrationRejected {
+                    code, function_id, ..
+                } if code == FUNCTION_NAMESPACE_CONFLICT => {
                     // The old connection still holds the id: take a new suffix, register again.
                     renewals += 1;
                     if renewals > 3 {
@@ -550,8 +570,23 @@ impl Task {
                         function_id.unwrap_or_default(),
                         self.instance
                     )));
+                    // Withdraw the old ids, so no event arrives twice through them.
                     for b in &bindings {
                         unacked.remove(&b.binding_id);
+                        let withdraw = [
+                            Message::UnregisterTrigger {
+                                id: b.binding_id.clone(),
+                                trigger_type: Some(b.trigger_type.clone()),
+                            },
+                            Message::UnregisterFunction {
+                                id: b.handler.clone(),
+                            },
+                        ];
+                        for m in &withdraw {
+                            if let Err(e) = self.send(&mut ws, m).await {
+                                return Ended::Lost(e);
+                            }
+                        }
                     }
                     bindings = self.bindings();
                     for b in &bindings {

@@ -106,16 +106,19 @@ impl FakeEngine {
                 tokio::spawn(async move {
                     let seen = e.clone();
                     // Keep the handshake's headers so tests can check `--header` reached it.
-                    let keep = move |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
-                                     resp| {
-                        let hs: Vec<(String, String)> = req
-                            .headers()
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
-                            .collect();
-                        seen.lock().handshakes.push(hs);
-                        Ok(resp)
-                    };
+                    let keep =
+                        move |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                              resp| {
+                            let hs: Vec<(String, String)> = req
+                                .headers()
+                                .iter()
+                                .map(|(k, v)| {
+                                    (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into())
+                                })
+                                .collect();
+                            seen.lock().handshakes.push(hs);
+                            Ok(resp)
+                        };
                     if let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, keep).await {
                         e.serve(ws).await;
                     }

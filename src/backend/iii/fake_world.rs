@@ -151,7 +151,10 @@ impl World {
             Some("s-parser"),
             now - 200_000,
         );
-        w.add("s-parser-tests", user("Run the parser's unit tests and report failures."));
+        w.add(
+            "s-parser-tests",
+            user("Run the parser's unit tests and report failures."),
+        );
         w.add(
             "s-parser-tests",
             assistant(text("All 42 parser tests pass."), "end"),
@@ -255,7 +258,12 @@ impl World {
             let s = self.session_mut(session).expect("world session exists");
             s.turn = "awaiting_functions".into();
             s.pending_calls.push(call.into());
-            (s.turn_id.clone(), s.title.clone(), s.depth, s.parent.clone())
+            (
+                s.turn_id.clone(),
+                s.title.clone(),
+                s.depth,
+                s.parent.clone(),
+            )
         };
         let mut rec = json!({"session_id": session, "turn_id": turn_id, "function_call_id": call,
                              "function_id": function_id, "kind": "function",
@@ -386,7 +394,11 @@ impl World {
         while let Some(id) = stack.pop() {
             if let Some(s) = self.session(&id) {
                 out.push(s);
-                for c in self.sessions.iter().filter(|c| c.parent.as_deref() == Some(&id)) {
+                for c in self
+                    .sessions
+                    .iter()
+                    .filter(|c| c.parent.as_deref() == Some(&id))
+                {
                     stack.push(c.id.clone());
                 }
             }
@@ -514,11 +526,9 @@ impl World {
                 vec![],
             );
         }
-        let Some(i) = self
-            .pending
-            .iter()
-            .position(|r| r["session_id"] == session.as_str() && r["function_call_id"] == call.as_str())
-        else {
+        let Some(i) = self.pending.iter().position(|r| {
+            r["session_id"] == session.as_str() && r["function_call_id"] == call.as_str()
+        }) else {
             // Unknown or already decided: duplicates race benignly.
             return (Ok(json!({"resolved": false})), vec![]);
         };
@@ -533,10 +543,7 @@ impl World {
         }
         ev.push(("approval::pending-resolved".into(), resolved));
         let (result, is_error) = if decision == "allow" {
-            (
-                format!("{function_id} ran (demo): exit 0"),
-                false,
-            )
+            (format!("{function_id} ran (demo): exit 0"), false)
         } else {
             (format!("denied by the user: {reason}"), true)
         };
@@ -569,11 +576,15 @@ impl World {
         };
         let list = self.approved_always.entry(s).or_default();
         if !list.iter().any(|e| e["function_id"] == f.as_str()) {
-            list.push(json!({"function_id": f, "granted_at": now_ms(), "granted_by": "user_click"}));
+            list.push(
+                json!({"function_id": f, "granted_at": now_ms(), "granted_by": "user_click"}),
+            );
         }
         (
-            Ok(json!({"settings": {"mode": "manual", "mode_set_at": 0, "always_allow": [],
-                                    "approved_always": list.clone()}})),
+            Ok(
+                json!({"settings": {"mode": "manual", "mode_set_at": 0, "always_allow": [],
+                                    "approved_always": list.clone()}}),
+            ),
             vec![],
         )
     }
@@ -596,7 +607,10 @@ impl World {
             None => {
                 if data.get("model").and_then(Value::as_str).is_none() {
                     return (
-                        Err(bad("invalid_request", "model is required for a new session")),
+                        Err(bad(
+                            "invalid_request",
+                            "model is required for a new session",
+                        )),
                         vec![],
                     );
                 }
@@ -615,15 +629,17 @@ impl World {
                 id
             }
         };
-        let busy = self
-            .session(&session)
-            .is_some_and(|s| s.turn == "awaiting_functions" || (s.turn == "running" && !s.entries.is_empty()));
+        let busy = self.session(&session).is_some_and(|s| {
+            s.turn == "awaiting_functions" || (s.turn == "running" && !s.entries.is_empty())
+        });
         let mut result;
         if busy {
             let entry_id = self.next("q");
             let s = self.session_mut(&session).expect("checked above");
-            s.queued.push(json!({"entry_id": entry_id, "id": entry_id, "message": message,
-                                 "queued_at": now_ms(), "session_id": session}));
+            s.queued.push(
+                json!({"entry_id": entry_id, "id": entry_id, "message": message,
+                                 "queued_at": now_ms(), "session_id": session}),
+            );
             result = json!({"accepted": true, "session_id": session, "turn_id": s.turn_id, "queued": true});
             ev.push((
                 "harness::message-queued".into(),
@@ -668,7 +684,11 @@ impl World {
         }
         let mut ev = vec![];
         // Cascades to children.
-        let ids: Vec<String> = self.descendants(&session).iter().map(|s| s.id.clone()).collect();
+        let ids: Vec<String> = self
+            .descendants(&session)
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
         for id in ids {
             let active = self
                 .session(&id)
@@ -736,18 +756,26 @@ mod tests {
     #[test]
     fn the_demo_world_holds_one_call_per_root() {
         let mut w = World::demo();
-        let (r, _) = w.handle("approval::list-pending", &json!({"limit": 1})).unwrap();
+        let (r, _) = w
+            .handle("approval::list-pending", &json!({"limit": 1}))
+            .unwrap();
         let r = r.unwrap();
         assert_eq!(r["pending"].as_array().unwrap().len(), 1);
         assert_eq!(r["next_cursor"], "1");
         let (r, _) = w
-            .handle("approval::list-pending", &json!({"limit": 1, "cursor": "1"}))
+            .handle(
+                "approval::list-pending",
+                &json!({"limit": 1, "cursor": "1"}),
+            )
             .unwrap();
         let r = r.unwrap();
         assert_eq!(r["pending"][0]["kind"], "filesystem_access");
         assert!(r.get("next_cursor").is_none());
         let (t, _) = w
-            .handle("harness::session-tree", &json!({"root_session_id": "s-parser"}))
+            .handle(
+                "harness::session-tree",
+                &json!({"root_session_id": "s-parser"}),
+            )
             .unwrap();
         assert_eq!(t.unwrap()["sessions"].as_array().unwrap().len(), 2);
         let (r, ev) = w
@@ -778,14 +806,27 @@ mod tests {
         let (r, ev) = w.handle("harness::send", &send).unwrap();
         assert_eq!(r.unwrap()["deduplicated"], true);
         assert!(ev.is_empty());
-        let (st, _) = w.handle("harness::status", &json!({"session_id": "s-docs"})).unwrap();
-        let entry = st.unwrap()["queued"][0]["entry_id"].as_str().unwrap().to_string();
+        let (st, _) = w
+            .handle("harness::status", &json!({"session_id": "s-docs"}))
+            .unwrap();
+        let entry = st.unwrap()["queued"][0]["entry_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let (r, _) = w
-            .handle("harness::unqueue", &json!({"session_id": "s-docs", "entry_id": entry}))
+            .handle(
+                "harness::unqueue",
+                &json!({"session_id": "s-docs", "entry_id": entry}),
+            )
             .unwrap();
         assert_eq!(r.unwrap()["removed"], true);
-        let (r, ev) = w.handle("harness::stop", &json!({"session_id": "s-docs"})).unwrap();
+        let (r, ev) = w
+            .handle("harness::stop", &json!({"session_id": "s-docs"}))
+            .unwrap();
         assert_eq!(r.unwrap()["stopping"], true);
-        assert!(ev.iter().any(|(t, p)| t == "harness::turn-completed" && p["status"] == "cancelled"));
+        assert!(
+            ev.iter()
+                .any(|(t, p)| t == "harness::turn-completed" && p["status"] == "cancelled")
+        );
     }
 }

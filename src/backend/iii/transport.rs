@@ -274,11 +274,19 @@ mod tests {
         assert!(Header::parse("no colon").is_err());
         let err = Header::parse("Bad Name: s3cr3t").err().unwrap();
         assert!(!err.contains("s3cr3t"), "{err}");
-        let argv: Vec<String> = ["switchboard", "iii", "--header", "Authorization: Bearer s3cr3t"]
-            .map(String::from)
-            .into();
+        let argv: Vec<String> = [
+            "switchboard",
+            "iii",
+            "--header",
+            "Authorization: Bearer s3cr3t",
+        ]
+        .map(String::from)
+        .into();
         let r = redact_argv(&argv).join(" ");
-        assert!(!r.contains("s3cr3t") && r.contains("Authorization: [redacted]"), "{r}");
+        assert!(
+            !r.contains("s3cr3t") && r.contains("Authorization: [redacted]"),
+            "{r}"
+        );
         assert!(!redact_argv(&["--header=X-Key: s3cr3t".into()])[0].contains("s3cr3t"));
     }
 
@@ -287,7 +295,10 @@ mod tests {
         let mut b = Backoff::new(Duration::from_millis(100), Duration::from_millis(400));
         let waits: Vec<_> = (0..5).map(|_| b.next_wait()).collect();
         for ((n, w), base) in waits.iter().zip([100u64, 200, 400, 400, 400]) {
-            assert!(*w >= Duration::from_millis(base) && *w <= Duration::from_millis(base * 5 / 4 + 1), "{n}: {w:?}");
+            assert!(
+                *w >= Duration::from_millis(base) && *w <= Duration::from_millis(base * 5 / 4 + 1),
+                "{n}: {w:?}"
+            );
         }
         assert_eq!(waits[4].0, 5);
         b.reset();
@@ -298,8 +309,14 @@ mod tests {
     fn retry_safety_follows_section_7() {
         assert!(retry_safe("approval::resolve", &Value::Null));
         assert!(retry_safe("session::messages", &Value::Null));
-        assert!(retry_safe("harness::send", &serde_json::json!({"idempotency_key":"k"})));
-        assert!(!retry_safe("harness::send", &serde_json::json!({"message":"hi"})));
+        assert!(retry_safe(
+            "harness::send",
+            &serde_json::json!({"idempotency_key":"k"})
+        ));
+        assert!(!retry_safe(
+            "harness::send",
+            &serde_json::json!({"message":"hi"})
+        ));
         assert!(!retry_safe("harness::spawn", &Value::Null));
         assert!(!retry_safe("shell::exec", &Value::Null));
     }
