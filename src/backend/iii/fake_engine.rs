@@ -90,6 +90,8 @@ pub struct FakeEngine {
 
 impl FakeEngine {
     /// Listen on `127.0.0.1:port` (0: any free port) with `world`.
+    // The handshake callback's error type is tungstenite's, large by design.
+    #[allow(clippy::result_large_err)]
     pub async fn start(port: u16, world: World) -> std::io::Result<FakeEngine> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
@@ -311,11 +313,8 @@ impl FakeEngine {
             Err(_) => return,
         };
         match msg {
-            Message::Ping => {
-                if i.answer_pings {
-                    send(&Message::Pong);
-                }
-            }
+            Message::Ping if i.answer_pings => send(&Message::Pong),
+            Message::Ping => {}
             Message::RegisterFunction { id, .. } => {
                 if i.function_conflicts > 0 {
                     i.function_conflicts -= 1;
