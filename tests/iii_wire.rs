@@ -907,3 +907,51 @@ async fn the_demo_world_serves_reads_and_decisions_with_events() {
         .unwrap();
     assert_eq!(again["resolved"], false);
 }
+
+/// Against a real engine when `III_ENGINE_BIN` names one (no registry offers it, reference
+/// §11): skips, saying so, otherwise. Connects, reaches `Live` and calls a discovery function.
+#[tokio::test]
+async fn real_engine_when_iii_engine_bin_is_set() {
+    let Some(bin) = std::env::var_os("III_ENGINE_BIN") else {
+        eprintln!("skipping real_engine_when_iii_engine_bin_is_set: III_ENGINE_BIN is not set");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = std::env::temp_dir().join(format!("sb-iii-engine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "workers:\n  - name: iii-worker-manager\n    config:\n      port: {port}\n  - name: iii-pubsub\n    config:\n      adapter:\n        name: local\n"
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(&bin)
+        .arg("--no-update-check")
+        .arg("--config")
+        .arg(&config)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("III_ENGINE_BIN runs");
+    let url = format!("ws://127.0.0.1:{port}");
+    let o = Options {
+        subscriptions: vec![],
+        ..opts()
+    };
+    let (c, mut rx) = Client::connect_with(&url, vec![], no_recorder(), o).unwrap();
+    until(&mut rx, is_live).await;
+    let r = c
+        .call("engine::workers::list", json!({}), Duration::from_secs(10))
+        .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(r.is_ok(), "{r:?}");
+}
