@@ -393,11 +393,25 @@ async fn results_are_correlated_by_invocation_id_out_of_order() {
     let (c, mut rx) = connect(&e, opts());
     until(&mut rx, is_live).await;
     let t = Duration::from_secs(5);
-    let (slow, fast, fails) = tokio::join!(
-        c.call("demo::slow", json!({}), t),
-        c.call("demo::fast", json!({}), t),
-        c.call("demo::fails", json!({}), t)
+    let timed = |f: &'static str| {
+        let c = c.clone();
+        async move {
+            let r = c.call(f, json!({}), t).await;
+            (r, std::time::Instant::now())
+        }
+    };
+    // The slow call is sent first and answered last.
+    let ((slow, slow_at), (fast, fast_at), (fails, _)) = tokio::join!(
+        timed("demo::slow"),
+        timed("demo::fast"),
+        timed("demo::fails")
     );
+    assert!(fast_at < slow_at);
+    let sent: Vec<Value> = e.frames_of("invokefunction")[1..]
+        .iter()
+        .map(|f| f["function_id"].clone())
+        .collect();
+    assert_eq!(sent, ["demo::slow", "demo::fast", "demo::fails"]);
     assert_eq!(slow.unwrap(), json!("slow"));
     assert_eq!(fast.unwrap(), json!("fast"));
     assert_eq!(
@@ -407,7 +421,6 @@ async fn results_are_correlated_by_invocation_id_out_of_order() {
             "boom"
         )))
     );
-    // The fast result went out before the slow one.
     let missing = c.call("nobody::here", json!({}), t).await;
     assert!(
         matches!(missing, Err(CallError::Remote(ref b)) if b.code == "function_not_found"),
@@ -954,4 +967,37 @@ async fn real_engine_when_iii_engine_bin_is_set() {
     let _ = child.wait();
     std::fs::remove_dir_all(&dir).ok();
     assert!(r.is_ok(), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_worker_namespace_conflict_is_fatal_and_waiting_calls_fail() {
+    let e = start(World::empty()).await;
+    e.script("demo::never", Reply::Never);
+    let (c, mut rx) = connect(&e, opts());
+    until(&mut rx, is_live).await;
+    let waiting = tokio::spawn({
+        let c = c.clone();
+        async move { c.call("demo::never", json!({}), WAIT).await }
+    });
+    assert!(
+        e.wait_until(WAIT, |e| e.frames_of("invokefunction").len() == 2)
+            .await
+    );
+    e.send_raw(
+        r#"{"type":"registrationrejected","code":"WORKER_NAMESPACE_CONFLICT","namespace":"default","worker_name":"switchboard","owner_worker_id":"w-0"}"#,
+    );
+    let seen = until(&mut rx, |ev| {
+        matches!(ev, ClientEvent::State(ConnState::Closed { .. }))
+    })
+    .await;
+    assert!(
+        matches!(seen.last(), Some(ClientEvent::State(ConnState::Closed { why })) if why.contains("WORKER_NAMESPACE_CONFLICT"))
+    );
+    assert!(matches!(waiting.await.unwrap(), Err(CallError::Closed(_))));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(e.connections().1, 1, "no reconnect after a fatal rejection");
+    assert!(matches!(
+        c.call("demo::x", json!({}), WAIT).await,
+        Err(CallError::Closed(_))
+    ));
 }
