@@ -450,9 +450,19 @@ impl World {
             r["queued"] = json!(s.queued);
         }
         if data.get("verbose").and_then(Value::as_bool) == Some(true) {
-            let used = 1200 * s.entries.len() as u64;
-            r["context"] = json!({"usable": 180_000, "total": 200_000, "free": 180_000 - used,
-                                  "categories": {}, "usage": {"input_tokens": used}, "session_cost_usd": 0.01});
+            // `ContextSnapshotV1`: free = usable - total, floored at zero.
+            let msgs = 1200 * s.entries.len() as u64;
+            let total = msgs + 6_000;
+            r["context"] = json!({"session_id": s.id, "turn_id": s.turn_id, "step": s.entries.len(),
+                "timestamp": now_ms(), "model": "demo-model", "provider": "demo",
+                "usable": 180_000, "total": total, "free": 180_000u64.saturating_sub(total),
+                "effective_max_output_tokens": 16_000, "compacted": false, "estimator": "heuristic",
+                "categories": {"system_prompt": 3_000, "tools": 2_500, "overhead": 500,
+                               "messages": {"user": msgs / 3, "assistant": msgs - msgs / 3,
+                                            "function_result": 0, "custom": 0}},
+                "usage": {"input": total, "output": 300, "reasoning": null, "cache_read": null,
+                          "cache_write": 0, "cost_usd": 0.004},
+                "session_cost_usd": 0.01});
         }
         r
     }
@@ -794,6 +804,38 @@ mod tests {
             )
             .unwrap();
         assert_eq!(r.unwrap()["resolved"], false);
+    }
+
+    #[test]
+    fn the_context_meter_has_the_snapshot_fields() {
+        let mut w = World::demo();
+        let (st, _) = w
+            .handle(
+                "harness::status",
+                &json!({"session_id": "s-parser", "verbose": true}),
+            )
+            .unwrap();
+        let c = &st.unwrap()["context"];
+        // ContextSnapshotV1's required fields (spec, harness v1.8.25).
+        for k in [
+            "categories",
+            "compacted",
+            "effective_max_output_tokens",
+            "free",
+            "model",
+            "session_id",
+            "step",
+            "timestamp",
+            "total",
+            "turn_id",
+            "usable",
+        ] {
+            assert!(c.get(k).is_some(), "{k}");
+        }
+        assert_eq!(
+            c["free"].as_u64().unwrap(),
+            c["usable"].as_u64().unwrap() - c["total"].as_u64().unwrap()
+        );
     }
 
     #[test]
