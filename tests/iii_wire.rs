@@ -1001,3 +1001,49 @@ async fn a_worker_namespace_conflict_is_fatal_and_waiting_calls_fail() {
         Err(CallError::Closed(_))
     ));
 }
+
+#[tokio::test]
+async fn an_unreachable_engine_is_retried_with_growing_backoff() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (c, mut rx) = Client::connect_with(
+        &format!("ws://127.0.0.1:{port}"),
+        vec![],
+        no_recorder(),
+        opts(),
+    )
+    .unwrap();
+    let mut waits = vec![];
+    while waits.len() < 4 {
+        if let ClientEvent::State(ConnState::Reconnecting {
+            attempt,
+            in_ms,
+            why,
+        }) = until(&mut rx, |ev| {
+            matches!(ev, ClientEvent::State(ConnState::Reconnecting { .. }))
+        })
+        .await
+        .pop()
+        .unwrap()
+        {
+            assert_eq!(attempt as usize, waits.len() + 1);
+            assert!(why.contains("cannot connect"), "{why}");
+            waits.push(in_ms);
+        }
+    }
+    // 50, 100, 200, 200 ms plus at most a quarter of jitter.
+    for (w, base) in waits.iter().zip([50u64, 100, 200, 200]) {
+        assert!(*w >= base && *w <= base + base / 4 + 1, "{waits:?}");
+    }
+    // A call made meanwhile waits, and fails only by its own timeout.
+    assert_eq!(
+        c.call("session::list", json!({}), Duration::from_millis(100))
+            .await,
+        Err(CallError::Timeout)
+    );
+    // A URL that can never work is refused at once.
+    assert!(Client::connect_with("ws://example.com:1", vec![], no_recorder(), opts()).is_err());
+}

@@ -28,6 +28,9 @@ use crate::record::Dir;
 
 /// Consumer queue: bounded, so a flood of engine events cannot grow memory.
 pub const EVENT_QUEUE: usize = crate::backend::EVENT_CHANNEL;
+/// Default per-call timeout (reference §2.3), and a shorter one for reads the UI waits on.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Calls waiting for a result or for the connection, at most.
 pub const MAX_PENDING: usize = 1024;
 

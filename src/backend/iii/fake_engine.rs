@@ -418,7 +418,7 @@ impl FakeEngine {
                     }
                 };
                 drop(i);
-                self.apply(tx, invocation_id, function_id, reply);
+                self.apply(conn, tx, invocation_id, function_id, reply);
             }
             // Acks of our pushes and everything else are only logged.
             _ => {}
@@ -427,6 +427,7 @@ impl FakeEngine {
 
     fn apply(
         &self,
+        conn: u64,
         tx: &mpsc::UnboundedSender<Out>,
         invocation_id: Option<String>,
         function_id: String,
@@ -443,6 +444,8 @@ impl FakeEngine {
             Reply::Error(e) => answer(Err(e)),
             Reply::Never => {}
             Reply::DropSocket => {
+                // Forget the connection's registrations now, as the engine does on a close.
+                self.lock().conns.remove(&conn);
                 let _ = tx.send(Out::Drop);
             }
             Reply::Delay(d, r) => {
@@ -450,7 +453,7 @@ impl FakeEngine {
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(d).await;
-                    e.apply(&tx, invocation_id, function_id, *r);
+                    e.apply(conn, &tx, invocation_id, function_id, *r);
                 });
             }
         }
