@@ -399,6 +399,10 @@ impl Task {
         data: Value,
         reply: oneshot::Sender<Result<Value, CallError>>,
     ) {
+        // Waiters whose caller went away (a cancelled future) need no result.
+        if self.pending.len() >= MAX_PENDING / 2 {
+            self.pending.retain(|_, p| !p.reply.is_closed());
+        }
         if self.pending.len() >= MAX_PENDING {
             let _ = reply.send(Err(CallError::Closed(format!(
                 "{MAX_PENDING} calls are already waiting"
