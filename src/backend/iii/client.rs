@@ -637,6 +637,10 @@ impl Task {
         loop {
             tokio::select! {
                 _ = ping.tick() => {
+                    // Refused events are reported even if no further event comes.
+                    if self.dropped > 0 && self.events.try_send(ClientEvent::EventsDropped(self.dropped)).is_ok() {
+                        self.dropped = 0;
+                    }
                     if unanswered >= 2 {
                         return Ended::Lost("two pings without a pong: the socket is dead".into());
                     }
