@@ -59,6 +59,8 @@ def main():
     for p in recs:
         if p.suffix in (".jsonl", ".json"):
             out("recording", p.name, p.read_text())
+    for p in sorted((repo / "fixtures/iii/frames").glob("*.json")):
+        out("iii_frame", p.stem, json.dumps(json.loads(p.read_text())))
     out("rules", "file", (
         '# comment\n[[rule]]\naction = "allow"\ntool = "Bash"\npattern = "git status *"\n\n'
         '[[rule]]\naction = "deny"\ntool = "mcp__*"\nexact = true\npattern = "/etc/**"\n'

@@ -37,6 +37,12 @@ pub enum Cmd {
     Gateway(GatewayArgs),
     /// A fake ai-gateway host on loopback that plays a scripted remote agent (no network).
     DemoGateway(DemoGatewayArgs),
+    /// A fake iii engine on loopback with a scripted harness world (for `switchboard iii`).
+    DemoEngine {
+        /// Loopback port to listen on (0: any free port).
+        #[arg(long, default_value_t = 49134)]
+        port: u16,
+    },
     /// Internal: the scripted agent `demo` runs (speaks stream-json on stdio).
     #[command(hide = true)]
     DemoAgent {
@@ -314,6 +320,7 @@ pub fn main() -> ExitCode {
         Cmd::Acp(args) => run_acp(args),
         Cmd::Gateway(args) => run_gateway(args),
         Cmd::DemoGateway(args) => crate::backend::gateway::demo::main(args.port),
+        Cmd::DemoEngine { port } => crate::backend::iii::fake_engine::demo_main(port),
         Cmd::Demo(args) if args.sessions > 1 => demo_workspace(args),
         Cmd::Demo(args) => {
             let mut p = profile_of(&args.common, BackendKind::Demo);

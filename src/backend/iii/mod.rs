@@ -1,3 +1,17 @@
-//! The iii harness backend: supervise agent sessions hosted by an iii engine.
+//! The iii engine backend (issue #12): switchboard connects to an iii engine as one more
+//! worker, calls the harness / approval-gate / session-manager functions and receives their
+//! events through handler functions bound with `registertrigger`.
+//!
+//! - `codec`: the engine's `Message` frames, bounded, unknown types kept raw.
+//! - `transport`: the WebSocket (headers, loopback rule), backoff, retry safety (§7).
+//! - `client`: the worker protocol as a state machine: register, bind, call, events, ping.
+//! - `fake_engine`: an in-process engine with a scripted harness world (tests, `demo-engine`).
+//! - `mapping`: the sans-IO mapper from harness results/events to switchboard events.
+//! - `session`: `IiiBackend`, the hosting source that joins the client and the mapper.
 
+pub mod client;
+pub mod codec;
+pub mod fake_engine;
+mod fake_world;
 pub mod mapping;
+pub mod transport;
