@@ -14,4 +14,5 @@ pub mod codec;
 pub mod fake_engine;
 mod fake_world;
 pub mod mapping;
+pub mod session;
 pub mod transport;
