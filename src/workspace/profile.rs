@@ -517,28 +517,29 @@ fn check_one(
         ok
     });
 
-    let engine = string("engine", &mut bad).filter(|u| {
-        match crate::backend::iii::transport::check_url(u) {
+    let engine =
+        string("engine", &mut bad).filter(|u| match crate::backend::iii::transport::check_url(u) {
             Ok(()) => true,
             Err(e) => {
                 bad("engine", for_terminal(&e));
                 false
             }
-        }
-    });
+        });
 
     let headers = strings("headers", &mut bad)
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .filter(|(i, h)| match crate::backend::iii::transport::Header::parse(h) {
-            // The value may be a secret: the message names the entry, never its text.
-            Ok(_) => true,
-            Err(e) => {
-                bad("headers", format!("entry {}: {}", i + 1, for_terminal(&e)));
-                false
-            }
-        })
+        .filter(
+            |(i, h)| match crate::backend::iii::transport::Header::parse(h) {
+                // The value may be a secret: the message names the entry, never its text.
+                Ok(_) => true,
+                Err(e) => {
+                    bad("headers", format!("entry {}: {}", i + 1, for_terminal(&e)));
+                    false
+                }
+            },
+        )
         .map(|(_, h)| h)
         .collect();
 
