@@ -46,7 +46,7 @@ fn open_inbox(h: &mut Headless) {
     }
     h.key(KeyCode::Char('I'));
     if h.state().overlay != Some(Overlay::Inbox) {
-        let focus = h.state().focus.clone();
+        let focus = h.state().focus;
         panic!(
             "`I` does not open the inbox (focus {focus:?})\n{}",
             h.screen()
