@@ -250,3 +250,41 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_filter_opens_only_the_roots_named() {
+    let engine = FakeEngine::start(0, world()).await.unwrap();
+    let backend = IiiBackend::new(IiiConfig {
+        url: engine.url(),
+        headers: Vec::new(),
+        sessions: vec!["s-site".into()],
+        record: None,
+        argv: vec!["switchboard".into(), "iii".into()],
+    });
+    let mut h = Headless::start(Box::new(backend), 140, 40);
+    h.wait_until("the named root with its held call", WAIT, |s| {
+        session_named(s, "Rebuild the site").is_some() && inbox_refs(s).len() == 1
+    })
+    .await;
+    // Let the other root's events arrive too: they must open nothing.
+    h.wait_until("the engine's connection live", WAIT, |s| {
+        s.sessions[0]
+            .session
+            .info
+            .iter()
+            .any(|(k, v)| k == "connection" && v == "Live")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.app.drain_backend(usize::MAX);
+    let s = h.state();
+    assert_eq!(
+        s.sessions.len(),
+        2,
+        "the engine's session and the one named"
+    );
+    assert!(session_named(s, "Tidy the notes").is_none());
+    assert_eq!(inbox_refs(s).len(), 1);
+    h.quit().await;
+    assert!(invocations(&engine, "approval::resolve").is_empty());
+}
