@@ -37,6 +37,9 @@ pub enum Cmd {
     Gateway(GatewayArgs),
     /// A fake ai-gateway host on loopback that plays a scripted remote agent (no network).
     DemoGateway(DemoGatewayArgs),
+    /// Supervise the agent sessions an iii engine hosts: one workspace session per root
+    /// session, held approval calls in the inbox.
+    Iii(IiiArgs),
     /// A fake iii engine on loopback with a scripted harness world (for `switchboard iii`).
     DemoEngine {
         /// Loopback port to listen on (0: any free port).
@@ -232,6 +235,31 @@ pub struct GatewayArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct IiiArgs {
+    /// The engine's worker URL (ws:// only to loopback, else wss://).
+    #[arg(long, default_value = launch::III_ENGINE)]
+    pub engine: String,
+    /// A handshake header, 'Name: value' (repeatable); the value is never recorded or shown.
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// Show only this root session (repeatable; default: every root session).
+    #[arg(long = "session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Write the recording here instead of the data dir.
+    #[arg(long, conflicts_with = "no_record")]
+    pub record: Option<PathBuf>,
+    /// Do not record the session.
+    #[arg(long)]
+    pub no_record: bool,
+    /// Theme: dark, light, high-contrast, a user theme name or a TOML file.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Do not ring the terminal bell when a gate opens.
+    #[arg(long)]
+    pub no_bell: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoGatewayArgs {
     /// Loopback port to listen on.
     #[arg(long, default_value_t = 8765)]
@@ -320,6 +348,7 @@ pub fn main() -> ExitCode {
         Cmd::Acp(args) => run_acp(args),
         Cmd::Gateway(args) => run_gateway(args),
         Cmd::DemoGateway(args) => crate::backend::gateway::demo::main(args.port),
+        Cmd::Iii(args) => run_iii(args),
         Cmd::DemoEngine { port } => crate::backend::iii::fake_engine::demo_main(port),
         Cmd::Demo(args) if args.sessions > 1 => demo_workspace(args),
         Cmd::Demo(args) => {
@@ -439,6 +468,26 @@ fn run_acp(args: AcpArgs) -> ExitCode {
     run_one(
         launch::launch_cli(&p, &launch_context(&args.common), &extras),
         &args.common,
+    )
+}
+
+fn run_iii(args: IiiArgs) -> ExitCode {
+    let common = Common {
+        cwd: None,
+        prompt: None,
+        record: args.record,
+        no_record: args.no_record,
+        no_bell: args.no_bell,
+        rules: Vec::new(),
+        theme: args.theme,
+    };
+    let mut p = profile_of(&common, BackendKind::Iii);
+    p.engine = Some(args.engine);
+    p.headers = args.headers;
+    p.sessions = args.sessions;
+    run_one(
+        launch::launch_cli(&p, &launch_context(&common), &CliExtras::default()),
+        &common,
     )
 }
 

@@ -96,7 +96,7 @@ fn bad_lines(file: &Path, home: &Path) -> Vec<String> {
     let h = home.display();
     vec![
         format!(
-            "{f}:5: session \"api\": backend: \"claud\" is not one of claude, acp, demo, gateway"
+            "{f}:5: session \"api\": backend: \"claud\" is not one of claude, acp, demo, gateway, iii"
         ),
         format!(
             "{f}:8: session \"web\": command: missing: an acp profile needs the agent's argv, e.g. [\"claude-agent-acp\"]"

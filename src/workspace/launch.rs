@@ -9,6 +9,7 @@ use crate::backend::Backend;
 use crate::backend::acp::session::{AcpBackend, AcpConfig};
 use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
 use crate::backend::gateway::session::{GatewayBackend, GatewayConfig};
+use crate::backend::iii::session::{IiiBackend, IiiConfig};
 use crate::config::ClaudeDefaults;
 use crate::core::rules::Rules;
 
@@ -127,6 +128,7 @@ fn build(
         BackendKind::Gateway => {
             Box::new(GatewayBackend::new(gateway_config(p, recording.clone())?))
         }
+        BackendKind::Iii => Box::new(IiiBackend::new(iii_config(p, recording.clone())?)),
     };
     Ok(SourceSpec {
         name: p.name.clone(),
@@ -284,6 +286,39 @@ fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<Gateway
         token,
         journal: Journal::default_path(&g.workspace),
         record,
+    })
+}
+
+/// The engine URL when a profile or `switchboard iii` leaves it out.
+pub const III_ENGINE: &str = "ws://127.0.0.1:49134";
+
+/// An iii profile: the engine, its headers (parsed again here: the profile kept the text so
+/// it can be restarted), the root sessions shown.
+fn iii_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<IiiConfig, String> {
+    let url = p.engine.clone().unwrap_or_else(|| III_ENGINE.into());
+    crate::backend::iii::transport::check_url(&url)?;
+    let mut headers = Vec::new();
+    let mut argv = vec![
+        "switchboard".to_string(),
+        "iii".into(),
+        "--engine".into(),
+        url.clone(),
+    ];
+    for h in &p.headers {
+        headers.push(crate::backend::iii::transport::Header::parse(h)?);
+        argv.push("--header".into());
+        argv.push(h.clone());
+    }
+    for id in &p.sessions {
+        argv.push("--session".into());
+        argv.push(id.clone());
+    }
+    Ok(IiiConfig {
+        url,
+        headers,
+        sessions: p.sessions.clone(),
+        record,
+        argv,
     })
 }
 

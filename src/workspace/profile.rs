@@ -17,14 +17,17 @@ pub enum BackendKind {
     Acp,
     Demo,
     Gateway,
+    /// An iii engine: every root session it hosts becomes a session of the workspace.
+    Iii,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 4] = [
+    pub const ALL: [BackendKind; 5] = [
         BackendKind::Claude,
         BackendKind::Acp,
         BackendKind::Demo,
         BackendKind::Gateway,
+        BackendKind::Iii,
     ];
 
     pub fn label(self) -> &'static str {
@@ -33,6 +36,7 @@ impl BackendKind {
             BackendKind::Acp => "acp",
             BackendKind::Demo => "demo",
             BackendKind::Gateway => "gateway",
+            BackendKind::Iii => "iii",
         }
     }
 
@@ -40,7 +44,7 @@ impl BackendKind {
         Self::ALL.into_iter().find(|k| k.label() == s)
     }
 
-    /// "claude, acp, demo", for messages.
+    /// "claude, acp, demo, gateway, iii", for messages.
     pub fn accepted() -> String {
         Self::ALL.map(|k| k.label()).join(", ")
     }
@@ -52,6 +56,7 @@ impl BackendKind {
             BackendKind::Acp => &["command"],
             BackendKind::Demo => &["breaks", "script"],
             BackendKind::Gateway => &GATEWAY_KEYS,
+            BackendKind::Iii => &["engine", "headers", "sessions"],
         }
     }
 }
@@ -111,6 +116,12 @@ pub struct SessionProfile {
     pub script: Option<String>,
     /// gateway: the channel.
     pub gateway: Option<GatewayProfile>,
+    /// iii: the engine URL (`ws://127.0.0.1:49134` when left out).
+    pub engine: Option<String>,
+    /// iii: handshake headers, `Name: value` (checked; values are never shown).
+    pub headers: Vec<String>,
+    /// iii: the root session ids to show (empty: every one).
+    pub sessions: Vec<String>,
 }
 
 impl SessionProfile {
@@ -128,6 +139,9 @@ impl SessionProfile {
             breaks: Vec::new(),
             script: None,
             gateway: None,
+            engine: None,
+            headers: Vec::new(),
+            sessions: Vec::new(),
         }
     }
 }
@@ -542,6 +556,43 @@ fn check_one(
     } else {
         None
     };
+    let engine =
+        string("engine", &mut bad).filter(|u| match crate::backend::iii::transport::check_url(u) {
+            Ok(()) => true,
+            Err(e) => {
+                bad("engine", for_terminal(&e));
+                false
+            }
+        });
+
+    let headers = strings("headers", &mut bad)
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .filter(
+            |(i, h)| match crate::backend::iii::transport::Header::parse(h) {
+                // The value may be a secret: the message names the entry, never its text.
+                Ok(_) => true,
+                Err(e) => {
+                    bad("headers", format!("entry {}: {}", i + 1, for_terminal(&e)));
+                    false
+                }
+            },
+        )
+        .map(|(_, h)| h)
+        .collect();
+
+    let sessions = strings("sessions", &mut bad)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| match valid_word(id) {
+            Ok(()) => true,
+            Err(e) => {
+                bad("sessions", e);
+                false
+            }
+        })
+        .collect();
 
     Some(SessionProfile {
         name: name?,
@@ -555,6 +606,9 @@ fn check_one(
         breaks,
         script,
         gateway,
+        engine,
+        headers,
+        sessions,
     })
 }
 
@@ -935,7 +989,7 @@ command = [\"x\"]\n";
         assert!(c.profiles.is_empty(), "{:?}", c.profiles);
         let d = dir.display();
         let want = vec![
-            "config.toml:4: session \"api\": backend: \"clod\" is not one of claude, acp, demo, gateway"
+            "config.toml:4: session \"api\": backend: \"clod\" is not one of claude, acp, demo, gateway, iii"
                 .to_string(),
             format!("config.toml:5: session \"api\": cwd: {d}/home/nope: no such directory"),
             "config.toml:6: [[session]] #2: name: missing (every profile needs a unique name)"
@@ -988,6 +1042,53 @@ command = [\"x\"]\n";
     }
 
     #[test]
+    fn an_iii_profile_is_checked_key_by_key_and_never_shows_a_header_value() {
+        let dir = scratch("iii");
+        let text = "[[session]]\n\
+name = \"engine\"\n\
+backend = \"iii\"\n\
+engine = \"ws://127.0.0.1:49134\"\n\
+headers = [\"Authorization: Bearer s3cr3t\"]\n\
+sessions = [\"sess-a\", \"sess-b\"]\n\
+[[session]]\n\
+name = \"remote\"\n\
+backend = \"iii\"\n\
+engine = \"ws://10.0.0.1:49134\"\n\
+headers = [\"no colon s3cr3t\", \"X-Ok: fine\"]\n\
+sessions = [\"\"]\n\
+model = \"sonnet\"\n\
+[[session]]\n\
+name = \"api\"\n\
+backend = \"claude\"\n\
+engine = \"ws://127.0.0.1:1\"\n";
+        let c = run(&dir, text);
+        assert_eq!(c.profiles.len(), 1, "{:#?}", c.problems);
+        let p = &c.profiles[0];
+        assert_eq!(p.backend, BackendKind::Iii);
+        assert_eq!(p.engine.as_deref(), Some("ws://127.0.0.1:49134"));
+        assert_eq!(p.headers, vec!["Authorization: Bearer s3cr3t"]);
+        assert_eq!(p.sessions, vec!["sess-a", "sess-b"]);
+        let has = |prefix: &str| {
+            assert!(
+                c.problems.iter().any(|p| p.starts_with(prefix)),
+                "no {prefix} in {:#?}",
+                c.problems
+            )
+        };
+        has("config.toml:10: session \"remote\": engine: ws:// is refused except to loopback");
+        has("config.toml:11: session \"remote\": headers: entry 1: --header");
+        has("config.toml:12: session \"remote\": sessions: must not be empty");
+        has("config.toml:13: session \"remote\": model: not used by iii profiles (only claude)");
+        has("config.toml:17: session \"api\": engine: not used by claude profiles (only iii)");
+        assert!(
+            c.problems.iter().all(|p| !p.contains("s3cr3t")),
+            "{:#?}",
+            c.problems
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn hostile_values_never_reach_a_message_raw_and_never_panic() {
         let dir = scratch("hostile");
         let long = "x".repeat(10_000);
@@ -1021,9 +1122,9 @@ command = [\"x\"]\n";
             "session \"ok\": cwd: \"~bob/x\": only `~` and `~/…` are expanded",
             "session \"ok\": prompt: longer than 65536 bytes",
             "#5: name: missing",
-            "#5: backend: missing (one of claude, acp, demo, gateway)",
+            "#5: backend: missing (one of claude, acp, demo, gateway, iii)",
             "#6: name: must not be empty",
-            "#6: backend: \"\" is not one of claude, acp, demo",
+            "#6: backend: \"\" is not one of claude, acp, demo, gateway, iii",
         ] {
             assert!(all.contains(part), "missing {part} in\n{all}");
         }

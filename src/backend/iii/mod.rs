@@ -8,10 +8,12 @@
 //! - `fake_engine`: an in-process engine with a scripted harness world (tests, `demo-engine`).
 //! - `mapping`: sans-IO: function results and pushed events → domain events and gates per root
 //!   session; decisions and prompts → calls.
+//! - `session`: `IiiBackend`, the hosting source that joins the client and the mapper.
 
 pub mod client;
 pub mod codec;
 pub mod fake_engine;
 mod fake_world;
 pub mod mapping;
+pub mod session;
 pub mod transport;
