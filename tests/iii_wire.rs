@@ -1,6 +1,9 @@
 //! The iii engine wire (issue #12, reference §2, §7, §8, §11): golden frames, and the worker
 //! client against the in-process fake engine.
 
+#[path = "support/common.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -925,8 +928,10 @@ async fn the_demo_world_serves_reads_and_decisions_with_events() {
 /// §11): skips, saying so, otherwise. Connects, reaches `Live` and calls a discovery function.
 #[tokio::test]
 async fn real_engine_when_iii_engine_bin_is_set() {
-    let Some(bin) = std::env::var_os("III_ENGINE_BIN") else {
-        eprintln!("skipping real_engine_when_iii_engine_bin_is_set: III_ENGINE_BIN is not set");
+    let Some(bin) = common::unavailable_peer_or_skip(
+        "real_engine_when_iii_engine_bin_is_set",
+        "III_ENGINE_BIN",
+    ) else {
         return;
     };
     let port = std::net::TcpListener::bind("127.0.0.1:0")
