@@ -15,8 +15,11 @@ use switchboard::app::headless::Headless;
 use switchboard::backend::iii::fake_engine::{FakeEngine, World};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::backend::iii::transport::Header;
+use switchboard::core::gate::Decision;
+use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;
+use switchboard::replay::mapper::{Answered, for_backend};
 
 const WAIT: Duration = Duration::from_secs(20);
 const SECRET: &str = "Bearer s3cr3t-iii-app";
@@ -109,6 +112,45 @@ fn world() -> World {
         fs_access("/srv/www/index.html"),
     );
     w
+}
+
+/// Feed a recording to the iii replay mapper; the answers it reads back, in order.
+fn replay_answers(rec: &str) -> Vec<Answered> {
+    let mut m = for_backend("iii");
+    let mut opened = Vec::new();
+    let mut answered = Vec::new();
+    for l in rec.lines().skip(1) {
+        let v: Value = serde_json::from_str(l).expect("a recording line is JSON");
+        let line = v["line"].as_str().unwrap_or("");
+        match v["dir"].as_str() {
+            Some("in") => {
+                for e in m.inbound(line) {
+                    if let BackendEvent::GateOpen(g) = e {
+                        opened.push(g.id);
+                    }
+                }
+            }
+            Some("out") => {
+                let (events, a) = m.outbound(line);
+                assert!(
+                    events
+                        .iter()
+                        .all(|e| matches!(e, BackendEvent::GateAnswered { .. })),
+                    "{events:?}"
+                );
+                answered.extend(a);
+            }
+            _ => {}
+        }
+    }
+    for a in &answered {
+        assert!(
+            opened.contains(&a.gate_id),
+            "{} never opened: {opened:?}",
+            a.gate_id
+        );
+    }
+    answered
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,6 +289,21 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
     assert!(
         !rec.contains("s3cr3t"),
         "the header value leaked into the recording"
+    );
+
+    // Replay reads the recording through the same mapper: both cards open, and each closes
+    // with the decision the wire said.
+    let answered = replay_answers(&rec);
+    assert_eq!(answered.len(), 2, "{answered:#?}");
+    assert_eq!(answered[0].gate_id, "iii:s-docs:call-fs-1");
+    assert!(
+        matches!(&answered[0].decision, Some(Decision::Option { option_id, allow: true, .. }) if option_id == "allow-once"),
+        "{answered:#?}"
+    );
+    assert_eq!(answered[1].gate_id, "iii:s-site:call-fs-9");
+    assert!(
+        matches!(answered[1].decision, Some(Decision::Deny { .. })),
+        "{answered:#?}"
     );
     std::fs::remove_dir_all(dir).ok();
 }
