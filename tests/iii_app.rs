@@ -20,6 +20,7 @@ use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;
 use switchboard::replay::mapper::{Answered, for_backend};
+use switchboard::replay::validate::validate_path;
 
 const WAIT: Duration = Duration::from_secs(20);
 const SECRET: &str = "Bearer s3cr3t-iii-app";
@@ -305,6 +306,38 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
         matches!(answered[1].decision, Some(Decision::Deny { .. })),
         "{answered:#?}"
     );
+
+    // validate: the recording is clean; a duplicate resolve, a forbidden call and a resolve
+    // for a call never held are each found.
+    let (_, report) = validate_path(&record, None).unwrap();
+    assert_eq!(report.problems(), 0, "{:#?}", report.findings);
+    assert_eq!(report.replies_checked, 2);
+    let mut bad = String::new();
+    for l in rec.lines() {
+        bad.push_str(l);
+        bad.push('\n');
+        if l.contains("\\\"function_id\\\":\\\"approval::resolve\\\"")
+            && l.contains("\"dir\":\"out\"")
+        {
+            bad.push_str(l);
+            bad.push('\n');
+            bad.push_str(&l.replace("approval::resolve", "harness::function::resolve"));
+            bad.push('\n');
+            bad.push_str(&l.replace("call-fs-", "never-held-"));
+            bad.push('\n');
+        }
+    }
+    let bad_path = dir.join("tampered.jsonl");
+    std::fs::write(&bad_path, bad).unwrap();
+    let (_, report) = validate_path(&bad_path, None).unwrap();
+    let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+    for rule in ["duplicate-decision", "forbidden-call", "unheld-decision"] {
+        assert!(
+            rules.contains(&rule),
+            "{rule} not found: {:#?}",
+            report.findings
+        );
+    }
     std::fs::remove_dir_all(dir).ok();
 }
 

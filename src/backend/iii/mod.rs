@@ -17,3 +17,4 @@ pub mod mapping;
 pub mod replay;
 pub mod session;
 pub mod transport;
+pub mod validate;
