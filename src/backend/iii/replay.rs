@@ -37,11 +37,8 @@ pub struct Replay {
 
 impl Default for Replay {
     fn default() -> Replay {
-        let mut mapper = Mapper::new("replay");
-        // A recording starts with the connection coming up: the mapper's re-read follows.
-        let _ = mapper.reconnected();
         Replay {
-            mapper,
+            mapper: Mapper::new("replay"),
             answers: Default::default(),
             calls: HashMap::new(),
             handlers: HashMap::new(),
@@ -130,6 +127,19 @@ impl ReplayMapper for Replay {
         };
         let now = self.now;
         match f.get("type").and_then(Value::as_str) {
+            // Each (re)connect: the live source told the mapper, which re-read everything
+            // (the reads and their results follow in the recording).
+            Some("workerregistered") => {
+                let mut v = Vec::new();
+                if self.mapper.online() {
+                    let out = self.mapper.offline();
+                    v = self.flatten(out);
+                }
+                self.calls.clear();
+                let out = self.mapper.reconnected();
+                v.extend(self.flatten(out));
+                v
+            }
             Some("invocationresult") => {
                 let id = f.get("invocation_id").and_then(Value::as_str).unwrap_or("");
                 let Some((function_id, payload)) = self.calls.remove(id) else {
