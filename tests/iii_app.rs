@@ -15,8 +15,12 @@ use switchboard::app::headless::Headless;
 use switchboard::backend::iii::fake_engine::{FakeEngine, World};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::backend::iii::transport::Header;
+use switchboard::core::gate::Decision;
+use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;
+use switchboard::replay::mapper::{Answered, for_backend};
+use switchboard::replay::validate::validate_path;
 
 const WAIT: Duration = Duration::from_secs(20);
 const SECRET: &str = "Bearer s3cr3t-iii-app";
@@ -109,6 +113,45 @@ fn world() -> World {
         fs_access("/srv/www/index.html"),
     );
     w
+}
+
+/// Feed a recording to the iii replay mapper; the answers it reads back, in order.
+fn replay_answers(rec: &str) -> Vec<Answered> {
+    let mut m = for_backend("iii");
+    let mut opened = Vec::new();
+    let mut answered = Vec::new();
+    for l in rec.lines().skip(1) {
+        let v: Value = serde_json::from_str(l).expect("a recording line is JSON");
+        let line = v["line"].as_str().unwrap_or("");
+        match v["dir"].as_str() {
+            Some("in") => {
+                for e in m.inbound(line) {
+                    if let BackendEvent::GateOpen(g) = e {
+                        opened.push(g.id);
+                    }
+                }
+            }
+            Some("out") => {
+                let (events, a) = m.outbound(line);
+                assert!(
+                    events
+                        .iter()
+                        .all(|e| matches!(e, BackendEvent::GateAnswered { .. })),
+                    "{events:?}"
+                );
+                answered.extend(a);
+            }
+            _ => {}
+        }
+    }
+    for a in &answered {
+        assert!(
+            opened.contains(&a.gate_id),
+            "{} never opened: {opened:?}",
+            a.gate_id
+        );
+    }
+    answered
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,6 +291,53 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
         !rec.contains("s3cr3t"),
         "the header value leaked into the recording"
     );
+
+    // Replay reads the recording through the same mapper: both cards open, and each closes
+    // with the decision the wire said.
+    let answered = replay_answers(&rec);
+    assert_eq!(answered.len(), 2, "{answered:#?}");
+    assert_eq!(answered[0].gate_id, "iii:s-docs:call-fs-1");
+    assert!(
+        matches!(&answered[0].decision, Some(Decision::Option { option_id, allow: true, .. }) if option_id == "allow-once"),
+        "{answered:#?}"
+    );
+    assert_eq!(answered[1].gate_id, "iii:s-site:call-fs-9");
+    assert!(
+        matches!(answered[1].decision, Some(Decision::Deny { .. })),
+        "{answered:#?}"
+    );
+
+    // validate: the recording is clean; a duplicate resolve, a forbidden call and a resolve
+    // for a call never held are each found.
+    let (_, report) = validate_path(&record, None).unwrap();
+    assert_eq!(report.problems(), 0, "{:#?}", report.findings);
+    assert_eq!(report.replies_checked, 2);
+    let mut bad = String::new();
+    for l in rec.lines() {
+        bad.push_str(l);
+        bad.push('\n');
+        if l.contains("\\\"function_id\\\":\\\"approval::resolve\\\"")
+            && l.contains("\"dir\":\"out\"")
+        {
+            bad.push_str(l);
+            bad.push('\n');
+            bad.push_str(&l.replace("approval::resolve", "harness::function::resolve"));
+            bad.push('\n');
+            bad.push_str(&l.replace("call-fs-", "never-held-"));
+            bad.push('\n');
+        }
+    }
+    let bad_path = dir.join("tampered.jsonl");
+    std::fs::write(&bad_path, bad).unwrap();
+    let (_, report) = validate_path(&bad_path, None).unwrap();
+    let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+    for rule in ["duplicate-decision", "forbidden-call", "unheld-decision"] {
+        assert!(
+            rules.contains(&rule),
+            "{rule} not found: {:#?}",
+            report.findings
+        );
+    }
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -41,6 +41,7 @@ impl Clone for Box<dyn ReplayMapper> {
 fn reply_check(backend: &str) -> crate::core::state::ReplyCheck {
     match backend {
         "acp" => crate::backend::acp::session::reply_check,
+        "iii" => crate::backend::iii::session::reply_check,
         _ => crate::backend::claude::session::reply_check,
     }
 }

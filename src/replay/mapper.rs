@@ -31,6 +31,7 @@ pub fn for_backend(backend: &str) -> Box<dyn ReplayMapper> {
     match backend {
         "acp" => Box::new(acp::mapping::Mapper::replaying(None)),
         "gateway" => Box::<crate::backend::gateway::replay::Replay>::default(),
+        "iii" => Box::<crate::backend::iii::replay::Replay>::default(),
         _ => Box::new(claude::mapping::Mapper::new(&[])),
     }
 }
@@ -40,6 +41,7 @@ pub fn root_name(backend: &str) -> &'static str {
     match backend {
         "acp" => "agent",
         "gateway" => "gateway",
+        "iii" => "iii engine",
         _ => "main",
     }
 }

@@ -785,6 +785,12 @@ impl Player {
             (Dir::In | Dir::Out, _) if backend == "acp" => {
                 super::validate_acp::verdict(f.dir, &f.text)
             }
+            (Dir::In | Dir::Out, _) if backend == "iii" => {
+                match crate::backend::iii::codec::decode(&f.text) {
+                    Ok(m) => format!("valid (iii frame: {})", m.kind()),
+                    Err(e) => format!("INVALID: {e}"),
+                }
+            }
             (Dir::Out, Some(_)) => match crate::schema::validate_claude_outbound_line(&f.text) {
                 Ok(()) => "valid (schema: outbound line)".to_string(),
                 Err(e) => format!("INVALID: {e}"),

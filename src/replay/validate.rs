@@ -58,6 +58,7 @@ pub fn rules_for(backend: &str) -> Box<dyn Rules> {
         "claude" => Box::new(Ledger::default()),
         "acp" => Box::new(super::validate_acp::Check::new()),
         "gateway" => Box::new(Whole::default()),
+        "iii" => Box::new(crate::backend::iii::validate::Check::new()),
         other => Box::new(Unsupported {
             r: Report {
                 findings: vec![Finding {

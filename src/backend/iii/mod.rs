@@ -15,5 +15,7 @@ pub mod codec;
 pub mod fake_engine;
 mod fake_world;
 pub mod mapping;
+pub mod replay;
 pub mod session;
 pub mod transport;
+pub mod validate;

@@ -22,7 +22,7 @@ use crate::backend::link::Link;
 use crate::backend::{Backend, SessionLink, Spawner};
 use crate::core::msg::{BackendEvent, Command, Stamped};
 use crate::core::state::ReplyCheck;
-use crate::core::text::sanitize;
+use crate::core::text::{neutralize, sanitize};
 use crate::core::transcript::Level;
 use crate::record::now_ms;
 
@@ -162,10 +162,13 @@ fn state_text(s: &ConnState) -> String {
         } => format!(
             "Reconnecting in {} s (attempt {attempt}: {})",
             in_ms.div_ceil(1000),
-            crate::core::text::one_line(why, 200)
+            crate::core::text::one_line(&neutralize(why), 200)
         ),
         ConnState::Closed { why } => {
-            format!("Closed: {}", crate::core::text::one_line(why, 200))
+            format!(
+                "Closed: {}",
+                crate::core::text::one_line(&neutralize(why), 200)
+            )
         }
     }
 }
@@ -196,7 +199,7 @@ impl Source {
         if !self.only.is_empty() && !self.only.contains(&root.key) {
             return;
         }
-        let name = sanitize(&crate::core::text::one_line(&root.title, 80));
+        let name = neutralize(&crate::core::text::one_line(&root.title, 80)).into_owned();
         let opened = self.spawner.open(&name, "iii", reply_check, true).await;
         let Some(SessionLink {
             session: _,
@@ -414,4 +417,48 @@ async fn run(
         }
     }
     src.client.close().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_state_reads_live_reconnecting_in_n_s_or_closed() {
+        assert_eq!(
+            state_text(&ConnState::Live {
+                worker_id: "w".into()
+            }),
+            "Live"
+        );
+        let r = state_text(&ConnState::Reconnecting {
+            attempt: 3,
+            in_ms: 1_104,
+            why: "refused\x1b[2J".into(),
+        });
+        assert!(
+            r.starts_with("Reconnecting in 2 s (attempt 3: refused"),
+            "{r}"
+        );
+        assert!(!r.contains('\x1b'), "{r}");
+        let closed = state_text(&ConnState::Closed {
+            why: "bye\u{202e}".into(),
+        });
+        assert!(closed.starts_with("Closed: bye"), "{closed}");
+        assert!(!closed.contains('\u{202e}'));
+    }
+
+    #[test]
+    fn call_errors_reach_the_mapper_with_the_engine_codes() {
+        assert_eq!(error_parts(&CallError::Timeout).0, "TIMEOUT");
+        assert_eq!(error_parts(&CallError::Disconnected).0, "disconnected");
+        let remote = CallError::Remote(super::super::codec::ErrorBody::new(
+            "invocation_failed",
+            "boom",
+        ));
+        assert_eq!(
+            error_parts(&remote),
+            ("invocation_failed".into(), "boom".into())
+        );
+    }
 }

@@ -199,7 +199,7 @@ enum Answer {
     Resolving { allow: bool },
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GateRec {
     pub id: String,
     version: u32,
@@ -215,7 +215,7 @@ pub struct GateRec {
     seen: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Gates {
     by_key: HashMap<Key, GateRec>,
     by_id: HashMap<String, Key>,
@@ -234,7 +234,7 @@ impl Gates {
 }
 
 /// One `approval::list-pending` listing over all its pages.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Listing {
     started: u64,
     seen: HashSet<Key>,

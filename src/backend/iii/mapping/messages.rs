@@ -24,7 +24,7 @@ pub const MAX_CALLS: usize = 4_096;
 /// The revision a hydrated entry counts as.
 pub const HYDRATED: i64 = -1;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Orphan {
     entry: String,
     parent: String,
@@ -32,7 +32,7 @@ struct Orphan {
     revision: i64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Msgs {
     /// entry id → highest revision seen.
     revisions: HashMap<String, i64>,

@@ -94,7 +94,7 @@ pub const MAX_ID: usize = 512;
 pub const PAGE: u64 = 500;
 
 /// What we know of one iii session (a root or a sub-agent).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Sess {
     root: String,
     parent: Option<String>,
@@ -113,7 +113,7 @@ struct Sess {
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Sync {
     /// Reads still outstanding, by `(function_id, payload)`.
     outstanding: Vec<(String, String)>,
@@ -122,7 +122,7 @@ struct Sync {
 }
 
 /// The sans-IO iii mapper for one engine connection.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Mapper {
     /// Prefix of our idempotency keys (one per process, from the source).
     instance: String,

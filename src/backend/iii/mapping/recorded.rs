@@ -83,7 +83,7 @@ pub fn decision_of_resolve(payload: &Value, always: bool) -> Result<Decision, St
 
 /// Reads a recording in order: held-call records (events and listings) tell which function
 /// a call is, approve-always calls are remembered, and each resolve yields its decision.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RecordedAnswers {
     functions: HashMap<(String, String), String>,
     always: HashSet<(String, String)>,

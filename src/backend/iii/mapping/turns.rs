@@ -37,14 +37,14 @@ enum Phase {
     Flagged,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Watch {
     since: u64,
     function_id: String,
     phase: Phase,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Watches {
     map: HashMap<Key, Watch>,
 }
