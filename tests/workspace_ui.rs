@@ -261,3 +261,25 @@ fn close_with_pending_confirm() {
     assert!(matches!(ws.s.overlay, Some(Overlay::ConfirmClose { .. })));
     snap(&mut ws, "ws_close_with_pending_confirm");
 }
+
+#[test]
+fn the_quit_confirmation_says_which_gates_stay_held() {
+    let mut ws = three_sessions();
+    // `web` stands for an engine's session: its two gates are durable holds.
+    ws.s.sessions[1].keeps_gates_on_quit = true;
+    ws.key(KeyCode::Char('q'));
+    let screen = ws.screen(120, 40);
+    assert!(
+        screen.contains("Quitting answers 2 (deny...), leaves 2 held."),
+        "{screen}"
+    );
+    ws.key(KeyCode::Esc);
+    ws.s.select_session(1, 0);
+    ws.s.focus = Focus::Tree;
+    ws.key(KeyCode::Char('x'));
+    let screen = ws.screen(120, 40);
+    assert!(
+        screen.contains("Closing leaves them held where they live"),
+        "{screen}"
+    );
+}

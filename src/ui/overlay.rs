@@ -340,18 +340,30 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         }
         Overlay::NewSession(form) => new_session(state, form, theme),
         Overlay::ConfirmClose { session } => {
-            let (name, n) = state
+            let (name, n, held) = state
                 .session_by_id(*session)
-                .map_or(("?".to_string(), 0), |s| {
-                    (s.name().to_string(), s.gates.len())
+                .map_or(("?".to_string(), 0, false), |s| {
+                    (s.name().to_string(), s.gates.len(), s.keeps_gates_on_quit)
                 });
+            // Durable holds (an engine's, a gateway peer's) are left where they live.
+            let (one, two) = if held {
+                (
+                    "Closing leaves them held where they live",
+                    "(another console may answer them).",
+                )
+            } else {
+                (
+                    "Closing answers them as quitting does",
+                    "(deny / cancel / block) and stops its agent.",
+                )
+            };
             let l = vec![
                 Line::from(clip(
                     &format!("Session {name}: {n} gate(s) are still waiting."),
                     56,
                 )),
-                Line::from("Closing answers them as quitting does"),
-                Line::from("(deny / cancel / block) and stops its agent."),
+                Line::from(one),
+                Line::from(two),
                 Line::from(""),
                 Line::from(vec![
                     Span::styled("y", theme.key),
@@ -364,9 +376,21 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         }
         Overlay::ConfirmQuit => {
             let n = state.pending_total();
+            // Durable holds (an engine's, a gateway peer's) are left where they live.
+            let held: usize = state
+                .sessions
+                .iter()
+                .filter(|s| s.keeps_gates_on_quit)
+                .map(|s| s.gates.len())
+                .sum();
+            let what = match (n - held, held) {
+                (_, 0) => "Quitting answers them: deny / cancel / block.".to_string(),
+                (0, h) => format!("Quitting leaves the {h} held where they live."),
+                (a, h) => format!("Quitting answers {a} (deny...), leaves {h} held."),
+            };
             let l = vec![
                 Line::from(format!("{n} gate(s) are still waiting.")),
-                Line::from("Quitting answers them: deny / cancel / block."),
+                Line::from(what),
                 Line::from(""),
                 Line::from(vec![
                     Span::styled("y", theme.key),
