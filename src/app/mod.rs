@@ -187,31 +187,79 @@ impl App {
         backend: Box<dyn Backend>,
         rules: crate::core::rules::Rules,
     ) -> SessionId {
-        let id = self.state.add_session(backend.name(), name);
-        let i = self.state.sessions.len() - 1;
-        self.state.sessions[i].reply_check = backend.reply_check();
-        self.state.sessions[i].keeps_gates_on_quit = backend.keeps_gates_on_quit();
+        let id = self.open_session(
+            name,
+            backend.name(),
+            backend.reply_check(),
+            backend.keeps_gates_on_quit(),
+        );
         for r in rules.list {
             self.state.rules.add_scoped(r.spec, r.origin, Some(id));
         }
-        self.dirty = true;
         self.run_source(id, backend);
         id
+    }
+
+    /// A new session in the state (and the manifest), for a source of its own or a hosting
+    /// source's spawn alike.
+    fn open_session(
+        &mut self,
+        name: &str,
+        backend: &str,
+        reply_check: crate::core::state::ReplyCheck,
+        keeps_gates_on_quit: bool,
+    ) -> SessionId {
+        let id = self.state.add_session(backend, name);
+        let i = self.state.sessions.len() - 1;
+        self.state.sessions[i].reply_check = reply_check;
+        self.state.sessions[i].keeps_gates_on_quit = keeps_gates_on_quit;
+        if let Some(o) = self.observer.as_mut() {
+            let r = o.session_opened(id, name, backend, now_ms());
+            self.observed(r);
+        }
+        self.dirty = true;
+        id
+    }
+
+    /// Session `id`'s channels: its bounded event channel joins the fair merge, its command
+    /// channel is kept for `Effect::Send`. Returns the ends its backend holds.
+    fn attach(
+        &mut self,
+        id: SessionId,
+    ) -> (mpsc::Sender<Stamped>, mpsc::UnboundedReceiver<Command>) {
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
+        let stream: SourceEvents = Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(ev_rx)
+                .map(Some)
+                .chain(tokio_stream::once(None)),
+        );
+        self.events.insert(id, stream);
+        self.sources.push(Source {
+            session: id,
+            commands: cmd_tx,
+            task: None,
+        });
+        (ev_tx, cmd_rx)
     }
 
     /// Write the workspace manifest through `observer`, starting with the sessions already
     /// open (their recordings too, when known).
     pub fn observe(&mut self, mut observer: Box<dyn WorkspaceObserver>) {
+        let mut errors = Vec::new();
         for s in &self.state.sessions {
             let mut r = observer.session_opened(s.id, s.name(), &s.session.backend, now_ms());
             if let (Ok(()), Some(path)) = (&r, &s.session.recording) {
                 r = observer.session_recording(s.id, path);
             }
             if let Err(e) = r {
-                self.state.status_line = Some(format!("workspace manifest: {e}"));
+                errors.push(e);
             }
         }
         self.observer = Some(observer);
+        for e in errors {
+            self.observed(Err(e));
+        }
     }
 
     /// Tell the manifest; a failure is shown, never fatal.
@@ -224,17 +272,7 @@ impl App {
     }
 
     fn run_source(&mut self, id: SessionId, backend: Box<dyn Backend>) {
-        if let Some(o) = self.observer.as_mut() {
-            let name = self
-                .state
-                .session_by_id(id)
-                .map_or("", |s| s.name())
-                .to_string();
-            let r = o.session_opened(id, &name, backend.name(), now_ms());
-            self.observed(r);
-        }
-        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
+        let (ev_tx, cmd_rx) = self.attach(id);
         // The supervisor holds a sender until the backend task is over, so a panic is told
         // before the channel closes: the session ends with a visible error, the workspace
         // goes on.
@@ -259,17 +297,9 @@ impl App {
                     .await;
             }
         });
-        let stream: SourceEvents = Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(ev_rx)
-                .map(Some)
-                .chain(tokio_stream::once(None)),
-        );
-        self.events.insert(id, stream);
-        self.sources.push(Source {
-            session: id,
-            commands: cmd_tx,
-            task: Some(task),
-        });
+        if let Some(src) = self.sources.iter_mut().find(|s| s.session == id) {
+            src.task = Some(task);
+        }
     }
 
     /// The first session's id, for one-session callers.
@@ -485,28 +515,13 @@ impl App {
             // Nobody would answer its gates: the source hears `None` and stops opening.
             return;
         }
-        let id = self.state.add_session(req.backend, &req.name);
-        let i = self.state.sessions.len() - 1;
-        self.state.sessions[i].reply_check = req.reply_check;
-        self.state.sessions[i].keeps_gates_on_quit = req.keeps_gates_on_quit;
-        if let Some(o) = self.observer.as_mut() {
-            let r = o.session_opened(id, &req.name, req.backend, now_ms());
-            self.observed(r);
-        }
-        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-        let (ev_tx, ev_rx) = mpsc::channel(EVENT_CHANNEL);
-        let stream: SourceEvents = Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(ev_rx)
-                .map(Some)
-                .chain(tokio_stream::once(None)),
+        let id = self.open_session(
+            &req.name,
+            req.backend,
+            req.reply_check,
+            req.keeps_gates_on_quit,
         );
-        self.events.insert(id, stream);
-        self.sources.push(Source {
-            session: id,
-            commands: cmd_tx,
-            task: None,
-        });
-        self.dirty = true;
+        let (ev_tx, cmd_rx) = self.attach(id);
         let _ = req.reply.send(crate::backend::SessionLink {
             session: id,
             events: ev_tx,
@@ -516,20 +531,15 @@ impl App {
 
     /// Apply queued backend messages without waiting, up to `budget` (drain, then render).
     pub fn drain_backend(&mut self, budget: usize) {
-        for _ in 0..budget {
-            match self.try_backend() {
-                Some(m) => self.apply(m),
-                None => break,
-            }
-        }
+        self.drain_backend_for(budget, Duration::MAX);
     }
 
     /// Like `drain_backend`, but also stop once `time` has passed: however fast the agents
     /// write, the loop gets back to drawing and reading keys within one slice.
     pub fn drain_backend_for(&mut self, budget: usize, time: Duration) {
-        let until = std::time::Instant::now() + time;
+        let until = std::time::Instant::now().checked_add(time);
         for _ in 0..budget {
-            if std::time::Instant::now() >= until {
+            if until.is_some_and(|u| std::time::Instant::now() >= u) {
                 break;
             }
             match self.try_backend() {
