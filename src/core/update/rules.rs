@@ -61,25 +61,30 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
             // The agent offers no allowing answer: let the human decide.
             None => return None,
         },
-        Action::Deny => match p
-            .options
-            .iter()
-            .find(|o| o.kind == "reject_once")
-            .or(p.options.iter().find(|o| !o.allows()))
-        {
-            Some(o) => Decision::Option {
-                option_id: o.option_id.clone(),
-                name: o.label(),
-                allow: false,
-            },
-            None if p.options.is_empty() => Decision::Deny {
-                message: format!("Denied by a switchboard rule {desc}."),
-                interrupt: false,
-            },
-            None => return None,
-        },
+        Action::Deny => deny_decision(p, &format!("Denied by a switchboard rule {desc}."))?,
     };
     Some((decision, desc))
+}
+
+/// The deny answer for a permission: a plain deny carrying `message`, or the agent's
+/// reject-once option (else any rejecting one); `None` when the agent offers no way to refuse.
+/// Rules and the inbox's batch deny both answer this way.
+pub fn deny_decision(p: &Permission, message: &str) -> Option<Decision> {
+    if p.options.is_empty() {
+        return Some(Decision::Deny {
+            message: message.to_string(),
+            interrupt: false,
+        });
+    }
+    p.options
+        .iter()
+        .find(|o| o.kind == "reject_once")
+        .or(p.options.iter().find(|o| !o.allows()))
+        .map(|o| Decision::Option {
+            option_id: o.option_id.clone(),
+            name: o.label(),
+            allow: false,
+        })
 }
 
 /// `a`: remember "allow this exact request" for the rest of the session.

@@ -121,25 +121,6 @@ fn allow_once(p: &Permission) -> Option<Decision> {
         })
 }
 
-/// The deny answer for a permission: Claude's deny with the message, or a reject option.
-fn deny(p: &Permission, message: &str) -> Option<Decision> {
-    if p.options.is_empty() {
-        return Some(Decision::Deny {
-            message: message.to_string(),
-            interrupt: false,
-        });
-    }
-    p.options
-        .iter()
-        .find(|o| o.kind == "reject_once")
-        .or(p.options.iter().find(|o| !o.allows()))
-        .map(|o| Decision::Option {
-            option_id: o.option_id.clone(),
-            name: o.label(),
-            allow: false,
-        })
-}
-
 /// `I`: open the inbox with the oldest gate highlighted and no marks.
 pub(super) fn open_inbox(state: &mut State) {
     state.inbox = Default::default();
@@ -309,7 +290,7 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
         };
         let decision = match &how {
             BatchAnswer::AllowOnce => allow_once(p),
-            BatchAnswer::Deny(m) => deny(p, m),
+            BatchAnswer::Deny(m) => super::rules::deny_decision(p, m),
         };
         let Some(decision) = decision else {
             continue;
