@@ -11,7 +11,7 @@
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--sdk-ns X` is the
 //! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
-//! after the ingest figures (for profiling).
+//! after the ingest figures (for profiling); `--keys-only` measures only the key latencies.
 
 #[path = "support/gen.rs"]
 mod generator;
@@ -36,7 +36,7 @@ use generator::{AcpGen, ClaudeGen, Rng};
 /// The frame interval of the terminal loop (`app::frames::FRAME_INTERVAL`).
 const FRAME: Duration = switchboard::app::frames::FRAME_INTERVAL;
 /// Events the terminal loop applies per wake before it may draw (`app::term`).
-const DRAIN: usize = 1024;
+const DRAIN: usize = switchboard::app::DRAIN_MAX;
 
 struct Check {
     name: String,
@@ -399,7 +399,8 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
 
 /// Key press → frame flushed latencies (ms, sorted) over `secs`, events arriving at `rate`
 /// per second (`None`: as fast as a backend thread can map them). The loop is the terminal
-/// loop's: keys first, then a frame when one is due, else up to `DRAIN` events.
+/// loop's: keys first, then a frame when one is due (its `FrameScheduler`), else up to `DRAIN`
+/// events or `DRAIN_TIME`.
 fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
     let theme = Theme::dark();
     let mut state = State::new("claude", "main", 0);
@@ -442,7 +443,9 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
     let end = start + Duration::from_secs_f64(secs);
     let mut key_at = start + Duration::from_millis(rng.range(20, 80) as u64);
     let mut pending: Option<Instant> = None;
-    let mut last_draw = Instant::now();
+    // The terminal loop's own frame policy: 60 frames a second, sooner after input.
+    let mut frames = switchboard::app::frames::FrameScheduler::new(FRAME);
+    frames.drawn();
     let mut dirty = false;
     let mut lat = Vec::new();
     let mut typed = 0usize;
@@ -462,21 +465,23 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
             );
             pending = Some(key_at);
             key_at += Duration::from_millis(rng.range(20, 80) as u64);
+            frames.input();
             dirty = true;
             continue;
         }
-        if dirty && now >= last_draw + FRAME {
+        if dirty && now >= frames.next_at().into_std() {
             term.draw(|f| switchboard::ui::render(&state, &theme, f))
                 .unwrap();
-            last_draw = Instant::now();
+            frames.drawn();
             dirty = false;
             if let Some(t0) = pending.take() {
-                lat.push(last_draw.duration_since(t0).as_secs_f64() * 1e3);
+                lat.push(Instant::now().duration_since(t0).as_secs_f64() * 1e3);
             }
             continue;
         }
         let mut n = 0;
-        while n < DRAIN {
+        let drain_start = Instant::now();
+        while n < DRAIN && drain_start.elapsed() < switchboard::app::DRAIN_TIME {
             match rx.try_recv() {
                 Ok(event) => {
                     let _ = update(
@@ -497,7 +502,11 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
             continue;
         }
         // Nothing to do: wait for the next key, frame or event.
-        let next = if dirty { last_draw + FRAME } else { key_at };
+        let next = if dirty {
+            frames.next_at().into_std().min(key_at)
+        } else {
+            key_at
+        };
         let wait = next
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(1));
@@ -691,6 +700,25 @@ fn main() {
         }
         f.flush().unwrap();
         println!("wrote {n} lines to {path}");
+        return;
+    }
+    if std::env::args().any(|a| a == "--keys-only") {
+        // Just the key latencies at full size (for iterating on the loop's policy).
+        let paced = key_latency(Some(2000.0), 10.0, 200_000);
+        let flood = key_latency(None, 5.0, 200_000);
+        println!(
+            "key→frame at 2,000 events/s: {} presses, p50 {:.1} / p95 {:.1} / p99 {:.1} ms; under a flood: {} presses, p50 {:.1} / p99 {:.1} ms (load {})",
+            paced.len(),
+            pct(&paced, 50),
+            pct(&paced, 95),
+            pct(&paced, 99),
+            flood.len(),
+            pct(&flood, 50),
+            pct(&flood, 99),
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
         return;
     }
     let full = a.full;

@@ -235,15 +235,21 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
     loop {
         tokio::select! {
             biased;
-            ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => app.apply(Msg::Key(k)),
-                Some(Ok(Event::Paste(p))) => app.apply(Msg::Paste(p)),
-                Some(Ok(Event::Mouse(m))) => app.apply(Msg::Mouse(m)),
-                Some(Ok(Event::Resize(w, h))) => app.apply(Msg::Resize(w, h)),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e),
-                None => break,
-            },
+            ev = input.next() => {
+                let msg = match ev {
+                    Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
+                    Some(Ok(Event::Paste(p))) => Some(Msg::Paste(p)),
+                    Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
+                    Some(Ok(Event::Resize(w, h))) => Some(Msg::Resize(w, h)),
+                    Some(Ok(_)) => None,
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                };
+                if let Some(msg) = msg {
+                    app.apply(msg);
+                    frames.input();
+                }
+            }
             _ = sigterm.recv() => quit_on_signal(app),
             _ = sighup.recv() => quit_on_signal(app),
             () = frames.due(app.dirty) => {
