@@ -95,16 +95,17 @@ fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
 /// Draw `area` in the theme's dim style, keeping the text: what an offline session shows is
 /// its last known state, not a live one.
 pub fn grey(buf: &mut ratatui::buffer::Buffer, area: Rect, theme: &Theme) {
+    use ratatui::style::{Color, Modifier};
     let area = area.intersection(buf.area);
-    let style = theme
-        .dim
-        .add_modifier(ratatui::style::Modifier::DIM)
-        .remove_modifier(ratatui::style::Modifier::BOLD);
+    // Every colour goes: one muted foreground (the dim role's, else the terminal's own),
+    // dimmed, over the theme's backgrounds.
+    let fg = theme.dim.fg.unwrap_or(Color::Reset);
+    let modifier = (theme.dim.add_modifier | Modifier::DIM) - theme.dim.sub_modifier;
     for y in area.top()..area.bottom() {
         for x in area.left()..area.right() {
             let cell = &mut buf[(x, y)];
-            cell.modifier = ratatui::style::Modifier::empty();
-            cell.set_style(style);
+            cell.fg = fg;
+            cell.modifier = modifier;
         }
     }
 }

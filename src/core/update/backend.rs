@@ -177,6 +177,16 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 }
             });
             if online && was_offline {
+                // The cards' "offline" refusals are over.
+                for ui in state.gate_ui.values_mut() {
+                    if ui
+                        .error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("offline:"))
+                    {
+                        ui.error = None;
+                    }
+                }
                 rules_after_reconnect(state, fx);
             }
         }

@@ -58,6 +58,10 @@ pub fn decisions_blocked(state: &State) -> Option<String> {
 fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Effect> {
     if let Some(why) = decisions_blocked(state) {
         // Nothing is sent and the gate stays: it is answered once the connection is back.
+        // The card says why too (a long footer can clip the status line).
+        if let Some(ui) = state.gate_ui.get_mut(id) {
+            ui.error = Some(why.clone());
+        }
         state.status_line = Some(why);
         return Vec::new();
     }

@@ -64,6 +64,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             | KeyCode::PageDown
     );
     if !moves && let Some(why) = decisions_blocked(state) {
+        set_error(state, &why);
         state.status_line = Some(why);
         return;
     }
@@ -433,6 +434,7 @@ fn editor_key(
         && let Some(why) = decisions_blocked(state)
     {
         // The typed text stays in the editor for when the connection is back.
+        set_error(state, &why);
         state.status_line = Some(why);
         return;
     }
