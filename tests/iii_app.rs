@@ -422,6 +422,11 @@ async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_re
         screen.contains("the last state is shown greyed"),
         "{screen}"
     );
+    // The whole connection is down: the engine's own session and the other root too.
+    h.wait_until("every session of the engine offline", WAIT, |s| {
+        s.sessions.iter().all(|x| x.session.offline.is_some())
+    })
+    .await;
     h.key(KeyCode::Char('y'));
     let status = h.state().status_line.clone().unwrap_or_default();
     assert!(
@@ -441,9 +446,8 @@ async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_re
     assert!(h.state().session.offline.is_some(), "still down");
 
     engine.set_refuse(false);
-    h.wait_until("the site session back online", WAIT, |s| {
-        s.session_by_id(site)
-            .is_some_and(|x| x.session.offline.is_none())
+    h.wait_until("every session back online", WAIT, |s| {
+        s.sessions.iter().all(|x| x.session.offline.is_none())
     })
     .await;
     assert!(invocations(&engine, "approval::resolve").is_empty());
