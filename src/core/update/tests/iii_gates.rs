@@ -439,3 +439,36 @@ fn rules_wait_for_the_reconnect_and_skip_gates_resolved_meanwhile() {
     );
     assert_eq!(x.s.rules.list[0].hits, 1);
 }
+
+#[test]
+fn offline_search_navigation_and_quit_still_work() {
+    let mut x = Iii::new();
+    x.hold("c1");
+    x.offline();
+    // Leave the card, search the transcript, move in the tree.
+    x.key(KeyCode::Tab);
+    x.s.focus = Focus::Transcript;
+    x.key(KeyCode::Char('/'));
+    x.typ("rm -rf");
+    x.key(KeyCode::Enter);
+    let search = x.s.search.as_ref().expect("search runs offline");
+    assert_eq!(search.query, "rm -rf");
+    x.key(KeyCode::Esc);
+    x.s.focus = Focus::Tree;
+    x.key(KeyCode::Down);
+    x.key(KeyCode::Up);
+    // Quitting leaves the held call held (nothing is sent), offline or not.
+    x.key(KeyCode::Char('q'));
+    assert_eq!(x.s.overlay, Some(Overlay::ConfirmQuit));
+    let fx = x.key(KeyCode::Char('y'));
+    assert!(fx.contains(&Effect::Quit), "{fx:?}");
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::Send(_, Command::Answer { .. }))),
+        "{fx:?}"
+    );
+    assert!(x.resolves().is_empty());
+    assert!(x.s.tree.nodes[0].transcript.items.iter().any(
+        |i| matches!(&i.kind, ItemKind::Audit { text, .. } if text.starts_with("left pending"))
+    ));
+}
