@@ -446,11 +446,11 @@ fn editor_key(
             ui.editor = None;
             let message = if text.trim().is_empty() {
                 match &gate.kind {
-                    GateKind::Permission(p) if p.deny_reason.is_some() => {
-                        p.deny_reason.clone().unwrap_or_default()
-                    }
-                    _ => "The user denied this request.".to_string(),
+                    // The backend's own default reason (iii), else ours.
+                    GateKind::Permission(p) => p.deny_reason.clone(),
+                    _ => None,
                 }
+                .unwrap_or_else(|| "The user denied this request.".to_string())
             } else {
                 text.trim().to_string()
             };
