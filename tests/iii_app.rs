@@ -243,13 +243,8 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
     let write = of("call-fs-9");
     assert_eq!(write["session_id"], "s-site");
     assert_eq!(write["decision"], "deny");
-    // The core's batch deny answers an option-bearing gate (iii gates offer allow once /
-    // always / deny) with its deny option, which carries no text: the typed message does not
-    // reach the engine yet (core `workspace::deny`); the mapper's reason is sent instead.
-    assert!(
-        !write["reason"].as_str().unwrap_or("").is_empty(),
-        "{write}"
-    );
+    // iii's deny carries a reason: the message typed for the batch is what the model reads.
+    assert_eq!(write["reason"], DENY_MESSAGE, "{write}");
     assert!(invocations(&engine, "harness::function::resolve").is_empty());
     assert!(held_calls(&engine).is_empty(), "{:?}", held_calls(&engine));
 
@@ -379,4 +374,112 @@ async fn the_session_filter_opens_only_the_roots_named() {
     assert_eq!(inbox_refs(s).len(), 1);
     h.quit().await;
     assert!(invocations(&engine, "approval::resolve").is_empty());
+}
+
+/// The engine goes away with a card on screen: the session greys, a key on the card sends
+/// nothing and says why; once the engine is back (and re-read) the same card answers, and a
+/// deny typed on the card reaches the engine as the reason the model reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_reconnect() {
+    let engine = FakeEngine::start(0, world()).await.unwrap();
+    let backend = IiiBackend::new(IiiConfig {
+        url: engine.url(),
+        headers: Vec::new(),
+        sessions: Vec::new(),
+        record: None,
+        argv: vec!["switchboard".into(), "iii".into()],
+    });
+    let mut h = Headless::start(Box::new(backend), 140, 40);
+    h.wait_until("both iii roots with one held call each", WAIT, |s| {
+        session_named(s, "Rebuild the site").is_some()
+            && session_named(s, "Tidy the notes").is_some()
+            && inbox_refs(s).len() == 2
+    })
+    .await;
+    let site = session_named(h.state(), "Rebuild the site").unwrap();
+    let g_site = inbox_refs(h.state())
+        .into_iter()
+        .find(|r| r.session == site)
+        .unwrap();
+    // The site's card on screen.
+    open_inbox(&mut h);
+    cursor_to(&mut h, &g_site);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.state().focus, Focus::Gate);
+    assert_eq!(h.state().sid(), site);
+    assert_eq!(h.state().active_gate.as_deref(), Some(g_site.id.as_str()));
+
+    // The engine goes down and stays down.
+    engine.set_refuse(true);
+    engine.drop_connections();
+    h.wait_until("the site session offline", WAIT, |s| {
+        s.session_by_id(site)
+            .is_some_and(|x| x.session.offline.is_some())
+    })
+    .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("the last state is shown greyed"),
+        "{screen}"
+    );
+    // The whole connection is down: the engine's own session and the other root too.
+    h.wait_until("every session of the engine offline", WAIT, |s| {
+        s.sessions.iter().all(|x| x.session.offline.is_some())
+    })
+    .await;
+    h.key(KeyCode::Char('y'));
+    let status = h.state().status_line.clone().unwrap_or_default();
+    assert!(
+        status.starts_with("offline: reconnecting to the engine; decisions are disabled"),
+        "{status}"
+    );
+    h.key(KeyCode::Char('n'));
+    assert!(
+        h.state().active_ui().is_some_and(|ui| ui.editor.is_none()),
+        "no deny prompt while offline"
+    );
+    assert_eq!(inbox_refs(h.state()).len(), 2, "the cards stay");
+    assert_eq!(h.state().active_gate.as_deref(), Some(g_site.id.as_str()));
+    // Nothing went out, not even after the reconnect.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.app.drain_backend(usize::MAX);
+    assert!(h.state().session.offline.is_some(), "still down");
+
+    engine.set_refuse(false);
+    h.wait_until("every session back online", WAIT, |s| {
+        s.sessions.iter().all(|x| x.session.offline.is_none())
+    })
+    .await;
+    assert!(invocations(&engine, "approval::resolve").is_empty());
+    assert_eq!(inbox_refs(h.state()).len(), 2);
+    // The same card answers now: deny with a typed reason.
+    if h.state().active_gate.as_deref() != Some(g_site.id.as_str())
+        || h.state().focus != Focus::Gate
+    {
+        open_inbox(&mut h);
+        cursor_to(&mut h, &g_site);
+        h.key(KeyCode::Enter);
+    }
+    h.key(KeyCode::Char('n'));
+    assert!(
+        h.state().active_ui().is_some_and(|ui| ui.editor.is_some()),
+        "the deny asks for the reason"
+    );
+    h.type_text("Publish after the review.");
+    h.key(KeyCode::Enter);
+    assert!(
+        engine
+            .wait_until(WAIT, |e| !invocations(e, "approval::resolve").is_empty())
+            .await,
+        "the decision reached the engine"
+    );
+    let resolves = invocations(&engine, "approval::resolve");
+    assert_eq!(resolves.len(), 1, "{resolves:#?}");
+    assert_eq!(resolves[0]["function_call_id"], "call-fs-9");
+    assert_eq!(resolves[0]["decision"], "deny");
+    assert_eq!(resolves[0]["reason"], "Publish after the review.");
+    h.wait_until("the card closed", WAIT, |s| inbox_refs(s).len() == 1)
+        .await;
+    h.quit().await;
+    assert_eq!(held_calls(&engine), vec!["call-fs-1".to_string()]);
 }

@@ -80,6 +80,10 @@ pub struct Permission {
     /// allowed, exactly as shown): with no deny or ask rule for it, it is allowed without a
     /// second card, audited as covered by that approval.
     pub covered_by: Option<String>,
+    /// The backend's deny answer carries a reason the model reads (iii `approval::resolve`
+    /// `reason`): the card's deny option asks for it, and an empty one sends this default.
+    /// `None` where the protocol has no room for one (ACP options are sent as they are).
+    pub deny_reason: Option<String>,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more
@@ -283,13 +287,20 @@ impl Permission {
         }
     }
 
+    /// Choosing `o` opens the typed-reason prompt instead of sending the option as it is:
+    /// a refusing option of a backend whose deny carries a reason.
+    pub fn asks_reason(&self, o: &PermOption) -> bool {
+        self.deny_reason.is_some() && !o.allows()
+    }
+
     pub fn choice_label(&self, c: PermChoice) -> String {
         match c {
-            PermChoice::AgentOption(i) => self
-                .options
-                .get(i)
-                .map(PermOption::label)
-                .unwrap_or_default(),
+            PermChoice::AgentOption(i) => match self.options.get(i) {
+                // The deny asks for the reason the model reads first.
+                Some(o) if self.asks_reason(o) => format!("{}…", o.label()),
+                Some(o) => o.label(),
+                None => String::new(),
+            },
             c => c.label().to_string(),
         }
     }

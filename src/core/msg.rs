@@ -96,6 +96,13 @@ pub enum BackendEvent {
     Recording(String),
     /// The recording stopped (could not be created or written): why.
     RecordingFailed(String),
+    /// The backend's connection went down (`online: false`, iii reconnecting) or is usable
+    /// again: while down the session is greyed and decisions on its gates are refused;
+    /// `detail` says what it is doing ("reconnecting to the engine").
+    Connection {
+        online: bool,
+        detail: String,
+    },
     /// A named session fact for the footer and the status view (ACP: title, context usage,
     /// cost); `None` removes it.
     Info {

@@ -175,6 +175,8 @@ pub struct GateUi {
     pub scroll: usize,
     /// Arrival order across the workspace (the inbox is oldest first).
     pub seq: u64,
+    /// Opened while the session was offline: rules apply to it once the connection is back.
+    pub rules_later: bool,
 }
 
 impl GateUi {
@@ -242,6 +244,9 @@ pub struct Session {
     pub capabilities: Capabilities,
     /// Named facts from `BackendEvent::Info`, in arrival order (footer and status view).
     pub info: Vec<(String, String)>,
+    /// Set while the backend's connection is down (`BackendEvent::Connection`, iii
+    /// reconnecting): what it is doing. The session is drawn greyed and no decision is sent.
+    pub offline: Option<String>,
 }
 
 /// Settings that change behaviour, from the command line or config.
@@ -427,6 +432,9 @@ impl SessionState {
                 Some(c) => format!("exited {c}"),
                 None => "exited".into(),
             };
+        }
+        if let Some(why) = &self.session.offline {
+            return why.clone();
         }
         if !self.gates.is_empty() {
             return "waiting on you".into();

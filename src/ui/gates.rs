@@ -600,9 +600,13 @@ pub fn render_card(
                 );
                 rule_title.as_str()
             }
-            EditorPurpose::DenyMessage => {
-                " tell the agent why (Enter sends, empty = plain deny, Esc back) "
-            }
+            EditorPurpose::DenyMessage => match &gate.kind {
+                // iii: the text is the `reason` the model reads; empty sends the default.
+                crate::core::gate::GateKind::Permission(p) if p.deny_reason.is_some() => {
+                    " the reason the model reads (Enter denies with it, empty = default reason, Esc back) "
+                }
+                _ => " tell the agent why (Enter sends, empty = plain deny, Esc back) ",
+            },
             EditorPurpose::EditInput => " tool input JSON (Ctrl-S allows with it, Esc back) ",
             EditorPurpose::RawReply => {
                 " raw reply body JSON (Ctrl-S validates and sends, Esc back) "
@@ -619,5 +623,23 @@ pub fn render_card(
                 .title(title),
         );
         f.render_widget(&area_widget, area);
+    }
+    if let Some(why) = &state.session.offline {
+        // The card stays readable, greyed; its keys are refused until the connection is back.
+        super::grey(f.buffer_mut(), area, theme);
+        let label = format!(
+            " ⟳ {}: decisions disabled ",
+            crate::core::text::sanitize(why)
+        );
+        let w = unicode_width::UnicodeWidthStr::width(label.as_str()) as u16;
+        if area.width > w + 4 && area.height > 0 {
+            let at = Rect {
+                x: area.x + area.width - w - 2,
+                y: area.y,
+                width: w,
+                height: 1,
+            };
+            f.render_widget(Paragraph::new(Span::styled(label, theme.warn)), at);
+        }
     }
 }

@@ -124,7 +124,11 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         } else {
             " "
         };
-        let rule = rule_of(state, s, g);
+        // An offline session's gates wait greyed: nothing can be sent until it reconnects.
+        let rule = match &s.session.offline {
+            Some(_) => "offline: decisions disabled".to_string(),
+            None => rule_of(state, s, g),
+        };
         let text = format!(
             "{mark} {:>6}  {:<12} {:<14} {:<10} {:<12} {}{}{rule}",
             human_duration(state.now_ms.saturating_sub(g.opened_ms)),
@@ -137,6 +141,8 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         );
         let style = if row == cursor {
             theme.choice_active
+        } else if s.session.offline.is_some() {
+            theme.dim
         } else if is_marked(*i, g) {
             theme.waiting
         } else {

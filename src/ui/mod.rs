@@ -27,7 +27,12 @@ use wrap::clip;
 
 pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let area = f.area();
-    let banner_h = u16::from(state.session.recording_failed.is_some() && area.height > 8);
+    let banners = banner_lines(state, theme);
+    let banner_h = if area.height > 8 {
+        banners.len() as u16
+    } else {
+        0
+    };
     let [banner, main, bottom, footer] = Layout::vertical([
         Constraint::Length(banner_h),
         Constraint::Min(3),
@@ -35,21 +40,8 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Constraint::Length(1),
     ])
     .areas(area);
-    if let Some(why) = state
-        .session
-        .recording_failed
-        .as_deref()
-        .filter(|_| banner_h > 0)
-    {
-        // Persistent: the session goes on, but nothing more reaches the recording.
-        let text = format!(
-            " ⚠ recording stopped, the rest of this session is not recorded: {} ",
-            crate::core::text::sanitize(why)
-        );
-        f.render_widget(
-            Paragraph::new(Line::from(Span::styled(text, theme.error))),
-            banner,
-        );
+    if banner_h > 0 {
+        f.render_widget(Paragraph::new(banners), banner);
     }
     let tree_w = if area.width >= 160 {
         (area.width / 4).min(56)
@@ -63,11 +55,79 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let [tree_area, transcript_area] =
         Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(10)]).areas(main);
     render_tree(state, theme, f, tree_area);
+    grey_offline_rows(state, theme, f);
     render_transcript(state, theme, f, transcript_area);
+    if state.session.offline.is_some() {
+        grey(f.buffer_mut(), transcript_area, theme);
+    }
     render_bottom(state, theme, f, bottom);
     render_footer(state, theme, f, footer);
     overlay::render(state, theme, f);
     scrub(f.buffer_mut());
+}
+
+/// The persistent lines above the panes: an offline connection, a stopped recording.
+fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(why) = &state.session.offline {
+        // The last state stays on screen, greyed, until the re-read after the reconnect.
+        lines.push(Line::from(Span::styled(
+            format!(
+                " ⟳ {}: the last state is shown greyed; decisions are disabled until it is back ",
+                crate::core::text::sanitize(why)
+            ),
+            theme.warn,
+        )));
+    }
+    if let Some(why) = &state.session.recording_failed {
+        // Persistent: the session goes on, but nothing more reaches the recording.
+        lines.push(Line::from(Span::styled(
+            format!(
+                " ⚠ recording stopped, the rest of this session is not recorded: {} ",
+                crate::core::text::sanitize(why)
+            ),
+            theme.error,
+        )));
+    }
+    lines
+}
+
+/// Draw `area` in the theme's dim style, keeping the text: what an offline session shows is
+/// its last known state, not a live one.
+pub fn grey(buf: &mut ratatui::buffer::Buffer, area: Rect, theme: &Theme) {
+    use ratatui::style::{Color, Modifier};
+    let area = area.intersection(buf.area);
+    // Every colour goes: one muted foreground (the dim role's, else the terminal's own),
+    // dimmed, over the theme's backgrounds.
+    let fg = theme.dim.fg.unwrap_or(Color::Reset);
+    let modifier = (theme.dim.add_modifier | Modifier::DIM) - theme.dim.sub_modifier;
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &mut buf[(x, y)];
+            cell.fg = fg;
+            cell.modifier = modifier;
+        }
+    }
+}
+
+/// Grey the tree rows of sessions whose connection is down (their row says why).
+fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame) {
+    let area = state.view.tree_area.get();
+    let rows = state.view.tree_rows.borrow();
+    for (y, (i, _)) in rows.iter().enumerate() {
+        if state
+            .sessions
+            .get(*i)
+            .is_some_and(|s| s.session.offline.is_some())
+        {
+            let row = Rect {
+                y: area.y + y as u16,
+                height: 1,
+                ..area
+            };
+            grey(f.buffer_mut(), row, theme);
+        }
+    }
 }
 
 /// The last line of defence: whatever a widget drew (a span built without `wrap`/`clip`, the

@@ -216,6 +216,7 @@ pub fn permission(req: &Value) -> GateKind {
         command,
         env: Vec::new(),
         covered_by: None,
+        deny_reason: None,
         tool,
     })
 }

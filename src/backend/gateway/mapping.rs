@@ -186,6 +186,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             shell: matches!(tool, "workspace_exec" | "workspace_input"),
             env: Vec::new(),
             covered_by: None,
+            deny_reason: None,
         })
     };
     let kind = match &g.ask {
@@ -319,6 +320,7 @@ pub fn settle_card(
             command: None,
             env: Vec::new(),
             covered_by: None,
+            deny_reason: None,
         }),
         opened_ms: now_ms,
         default_reply: "{}".into(),

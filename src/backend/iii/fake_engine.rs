@@ -77,6 +77,8 @@ struct Inner {
     world: World,
     connections_total: u64,
     handshakes: Vec<Vec<(String, String)>>,
+    /// Close new connections at once (the engine is down).
+    refuse: bool,
 }
 
 const LOG_CAP: usize = 100_000;
@@ -104,6 +106,11 @@ impl FakeEngine {
         let e = engine.clone();
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
+                if e.lock().refuse {
+                    // Down: the connection closes at once (dropped).
+                    drop(tcp);
+                    continue;
+                }
                 let e = e.clone();
                 tokio::spawn(async move {
                     let seen = e.clone();
@@ -205,6 +212,12 @@ impl FakeEngine {
     /// The HTTP headers of every handshake so far.
     pub fn handshake_headers(&self) -> Vec<Vec<(String, String)>> {
         self.lock().handshakes.clone()
+    }
+
+    /// While `on`, new connections are closed at once: with `drop_connections`, an outage
+    /// that lasts until it is switched off.
+    pub fn set_refuse(&self, on: bool) {
+        self.lock().refuse = on;
     }
 
     /// Drop every socket; the engine forgets their functions and bindings.

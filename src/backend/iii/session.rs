@@ -262,6 +262,24 @@ impl Source {
             },
         )
         .await;
+        // The engine's own session greys with its roots while the connection is down (the
+        // roots come back once the mapper's re-read is done).
+        let connection = match &s {
+            ConnState::Live { .. } => Some((true, "live")),
+            ConnState::Reconnecting { .. } => Some((false, "reconnecting to the engine")),
+            ConnState::Closed { .. } => Some((false, "the engine connection is closed")),
+            ConnState::Connecting => None,
+        };
+        if let Some((online, detail)) = connection {
+            send(
+                &self.engine,
+                BackendEvent::Connection {
+                    online,
+                    detail: detail.into(),
+                },
+            )
+            .await;
+        }
         match s {
             ConnState::Live { .. } => {
                 let out = self.mapper.reconnected();

@@ -166,6 +166,30 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 state.focus = Focus::Transcript;
             }
         }
+        BackendEvent::Connection { online, detail } => {
+            let was_offline = state.session.offline.is_some();
+            state.session.offline = (!online).then(|| {
+                let d = crate::core::text::one_line(&detail, 80);
+                if d.is_empty() {
+                    "reconnecting".into()
+                } else {
+                    d
+                }
+            });
+            if online && was_offline {
+                // The cards' "offline" refusals are over.
+                for ui in state.gate_ui.values_mut() {
+                    if ui
+                        .error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("offline:"))
+                    {
+                        ui.error = None;
+                    }
+                }
+                rules_after_reconnect(state, fx);
+            }
+        }
         BackendEvent::Recording(path) => state.session.recording = Some(path),
         BackendEvent::RecordingFailed(why) => state.session.recording_failed = Some(why),
         BackendEvent::Info { key, value } => {
@@ -265,24 +289,16 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         }
         return;
     }
-    let rule = super::rules::decide(state, &gate);
+    // Offline, nothing can be sent: rules wait for the connection (if the gate is still
+    // held after the re-read).
+    let offline = state.session.offline.is_some();
     let mut ui = GateUi::for_gate(&gate);
     ui.seq = state.next_gate_seq();
+    ui.rules_later = offline;
     state.gate_ui.insert(gate.id.clone(), ui);
     let id = gate.id.clone();
     state.gates.push_back(gate);
-    if let Some((decision, rule)) = rule {
-        // A rule answers at once: no bell, no focus change, an audit row naming the rule.
-        fx.extend(super::decide::answer_by_rule(state, &id, decision, &rule));
-        return;
-    }
-    // Covered by an earlier approval (and no deny rule, seen above): allowed without a card,
-    // unless an ask rule wants the person to see it.
-    if let Some(GateKind::Permission(p)) = state.gate(&id).map(|g| &g.kind)
-        && let Some(why) = p.covered_by.clone()
-        && !super::rules::asks(state, p)
-    {
-        fx.extend(super::decide::answer_covered(state, &id, &why));
+    if !offline && auto_answer(state, &id, fx) {
         return;
     }
     if !state.acting_on_shown() {
@@ -312,6 +328,45 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
             state.selected_item = None;
             state.scroll_back = 0;
         }
+    }
+}
+
+/// A rule's answer for gate `id`, or an earlier approval that covers it: answered at once
+/// (no bell, no focus change, an audit row naming the rule). False when the person decides.
+fn auto_answer(state: &mut State, id: &str, fx: &mut Vec<Effect>) -> bool {
+    let Some(gate) = state.gate(id).cloned() else {
+        return false;
+    };
+    if let Some((decision, rule)) = super::rules::decide(state, &gate) {
+        fx.extend(super::decide::answer_by_rule(state, id, decision, &rule));
+        return true;
+    }
+    // Covered by an earlier approval (and no deny rule, seen above): allowed without a card,
+    // unless an ask rule wants the person to see it.
+    if let GateKind::Permission(p) = &gate.kind
+        && let Some(why) = p.covered_by.clone()
+        && !super::rules::asks(state, p)
+    {
+        fx.extend(super::decide::answer_covered(state, id, &why));
+        return true;
+    }
+    false
+}
+
+/// Back online: the gates that opened while offline and are still held after the re-read
+/// get the rules they missed.
+fn rules_after_reconnect(state: &mut State, fx: &mut Vec<Effect>) {
+    let ids: Vec<String> = state
+        .gates
+        .iter()
+        .filter(|g| state.gate_ui.get(&g.id).is_some_and(|ui| ui.rules_later))
+        .map(|g| g.id.clone())
+        .collect();
+    for id in ids {
+        if let Some(ui) = state.gate_ui.get_mut(&id) {
+            ui.rules_later = false;
+        }
+        auto_answer(state, &id, fx);
     }
 }
 

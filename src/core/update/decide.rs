@@ -44,7 +44,27 @@ fn answer_noted(
     answer_as(state, id, decision, rule.map_or(By::Human, By::Rule))
 }
 
+/// Why no decision can be sent for this session's gates now (its backend is offline and
+/// reconnecting), or `None`. Every answer goes through `answer_as`, which refuses then: card
+/// keys, the inbox, rules.
+pub fn decisions_blocked(state: &State) -> Option<String> {
+    state
+        .session
+        .offline
+        .as_deref()
+        .map(|why| format!("offline: {why}; decisions are disabled"))
+}
+
 fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Effect> {
+    if let Some(why) = decisions_blocked(state) {
+        // Nothing is sent and the gate stays: it is answered once the connection is back.
+        // The card says why too (a long footer can clip the status line).
+        if let Some(ui) = state.gate_ui.get_mut(id) {
+            ui.error = Some(why.clone());
+        }
+        state.status_line = Some(why);
+        return Vec::new();
+    }
     let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
         state.status_line = Some(format!("request {id} is no longer pending"));
         return Vec::new();

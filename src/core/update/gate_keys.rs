@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::super::gate::{Decision, FieldKind, GateKind, PermChoice, join_answer};
 use super::super::msg::Effect;
 use super::super::state::{Editor, EditorPurpose, GateUi, State};
-use super::decide::answer;
+use super::decide::{answer, decisions_blocked};
 
 pub(super) fn editor_open(state: &State) -> bool {
     state.active_ui().is_some_and(|ui| ui.editor.is_some())
@@ -51,6 +51,22 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     };
     if editor_open(state) {
         return editor_key(state, &gate, key, fx);
+    }
+    // Offline (iii reconnecting): the card stays readable and movable, nothing decides.
+    let moves = matches!(
+        key.code,
+        KeyCode::Char(']' | '[' | 'j' | 'k' | 'h' | 'l')
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::PageUp
+            | KeyCode::PageDown
+    );
+    if !moves && let Some(why) = decisions_blocked(state) {
+        set_error(state, &why);
+        state.status_line = Some(why);
+        return;
     }
     match key.code {
         KeyCode::Char(']') => return super::workspace::cycle(state, true),
@@ -149,8 +165,13 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         .unwrap_or_else(|_| p.input.clone());
                     open_editor(state, EditorPurpose::EditInput, &pretty)
                 }
-                Some(PermChoice::AgentOption(i)) => {
-                    if let Some(o) = p.options.get(i) {
+                Some(PermChoice::AgentOption(i)) => match p.options.get(i) {
+                    // Its deny carries a reason the model reads: ask for it first (empty
+                    // sends the backend's default).
+                    Some(o) if p.asks_reason(o) => {
+                        open_editor(state, EditorPurpose::DenyMessage, "")
+                    }
+                    Some(o) => {
                         // A name that says "Reject" was not knowingly a standing approval.
                         if o.kind == "allow_always" && !o.contradicts() {
                             super::rules::add_session_rule(state, p);
@@ -162,7 +183,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         };
                         fx.extend(answer(state, &id, decision));
                     }
-                }
+                    None => {}
+                },
                 None => {}
             }
         }
@@ -408,11 +430,27 @@ fn editor_key(
     }
     let text = ed.area.lines().join("\n");
     let id = gate.id.clone();
+    if !matches!(purpose, EditorPurpose::Rule | EditorPurpose::Field)
+        && let Some(why) = decisions_blocked(state)
+    {
+        // The typed text stays in the editor for when the connection is back.
+        set_error(state, &why);
+        state.status_line = Some(why);
+        return;
+    }
+    let Some(ui) = active_ui_mut(state) else {
+        return;
+    };
     match purpose {
         EditorPurpose::DenyMessage => {
             ui.editor = None;
             let message = if text.trim().is_empty() {
-                "The user denied this request.".to_string()
+                match &gate.kind {
+                    // The backend's own default reason (iii), else ours.
+                    GateKind::Permission(p) => p.deny_reason.clone(),
+                    _ => None,
+                }
+                .unwrap_or_else(|| "The user denied this request.".to_string())
             } else {
                 text.trim().to_string()
             };

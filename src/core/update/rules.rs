@@ -66,10 +66,22 @@ pub fn decide(state: &mut State, gate: &Gate) -> Option<(Decision, String)> {
     Some((decision, desc))
 }
 
-/// The deny answer for a permission: a plain deny carrying `message`, or the agent's
-/// reject-once option (else any rejecting one); `None` when the agent offers no way to refuse.
+/// The deny answer for a permission: a plain deny carrying `message` (where the backend's
+/// deny takes a reason, its default when `message` is empty), or the agent's reject-once
+/// option (else any rejecting one); `None` when the agent offers no way to refuse.
 /// Rules and the inbox's batch deny both answer this way.
 pub fn deny_decision(p: &Permission, message: &str) -> Option<Decision> {
+    // A backend whose deny carries a reason (iii) gets the message, not its bare option.
+    if let Some(default) = &p.deny_reason {
+        let message = match message.trim() {
+            "" => default.clone(),
+            m => m.to_string(),
+        };
+        return Some(Decision::Deny {
+            message,
+            interrupt: false,
+        });
+    }
     if p.options.is_empty() {
         return Some(Decision::Deny {
             message: message.to_string(),

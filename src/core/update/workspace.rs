@@ -278,11 +278,17 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
     }
     let total = refs.len();
     let mut done = 0;
+    let mut offline = 0;
     for r in &refs {
         let Some((i, gate)) = gate_of(state, r) else {
             continue;
         };
         if not_batchable(gate).is_some() {
+            continue;
+        }
+        if state.sessions[i].session.offline.is_some() {
+            // Nothing can be sent there until it reconnects: the gate stays pending.
+            offline += 1;
             continue;
         }
         let GateKind::Permission(p) = &gate.kind else {
@@ -310,7 +316,13 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
         BatchAnswer::AllowOnce => "allowed once",
         BatchAnswer::Deny(_) => "denied",
     };
-    state.status_line = Some(format!("batch: {done} of {total} gate(s) {verb}"));
+    state.status_line = Some(if offline > 0 {
+        format!(
+            "batch: {done} of {total} gate(s) {verb}; {offline} not sent: offline, reconnecting (decisions are disabled)"
+        )
+    } else {
+        format!("batch: {done} of {total} gate(s) {verb}")
+    });
     if state.pending_total() == 0 {
         state.overlay = None;
     }

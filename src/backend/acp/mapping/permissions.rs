@@ -103,6 +103,7 @@ impl Mapper {
             command: command.clone(),
             env: Vec::new(),
             covered_by: None,
+            deny_reason: None,
         });
         self.theirs.insert(
             gid.clone(),
@@ -205,6 +206,7 @@ impl Mapper {
             command: None,
             env: Vec::new(),
             covered_by,
+            deny_reason: None,
         };
         self.client_gate(
             id,
@@ -263,6 +265,7 @@ impl Mapper {
             command: Some(line.clone()),
             env: spec.env.clone(),
             covered_by: None,
+            deny_reason: None,
         };
         self.client_gate(
             id,

@@ -24,7 +24,9 @@ use crate::core::msg::BackendEvent;
 use crate::core::transcript::Level;
 use crate::core::tree::ROOT_KEY;
 
-pub use gates::{OPT_ALLOW_ALWAYS, OPT_ALLOW_ONCE, OPT_DENY, OPT_FS_ALWAYS, OPT_FS_SESSION};
+pub use gates::{
+    DEFAULT_DENY, OPT_ALLOW_ALWAYS, OPT_ALLOW_ONCE, OPT_DENY, OPT_FS_ALWAYS, OPT_FS_SESSION,
+};
 pub use recorded::{RecordedAnswers, canonical_decision, decision_of_resolve};
 
 /// The iii session id of a root session: the workspace session it maps to.
@@ -67,6 +69,16 @@ impl Out {
             BackendEvent::Protocol {
                 level,
                 text: text.into(),
+            },
+        );
+    }
+
+    fn connection(&mut self, root: &str, online: bool, detail: &str) {
+        self.ev(
+            root,
+            BackendEvent::Connection {
+                online,
+                detail: detail.to_string(),
             },
         );
     }
@@ -197,6 +209,9 @@ impl Mapper {
         roots.sort();
         for r in roots {
             out.info(r, "connection", Some("live (re-reading)".into()));
+            // Still greyed: the last state is stale until the re-read replaces it, and a
+            // decision on a card resolved elsewhere meanwhile would be a wasted call.
+            out.connection(r, false, "reconnected, re-reading the engine");
         }
         self.read(
             &mut out,
@@ -208,7 +223,8 @@ impl Mapper {
         out
     }
 
-    /// The connection dropped: the UI greys the last state; decisions are not sent.
+    /// The connection dropped: the UI greys the last state and refuses decisions
+    /// (`BackendEvent::Connection`) until the re-read after the reconnect is done.
     pub fn offline(&mut self) -> Out {
         let mut out = Out::default();
         self.online = false;
@@ -218,6 +234,7 @@ impl Mapper {
         roots.sort();
         for r in roots {
             out.info(r, "connection", Some("reconnecting…".into()));
+            out.connection(r, false, "reconnecting to the engine");
         }
         out
     }
@@ -268,6 +285,7 @@ impl Mapper {
         roots.dedup();
         for r in roots {
             out.info(&r, "connection", Some("live".into()));
+            out.connection(&r, true, "live");
         }
     }
 
