@@ -130,6 +130,23 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("] / [", "next / previous pending gate"),
         ],
     ),
+    (
+        "iii harness",
+        &[
+            (
+                "u",
+                "queued messages: e edits one in the prompt, d twice removes",
+            ),
+            (
+                "Enter · Esc",
+                "editing a queued message: save in place · cancel",
+            ),
+            (
+                "Ctrl-N",
+                "new harness session on a live engine (model, title, allow-list)",
+            ),
+        ],
+    ),
 ];
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -339,6 +356,10 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
             (" gate inbox: every session, oldest first ", l, w, h)
         }
         Overlay::NewSession(form) => new_session(state, form, theme),
+        Overlay::Queue {
+            cursor,
+            confirm_remove,
+        } => queue(state, *cursor, confirm_remove.as_deref(), theme, area),
         Overlay::ConfirmClose { session } => {
             let (name, n, held) = state
                 .session_by_id(*session)
@@ -418,6 +439,8 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Overlay::Help | Overlay::Status | Overlay::Text { .. } | Overlay::Detail { .. } => {
             state.overlay_scroll.min(n.saturating_sub(hh))
         }
+        // The highlighted entry (row 1 + cursor, after the header) stays in view.
+        Overlay::Queue { cursor, .. } => (cursor + 2).saturating_sub(hh),
         _ => 0,
     };
     let shown: Vec<Line> = lines.into_iter().skip(skip).take(hh).collect();
@@ -545,8 +568,57 @@ fn new_session(
             theme.choice
         },
     )));
+    let harness_on = form.harness(state.profiles.len());
+    for (i, (_, url)) in state.harness_hosts().iter().enumerate() {
+        let on = harness_on == Some(i);
+        l.push(Line::from(Span::styled(
+            clip(
+                &format!(
+                    "{} new harness session on {url}",
+                    if on { "▶" } else { " " }
+                ),
+                w,
+            ),
+            if on && form.field == F::Choice {
+                theme.choice_active
+            } else {
+                theme.choice
+            },
+        )));
+    }
     l.push(Line::from(""));
     let caret = |f: F| if form.field == f { "▌" } else { "" };
+    if harness_on.is_some() {
+        for (f, label, text) in [
+            (F::Model, "model:   ", &form.model),
+            (F::Title, "title:   ", &form.title),
+            (F::Allow, "allow:   ", &form.allow),
+            (F::Prompt, "message: ", &form.prompt),
+        ] {
+            l.push(Line::from(Span::styled(
+                clip(&format!("{label}{text}{}", caret(f)), w),
+                field_style(f),
+            )));
+            if f == F::Allow {
+                let (_, dropped) = crate::core::msg::split_allow(&form.allow);
+                let (text, style) = if dropped.is_empty() {
+                    (
+                        "         function ids, comma separated; never approval::* or configuration::*"
+                            .to_string(),
+                        theme.dim,
+                    )
+                } else {
+                    (
+                        format!("         left out (human-only): {}", dropped.join(", ")),
+                        theme.warn,
+                    )
+                };
+                l.push(Line::from(Span::styled(clip(&text, w), style)));
+            }
+        }
+        let h = l.len() as u16 + 2;
+        return (" new session ", l, w as u16 + 4, h);
+    }
     if cmd_on {
         l.push(Line::from(Span::styled(
             clip(
@@ -566,6 +638,77 @@ fn new_session(
     )));
     let h = l.len() as u16 + 2;
     (" new session ", l, w as u16 + 4, h)
+}
+
+/// `u`: the shown session's queued messages, oldest first, one row each.
+fn queue(
+    state: &State,
+    cursor: usize,
+    confirm_remove: Option<&str>,
+    theme: &Theme,
+    area: Rect,
+) -> (&'static str, Vec<Line<'static>>, u16, u16) {
+    let w = area.width.saturating_sub(8).min(100);
+    let q = &state.queue;
+    let mut l: Vec<Line<'static>> = vec![Line::from(Span::styled(
+        "Waiting to land when the current step ends (↑↓ pick · e edit · d remove · Esc closes)",
+        theme.dim,
+    ))];
+    if q.entries.is_empty() {
+        l.push(Line::from(Span::styled(
+            "  the queue is empty: every message was sent or removed",
+            theme.dim,
+        )));
+    }
+    let inner = w.saturating_sub(2) as usize;
+    for (i, e) in q.entries.iter().enumerate() {
+        let on = i == cursor;
+        let age = e.queued_at.map_or(String::new(), |t| {
+            format!(
+                "{} ago",
+                crate::core::text::human_duration(state.now_ms.saturating_sub(t))
+            )
+        });
+        let mark = if confirm_remove == Some(e.entry_id.as_str()) {
+            "d again removes · "
+        } else if !e.exact {
+            "(cut: not editable) "
+        } else {
+            ""
+        };
+        let text = crate::core::text::one_line(&e.text, inner);
+        let head = format!("{} {:>2}. ", if on { "▶" } else { " " }, i + 1);
+        let tail = format!("  {mark}{age}");
+        let room = inner.saturating_sub(head.chars().count() + tail.chars().count());
+        let shown = clip(&text, room);
+        let pad = room.saturating_sub(unicode_width::UnicodeWidthStr::width(shown.as_str()));
+        l.push(Line::from(vec![
+            Span::styled(
+                format!("{head}{shown}{}", " ".repeat(pad)),
+                if on {
+                    theme.choice_active
+                } else {
+                    theme.choice
+                },
+            ),
+            Span::styled(
+                tail,
+                if confirm_remove == Some(e.entry_id.as_str()) {
+                    theme.warn
+                } else {
+                    theme.dim
+                },
+            ),
+        ]));
+    }
+    if q.more > 0 {
+        l.push(Line::from(Span::styled(
+            format!("  and {} more (not shown)", q.more),
+            theme.dim,
+        )));
+    }
+    let h = (l.len() as u16 + 2).min(area.height.saturating_sub(2));
+    (" queued messages ", l, w, h)
 }
 
 /// Where a rule came from and, in a workspace of several sessions, which session it is

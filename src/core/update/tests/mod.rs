@@ -4,6 +4,7 @@
 mod cancel_grace;
 mod forms;
 mod gates_open;
+mod harness;
 mod navigation;
 mod permission;
 mod prompt;
