@@ -62,6 +62,14 @@ pub(super) fn key(
             confirm_remove,
         });
     };
+    let changes = matches!(
+        key.code,
+        KeyCode::Char('e') | KeyCode::Enter | KeyCode::Char('d') | KeyCode::Delete
+    );
+    if changes && state.replay.is_some() {
+        state.status_line = Some("read-only replay: the queue is shown as recorded".into());
+        return;
+    }
     match key.code {
         KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('u') => state.overlay = None,
         KeyCode::Up | KeyCode::Char('k') => set(state, cursor.saturating_sub(1), None),

@@ -367,3 +367,21 @@ fn other_backends_say_they_do_not_support_the_iii_commands() {
         );
     }
 }
+
+#[test]
+fn a_replayed_queue_is_shown_never_changed() {
+    let (mut s, _) = iii();
+    s.replay = Some(Default::default());
+    ch(&mut s, 'u');
+    for c in ['e', 'd', 'd'] {
+        assert!(ch(&mut s, c).is_empty());
+    }
+    assert!(s.queue_edit.is_none());
+    assert!(queue_cursor(&s).is_some());
+    assert!(
+        s.status_line
+            .as_deref()
+            .unwrap()
+            .contains("read-only replay")
+    );
+}
