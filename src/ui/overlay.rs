@@ -863,4 +863,21 @@ mod tests {
         typ(&mut s, "document the parser");
         snap(&s, "iii_new_harness_session");
     }
+
+    #[test]
+    fn the_views_draw_at_any_size_without_panicking() {
+        let mut queue = iii();
+        key(&mut queue, KeyCode::Char('u'), KeyModifiers::NONE);
+        key(&mut queue, KeyCode::End, KeyModifiers::NONE);
+        let mut dialog = iii();
+        key(&mut dialog, KeyCode::Char('n'), KeyModifiers::CONTROL);
+        key(&mut dialog, KeyCode::Down, KeyModifiers::NONE);
+        for s in [&queue, &dialog] {
+            for w in [1, 2, 5, 12, 30] {
+                for h in [1, 2, 4, 8] {
+                    screen(s, w, h);
+                }
+            }
+        }
+    }
 }

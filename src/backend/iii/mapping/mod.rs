@@ -337,6 +337,17 @@ impl Mapper {
                 self.watches_retry(&scope, now_ms);
                 self.report(session, Level::Warn, what, &mut out);
             }
+            "harness::unqueue" | "harness::edit_queued" => {
+                // The change may or may not have happened: show what the engine holds.
+                self.report(session, Level::Warn, what, &mut out);
+                if let Some(s) = session.filter(|s| self.sessions.contains_key(*s)) {
+                    self.read(
+                        &mut out,
+                        "harness::status",
+                        serde_json::json!({"session_id": s, "verbose": true}),
+                    );
+                }
+            }
             _ => self.report(session, Level::Warn, what, &mut out),
         }
         self.read_done(function_id, request, &mut out);

@@ -1145,3 +1145,29 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
         |(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("offline"))
     ));
 }
+
+#[test]
+fn a_failed_queue_change_is_said_and_the_queue_re_read() {
+    let mut m = online();
+    let out = m.unqueue("s1", "q1");
+    let c = out.calls[0].clone();
+    let r = m.on_error(
+        &c.function_id,
+        &c.payload,
+        "TIMEOUT",
+        "no result in time",
+        2,
+    );
+    assert!(r.events.iter().any(|(root, e)| root == "s1"
+        && matches!(e, BackendEvent::Protocol { text, .. } if text.contains("harness::unqueue failed"))));
+    assert_eq!(
+        r.calls
+            .iter()
+            .map(|c| (c.function_id.as_str(), c.payload.clone()))
+            .collect::<Vec<_>>(),
+        vec![(
+            "harness::status",
+            json!({"session_id": "s1", "verbose": true})
+        )]
+    );
+}
