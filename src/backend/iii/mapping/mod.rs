@@ -110,6 +110,9 @@ struct Sess {
     node_open: bool,
     /// `session::messages` already requested.
     hydrating: bool,
+    /// Entry ids of the queued messages last read (a root's; at most `QUEUE_SHOWN`): when
+    /// one lands in the transcript the queue is read again.
+    queued: Vec<String>,
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
@@ -386,7 +389,10 @@ impl Mapper {
         let short = trigger_type.rsplit("::").next().unwrap_or(trigger_type);
         match short {
             "created" => self.session_created(payload, out),
-            "message-added" => self.message_added(payload, now_ms, out),
+            "message-added" => {
+                self.message_added(payload, now_ms, out);
+                self.queue_drained(payload, out);
+            }
             "message-updated" => self.message_updated(payload, now_ms, out),
             "status-changed" => self.status_changed(payload, out),
             "meta-updated" => self.meta_updated(payload, out),

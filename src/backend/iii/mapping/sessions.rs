@@ -375,6 +375,9 @@ impl Mapper {
         out.info(&root, "pending calls", calls);
         out.info(&root, "wakes", wakes_line(result));
         let queue = queue_of(result);
+        if let Some(s) = self.sessions.get_mut(&id) {
+            s.queued = queue.entries.iter().map(|e| e.entry_id.clone()).collect();
+        }
         out.info(&root, "queued", queued_line(&queue));
         out.ev(&root, BackendEvent::Queue(queue));
         out.info(&root, "context", context_line(result));

@@ -1171,3 +1171,46 @@ fn a_failed_queue_change_is_said_and_the_queue_re_read() {
         )]
     );
 }
+
+#[test]
+fn a_queued_message_landing_in_the_transcript_re_reads_the_queue() {
+    let mut m = online();
+    let user =
+        json!({"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": 1});
+    m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &json!({"session_id": "s1", "status": "running", "expects_wake": false,
+                "queued": [{"entry_id": "q1", "id": "q1", "message": user, "queued_at": 1, "session_id": "s1"}]}),
+        2,
+    );
+    let status_reads = |out: &Out| {
+        out.calls
+            .iter()
+            .filter(|c| c.function_id == "harness::status")
+            .count()
+    };
+    // Another entry changes nothing; the queued one's entry id re-reads once.
+    let other = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "e9", "message": user}),
+        3,
+    );
+    assert_eq!(status_reads(&other), 0);
+    let drained = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "q1", "message": user}),
+        4,
+    );
+    assert_eq!(status_reads(&drained), 1);
+    let again = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "q1", "message": user}),
+        5,
+    );
+    assert_eq!(
+        status_reads(&again),
+        0,
+        "a duplicate delivery reads nothing more"
+    );
+}

@@ -369,6 +369,18 @@ impl Mapper {
             if terminal {
                 self.read(out, "harness::metrics", json!({"root_session_id": root}));
             }
+            // What was queued drains when a step ends: show the queue as it is now.
+            if self
+                .sessions
+                .get(&session)
+                .is_some_and(|s| !s.queued.is_empty())
+            {
+                self.read(
+                    out,
+                    "harness::status",
+                    json!({"session_id": session, "verbose": true}),
+                );
+            }
         } else if let Some(st) = node_st {
             out.ev(
                 &root,
@@ -479,6 +491,28 @@ impl Mapper {
             retry_safe: true,
         });
         out
+    }
+
+    /// A transcript entry landed: a queued message drains under its own `entry_id` (spec
+    /// `QueuedMessage.entry_id`), so the queue shown is read again.
+    pub(super) fn queue_drained(&mut self, p: &Value, out: &mut Out) {
+        let (Some(session), Some(entry)) = (id_field(p, "session_id"), id_field(p, "entry_id"))
+        else {
+            return;
+        };
+        let Some(s) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(i) = s.queued.iter().position(|q| q == entry) else {
+            return;
+        };
+        s.queued.swap_remove(i);
+        let session = session.to_string();
+        self.read(
+            out,
+            "harness::status",
+            json!({"session_id": session, "verbose": true}),
+        );
     }
 
     /// Remove a queued message (`entry_id` from `harness::status.queued`).
