@@ -483,3 +483,162 @@ async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_re
     h.quit().await;
     assert_eq!(held_calls(&engine), vec!["call-fs-1".to_string()]);
 }
+
+/// The engine session's index (the source's own session: it hosts harness sessions).
+fn engine_live(s: &State) -> bool {
+    s.sessions[0].harness_host.is_some()
+}
+
+fn queue_of(s: &State, id: SessionId) -> Vec<(String, String)> {
+    s.session_by_id(id)
+        .map(|x| {
+            x.queue
+                .entries
+                .iter()
+                .map(|e| (e.entry_id.clone(), e.text.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Turn control from the TUI against the fake engine: a message typed while a call is held
+/// is queued, edited in place and removed from the queue view (`u`, `e`, `d d`); the
+/// new-session dialog's harness choice starts a session that appears in the tree. The engine
+/// gets exactly those calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_session() {
+    let mut w = World::empty();
+    let now = switchboard::record::now_ms();
+    w.new_session("s-docs", "Tidy the notes", None, now - 120_000);
+    w.hold(
+        "s-docs",
+        "call-fs-1",
+        "filesystem::read",
+        fs_access("/home/demo/notes/todo.md"),
+    );
+    let engine = FakeEngine::start(0, w).await.unwrap();
+    let backend = IiiBackend::new(IiiConfig {
+        url: engine.url(),
+        headers: Vec::new(),
+        sessions: Vec::new(),
+        record: None,
+        argv: vec!["switchboard".into(), "iii".into()],
+    });
+    let mut h = Headless::start(Box::new(backend), 140, 40);
+    h.wait_until("the root with its held call, the engine live", WAIT, |s| {
+        session_named(s, "Tidy the notes").is_some() && inbox_refs(s).len() == 1 && engine_live(s)
+    })
+    .await;
+    let docs = session_named(h.state(), "Tidy the notes").unwrap();
+
+    // A message typed while the turn waits on the held call is queued by the engine.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('g'));
+    assert_eq!(h.state().shown().id, docs);
+    h.key(KeyCode::Char('i'));
+    h.type_text("also the CHANGELOG");
+    h.key(KeyCode::Enter);
+    h.wait_until("the queued message in the queue view", WAIT, |s| {
+        queue_of(s, docs).len() == 1
+    })
+    .await;
+    let (entry, text) = queue_of(h.state(), docs)[0].clone();
+    assert_eq!(text, "also the CHANGELOG");
+
+    // `u` lists it; `e` puts it in the prompt; Enter saves it in place.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('u'));
+    assert!(
+        matches!(h.state().overlay, Some(Overlay::Queue { .. })),
+        "{}",
+        h.screen()
+    );
+    assert!(h.screen().contains("also the CHANGELOG"));
+    h.key(KeyCode::Char('e'));
+    assert_eq!(h.state().focus, Focus::Prompt);
+    h.type_text(" and the NEWS");
+    h.key(KeyCode::Enter);
+    h.wait_until("the edit read back from the engine", WAIT, |s| {
+        queue_of(s, docs) == vec![(entry.clone(), "also the CHANGELOG and the NEWS".into())]
+    })
+    .await;
+
+    // `d` twice removes it; the re-read shows an empty queue.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('u'));
+    h.key(KeyCode::Char('d'));
+    assert!(
+        invocations(&engine, "harness::unqueue").is_empty(),
+        "one d removes nothing"
+    );
+    h.key(KeyCode::Char('d'));
+    h.wait_until("the queue empty after the removal", WAIT, |s| {
+        queue_of(s, docs).is_empty()
+    })
+    .await;
+    h.key(KeyCode::Esc);
+
+    // Ctrl-N: past the command line, the harness choice on this engine.
+    h.ctrl('n');
+    h.key(KeyCode::Down);
+    let screen = h.screen();
+    assert!(
+        screen.contains(&format!("new harness session on {}", engine.url())),
+        "{screen}"
+    );
+    h.key(KeyCode::Tab);
+    h.type_text("demo-model");
+    h.key(KeyCode::Tab);
+    h.type_text("Write the docs");
+    h.key(KeyCode::Tab);
+    h.type_text("filesystem::read, approval::resolve");
+    assert!(
+        h.screen()
+            .contains("left out (human-only): approval::resolve")
+    );
+    h.key(KeyCode::Tab);
+    h.type_text("document the parser");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.state().overlay, None);
+    h.wait_until("the new harness session in the tree, its turn done", WAIT, |s| {
+        session_named(s, "Write the docs").is_some_and(|id| {
+            s.session_by_id(id).is_some_and(|x| {
+                x.tree.nodes[0].transcript.items.iter().any(|i| {
+                    matches!(&i.kind, switchboard::core::transcript::ItemKind::Assistant { text, .. }
+                        if text.contains("You said: document the parser"))
+                })
+            })
+        })
+    })
+    .await;
+    h.quit().await;
+
+    // The engine saw exactly these calls.
+    let edits = invocations(&engine, "harness::edit_queued");
+    assert_eq!(
+        edits,
+        vec![
+            json!({"session_id": "s-docs", "entry_id": entry, "message": "also the CHANGELOG and the NEWS"})
+        ]
+    );
+    let removes = invocations(&engine, "harness::unqueue");
+    assert_eq!(
+        removes,
+        vec![json!({"session_id": "s-docs", "entry_id": entry})]
+    );
+    let sends = invocations(&engine, "harness::send");
+    assert_eq!(sends.len(), 2, "{sends:#?}");
+    assert_eq!(sends[0]["session_id"], "s-docs");
+    assert_eq!(sends[0]["message"], "also the CHANGELOG");
+    let new = &sends[1];
+    assert!(new.get("session_id").is_none(), "{new}");
+    assert_eq!(new["model"], "demo-model");
+    assert_eq!(new["session"]["title"], "Write the docs");
+    assert_eq!(new["message"], "document the parser");
+    assert_eq!(
+        new["options"]["functions"]["allow"],
+        json!(["filesystem::read"])
+    );
+    assert!(new["idempotency_key"].as_str().is_some());
+    assert!(invocations(&engine, "approval::resolve").is_empty());
+}

@@ -39,6 +39,8 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("close_session", 'x'),
     ("restart_session", 'X'),
     ("fold_session", 'z'),
+    // The shown session's queued messages (iii): edit or remove one.
+    ("queue", 'u'),
     // A Ctrl chord (its control character): never a bare letter a gate card would take.
     ("new_session", '\u{e}'),
 ];

@@ -109,6 +109,43 @@ pub enum BackendEvent {
         key: String,
         value: Option<String>,
     },
+    /// The messages waiting in the session's queue (iii `harness::status.queued`), replaced
+    /// whole on every read.
+    Queue(Queue),
+    /// This source can start harness sessions (a live iii engine connection, named by its
+    /// URL); `None` while it cannot (connecting, reconnecting, closed).
+    HarnessHost(Option<String>),
+}
+
+/// Most queued messages carried to the core; the rest are counted.
+pub const QUEUE_SHOWN: usize = 50;
+/// Longest queued message text carried (characters); a longer one is shown cut and cannot
+/// be edited here (saving would replace it with the cut text).
+pub const QUEUED_TEXT_MAX: usize = 8_000;
+
+/// A session's queued messages, oldest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Queue {
+    pub entries: Vec<QueuedMessage>,
+    /// Entries beyond `QUEUE_SHOWN`.
+    pub more: usize,
+}
+
+impl Queue {
+    pub fn has(&self, entry_id: &str) -> bool {
+        self.entries.iter().any(|e| e.entry_id == entry_id)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueuedMessage {
+    pub entry_id: String,
+    /// Neutralized and clipped to `QUEUED_TEXT_MAX`.
+    pub text: String,
+    pub queued_at: Option<u64>,
+    /// `text` is the message exactly (not cut, nothing neutralized): only then can it be
+    /// edited, since an edit replaces the whole message.
+    pub exact: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +191,72 @@ pub enum Command {
     Note(String),
     /// Close stdin, give the agent a grace period, then kill it.
     Shutdown,
+    /// Replace the text of a queued message (iii `harness::edit_queued`); it keeps its place.
+    EditQueued {
+        entry_id: String,
+        text: String,
+    },
+    /// Remove a queued message (iii `harness::unqueue`).
+    Unqueue {
+        entry_id: String,
+    },
+    /// Start a new harness session on this source's engine (iii `harness::send` without a
+    /// session id).
+    NewHarnessSession(HarnessSession),
+}
+
+impl Command {
+    /// What a backend without the feature answers to a command it cannot carry out, or
+    /// `None` for the commands every backend takes.
+    pub fn unsupported(&self) -> Option<String> {
+        let what = match self {
+            Command::EditQueued { .. } => "editing a queued message",
+            Command::Unqueue { .. } => "removing a queued message",
+            Command::NewHarnessSession(_) => "starting a harness session",
+            _ => return None,
+        };
+        Some(format!("{what} is not supported by this backend"))
+    }
+}
+
+/// What the new-session dialog asks an iii engine to start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HarnessSession {
+    pub model: String,
+    pub title: String,
+    /// Function ids the session may call (never `approval::*` or `configuration::*`).
+    pub allow: Vec<String>,
+    /// The first message.
+    pub message: String,
+}
+
+/// Functions only a human may reach: an agent's allow-list never includes them.
+pub fn human_only(function_id: &str) -> bool {
+    function_id.starts_with("approval::") || function_id.starts_with("configuration::")
+}
+
+/// Most function ids an allow-list takes from the dialog.
+pub const ALLOW_MAX: usize = 256;
+
+/// A comma-separated allow-list as typed: `(kept, left out as human-only)`, trimmed, empty
+/// items skipped, duplicates once, at most `ALLOW_MAX` items.
+pub fn split_allow(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut kept: Vec<String> = Vec::new();
+    let mut dropped: Vec<String> = Vec::new();
+    for f in text.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        if kept.len() + dropped.len() >= ALLOW_MAX {
+            break;
+        }
+        let list = if human_only(f) {
+            &mut dropped
+        } else {
+            &mut kept
+        };
+        if !list.iter().any(|x| x == f) {
+            list.push(f.to_string());
+        }
+    }
+    (kept, dropped)
 }
 
 /// Side effects the app loop performs for the reducer.

@@ -52,17 +52,38 @@ pub enum Overlay {
     ConfirmClose {
         session: SessionId,
     },
+    /// `u`: the shown session's queued messages; `e` edits one, `d` twice removes it.
+    Queue {
+        cursor: usize,
+        /// The entry whose removal awaits a second `d`.
+        confirm_remove: Option<String>,
+    },
+}
+
+/// A queued message being edited in the prompt: Enter saves it (`Command::EditQueued`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueEdit {
+    pub session: SessionId,
+    pub entry_id: String,
 }
 
 /// The new-session dialog's fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewSessionForm {
-    /// Highlighted choice: a profile, or (last) an ACP agent by command line.
+    /// Highlighted choice: a profile, then an ACP agent by command line, then a new harness
+    /// session on each live iii engine.
     pub cursor: usize,
     pub field: NewSessionField,
     pub command: String,
     pub cwd: String,
     pub prompt: String,
+    /// The engine session of the highlighted harness choice (kept by id, so a list that
+    /// changes under the dialog never sends to another engine).
+    pub engine: Option<SessionId>,
+    pub model: String,
+    pub title: String,
+    /// Allowed functions, comma separated.
+    pub allow: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,12 +92,20 @@ pub enum NewSessionField {
     Command,
     Cwd,
     Prompt,
+    Model,
+    Title,
+    Allow,
 }
 
 impl NewSessionForm {
     /// Whether the highlighted choice is the ACP command line (after every profile).
     pub fn is_command(&self, profiles: usize) -> bool {
-        self.cursor >= profiles
+        self.cursor == profiles
+    }
+
+    /// Which harness choice is highlighted (they follow the command line), if one is.
+    pub fn harness(&self, profiles: usize) -> Option<usize> {
+        self.cursor.checked_sub(profiles + 1)
     }
 
     pub fn text_mut(&mut self) -> Option<&mut String> {
@@ -85,6 +114,9 @@ impl NewSessionForm {
             NewSessionField::Command => Some(&mut self.command),
             NewSessionField::Cwd => Some(&mut self.cwd),
             NewSessionField::Prompt => Some(&mut self.prompt),
+            NewSessionField::Model => Some(&mut self.model),
+            NewSessionField::Title => Some(&mut self.title),
+            NewSessionField::Allow => Some(&mut self.allow),
         }
     }
 }
@@ -350,6 +382,10 @@ pub struct SessionState {
     /// Quitting or closing leaves its gates pending where they live (an engine's durable
     /// holds): they are closed here with an audit row, never answered.
     pub keeps_gates_on_quit: bool,
+    /// Messages waiting in the agent's queue (iii), oldest first.
+    pub queue: super::msg::Queue,
+    /// This source can start harness sessions now (a live iii engine: its URL).
+    pub harness_host: Option<String>,
 }
 
 impl SessionState {
@@ -373,6 +409,8 @@ impl SessionState {
             closed: false,
             profile: None,
             keeps_gates_on_quit: false,
+            queue: super::msg::Queue::default(),
+            harness_host: None,
         }
     }
 
@@ -505,6 +543,8 @@ pub struct State {
     pub inbox: InboxView,
     /// Profiles the new-session dialog offers, set by the app.
     pub profiles: Vec<ProfileChoice>,
+    /// A queued message is in the prompt being edited.
+    pub queue_edit: Option<QueueEdit>,
 }
 
 /// The inbox overlay's own state: which row is highlighted and which gates are marked.
@@ -584,6 +624,7 @@ impl State {
             pending_delete: None,
             inbox: InboxView::default(),
             profiles: Vec::new(),
+            queue_edit: None,
         }
     }
 
@@ -681,6 +722,16 @@ impl State {
             self.log.pop_front();
         }
         self.log.push_back(line);
+    }
+
+    /// Sessions that can start a harness session now (live iii engines, not closed), in
+    /// workspace order: the new-session dialog's harness choices.
+    pub fn harness_hosts(&self) -> Vec<(SessionId, &str)> {
+        self.sessions
+            .iter()
+            .filter(|s| !s.closed && s.session.exited.is_none())
+            .filter_map(|s| s.harness_host.as_deref().map(|h| (s.id, h)))
+            .collect()
     }
 
     /// The text of the prompt box.

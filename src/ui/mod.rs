@@ -596,6 +596,14 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         }
         _ => " prompt ".to_string(),
     };
+    let title = if state.queue_edit.is_some() {
+        " editing a queued message: Enter saves it in place, Esc cancels ".to_string()
+    } else if state.queue.entries.is_empty() {
+        title
+    } else {
+        let n = state.queue.entries.len() + state.queue.more;
+        format!("{title}· {n} queued (u edits) ")
+    };
     let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(focus_border(state, Focus::Prompt, theme))
@@ -733,7 +741,13 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             Focus::Prompt if s.exited.is_some() => {
                 "read-only: the agent exited · Tab focus · Ctrl-D quit".into()
             }
+            Focus::Prompt if state.queue_edit.is_some() => {
+                "Enter saves the queued message in place · Esc cancels the edit".into()
+            }
             Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
+            Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
+                "u queued messages · ? help · I inbox · Ctrl-N new · q quit".into()
+            }
             Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
             _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit".into(),
             _ => "? help · g gate · Tab focus · m mode · q quit".into(),

@@ -130,6 +130,23 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("] / [", "next / previous pending gate"),
         ],
     ),
+    (
+        "iii harness",
+        &[
+            (
+                "u",
+                "queued messages: e edits one in the prompt, d twice removes",
+            ),
+            (
+                "Enter · Esc",
+                "editing a queued message: save in place · cancel",
+            ),
+            (
+                "Ctrl-N",
+                "new harness session on a live engine (model, title, allow-list)",
+            ),
+        ],
+    ),
 ];
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -339,6 +356,10 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
             (" gate inbox: every session, oldest first ", l, w, h)
         }
         Overlay::NewSession(form) => new_session(state, form, theme),
+        Overlay::Queue {
+            cursor,
+            confirm_remove,
+        } => queue(state, *cursor, confirm_remove.as_deref(), theme, area),
         Overlay::ConfirmClose { session } => {
             let (name, n, held) = state
                 .session_by_id(*session)
@@ -418,6 +439,8 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Overlay::Help | Overlay::Status | Overlay::Text { .. } | Overlay::Detail { .. } => {
             state.overlay_scroll.min(n.saturating_sub(hh))
         }
+        // The highlighted entry (row 1 + cursor, after the header) stays in view.
+        Overlay::Queue { cursor, .. } => (cursor + 2).saturating_sub(hh),
         _ => 0,
     };
     let shown: Vec<Line> = lines.into_iter().skip(skip).take(hh).collect();
@@ -545,8 +568,57 @@ fn new_session(
             theme.choice
         },
     )));
+    let harness_on = form.harness(state.profiles.len());
+    for (i, (_, url)) in state.harness_hosts().iter().enumerate() {
+        let on = harness_on == Some(i);
+        l.push(Line::from(Span::styled(
+            clip(
+                &format!(
+                    "{} new harness session on {url}",
+                    if on { "▶" } else { " " }
+                ),
+                w,
+            ),
+            if on && form.field == F::Choice {
+                theme.choice_active
+            } else {
+                theme.choice
+            },
+        )));
+    }
     l.push(Line::from(""));
     let caret = |f: F| if form.field == f { "▌" } else { "" };
+    if harness_on.is_some() {
+        for (f, label, text) in [
+            (F::Model, "model:   ", &form.model),
+            (F::Title, "title:   ", &form.title),
+            (F::Allow, "allow:   ", &form.allow),
+            (F::Prompt, "message: ", &form.prompt),
+        ] {
+            l.push(Line::from(Span::styled(
+                clip(&format!("{label}{text}{}", caret(f)), w),
+                field_style(f),
+            )));
+            if f == F::Allow {
+                let (_, dropped) = crate::core::msg::split_allow(&form.allow);
+                let (text, style) = if dropped.is_empty() {
+                    (
+                        "         function ids, comma separated; never approval::* or configuration::*"
+                            .to_string(),
+                        theme.dim,
+                    )
+                } else {
+                    (
+                        format!("         left out (human-only): {}", dropped.join(", ")),
+                        theme.warn,
+                    )
+                };
+                l.push(Line::from(Span::styled(clip(&text, w), style)));
+            }
+        }
+        let h = l.len() as u16 + 2;
+        return (" new session ", l, w as u16 + 4, h);
+    }
     if cmd_on {
         l.push(Line::from(Span::styled(
             clip(
@@ -566,6 +638,82 @@ fn new_session(
     )));
     let h = l.len() as u16 + 2;
     (" new session ", l, w as u16 + 4, h)
+}
+
+/// `u`: the shown session's queued messages, oldest first, one row each.
+fn queue(
+    state: &State,
+    cursor: usize,
+    confirm_remove: Option<&str>,
+    theme: &Theme,
+    area: Rect,
+) -> (&'static str, Vec<Line<'static>>, u16, u16) {
+    let w = area.width.saturating_sub(8).min(100);
+    let q = &state.queue;
+    let mut l: Vec<Line<'static>> = vec![Line::from(Span::styled(
+        "↑↓ pick · e edit in the prompt · d d remove · Esc closes",
+        theme.dim,
+    ))];
+    if q.entries.is_empty() {
+        l.push(Line::from(Span::styled(
+            "  the queue is empty: every message was sent or removed",
+            theme.dim,
+        )));
+    }
+    let inner = w.saturating_sub(2) as usize;
+    for (i, e) in q.entries.iter().enumerate() {
+        let on = i == cursor;
+        let age = e.queued_at.map_or(String::new(), |t| {
+            format!(
+                "{} ago",
+                crate::core::text::human_duration(state.now_ms.saturating_sub(t))
+            )
+        });
+        let mark = if confirm_remove == Some(e.entry_id.as_str()) {
+            "d again removes · "
+        } else if !e.exact {
+            "(cut: not editable) "
+        } else {
+            ""
+        };
+        let text = crate::core::text::one_line(&e.text, inner);
+        let head = format!("{} {:>2}. ", if on { "▶" } else { " " }, i + 1);
+        let tail = format!("  {mark}{age}");
+        let room = inner.saturating_sub(head.chars().count() + tail.chars().count());
+        let shown = clip(&text, room);
+        let pad = room.saturating_sub(unicode_width::UnicodeWidthStr::width(shown.as_str()));
+        l.push(Line::from(vec![
+            Span::styled(
+                format!("{head}{shown}{}", " ".repeat(pad)),
+                if on {
+                    theme.choice_active
+                } else {
+                    theme.choice
+                },
+            ),
+            Span::styled(
+                tail,
+                if confirm_remove == Some(e.entry_id.as_str()) {
+                    theme.warn
+                } else {
+                    theme.dim
+                },
+            ),
+        ]));
+    }
+    if q.more > 0 {
+        l.push(Line::from(Span::styled(
+            format!("  and {} more (not shown)", q.more),
+            theme.dim,
+        )));
+    }
+    let h = (l.len() as u16 + 2).min(area.height.saturating_sub(2));
+    (
+        " queued messages: they land when the current step ends ",
+        l,
+        w,
+        h,
+    )
 }
 
 /// Where a rule came from and, in a workspace of several sessions, which session it is
@@ -588,4 +736,148 @@ fn rule_origin(state: &State, r: &crate::core::rules::Rule) -> String {
         out = format!("{out} · hits: {}", by.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! Snapshots of the iii turn-control views: the queue view and the new-session dialog's
+    //! harness choice. Update with `INSTA_UPDATE=always cargo test --lib ui::overlay`.
+
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use crate::core::msg::{BackendEvent, Queue, QueuedMessage};
+    use crate::core::state::{Focus, ProfileChoice, SessionId, State};
+    use crate::core::{Msg, update};
+    use crate::ui::theme::Theme;
+
+    const T0: u64 = 1_764_000_000_000;
+    const URL: &str = "ws://127.0.0.1:49134";
+
+    fn key(s: &mut State, code: KeyCode, mods: KeyModifiers) {
+        update(s, Msg::Key(KeyEvent::new(code, mods)));
+    }
+
+    fn typ(s: &mut State, text: &str) {
+        for c in text.chars() {
+            key(s, KeyCode::Char(c), KeyModifiers::NONE);
+        }
+    }
+
+    fn ev(s: &mut State, session: SessionId, event: BackendEvent) {
+        update(
+            s,
+            Msg::Backend {
+                session,
+                at_ms: T0,
+                event,
+            },
+        );
+    }
+
+    /// An engine session (live) and one iii root, shown, with a queue.
+    fn iii() -> State {
+        let mut s = State::new("iii", &format!("iii {URL}"), T0);
+        s.settings.bell = false;
+        let root = s.add_session("iii", "Tidy the notes");
+        ev(
+            &mut s,
+            SessionId::FIRST,
+            BackendEvent::HarnessHost(Some(URL.into())),
+        );
+        let q = |id: &str, text: &str, ago: u64, exact: bool| QueuedMessage {
+            entry_id: id.into(),
+            text: text.into(),
+            queued_at: Some(T0 - ago),
+            exact,
+        };
+        ev(
+            &mut s,
+            root,
+            BackendEvent::Queue(Queue {
+                entries: vec![
+                    q("q-1", "also fold in the CHANGELOG", 95_000, true),
+                    q("q-2", "and tag the release\nwith v2", 40_000, true),
+                    q("q-3", "rm -rf ^[[2J<U+202E>tmp", 12_000, false),
+                ],
+                more: 2,
+            }),
+        );
+        s.select_session(1, 0);
+        s.focus = Focus::Tree;
+        s
+    }
+
+    fn screen(s: &State, w: u16, h: u16) -> String {
+        let mut s = s.clone();
+        update(&mut s, Msg::Resize(w, h));
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| crate::ui::render(&s, &Theme::dark(), f))
+            .unwrap();
+        crate::ui::buffer_text(t.backend().buffer())
+    }
+
+    fn snap(s: &State, name: &str) {
+        for (w, h) in [(80, 24), (120, 40)] {
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(s, w, h));
+        }
+    }
+
+    #[test]
+    fn queue_view_with_a_removal_to_confirm() {
+        let mut s = iii();
+        key(&mut s, KeyCode::Char('u'), KeyModifiers::NONE);
+        key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+        key(&mut s, KeyCode::Char('d'), KeyModifiers::NONE);
+        snap(&s, "iii_queue_view");
+    }
+
+    #[test]
+    fn editing_a_queued_message_in_the_prompt() {
+        let mut s = iii();
+        key(&mut s, KeyCode::Char('u'), KeyModifiers::NONE);
+        key(&mut s, KeyCode::Char('e'), KeyModifiers::NONE);
+        typ(&mut s, " too");
+        snap(&s, "iii_queue_edit");
+    }
+
+    #[test]
+    fn new_session_dialog_harness_choice() {
+        let mut s = iii();
+        s.profiles = vec![ProfileChoice {
+            name: "api".into(),
+            backend: "claude".into(),
+            cwd: "/home/dev/src/api".into(),
+        }];
+        key(&mut s, KeyCode::Char('n'), KeyModifiers::CONTROL);
+        key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+        key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+        key(&mut s, KeyCode::Tab, KeyModifiers::NONE);
+        typ(&mut s, "claude-sonnet-4");
+        key(&mut s, KeyCode::Tab, KeyModifiers::NONE);
+        typ(&mut s, "Write the docs");
+        key(&mut s, KeyCode::Tab, KeyModifiers::NONE);
+        typ(&mut s, "filesystem::read, approval::resolve");
+        key(&mut s, KeyCode::Tab, KeyModifiers::NONE);
+        typ(&mut s, "document the parser");
+        snap(&s, "iii_new_harness_session");
+    }
+
+    #[test]
+    fn the_views_draw_at_any_size_without_panicking() {
+        let mut queue = iii();
+        key(&mut queue, KeyCode::Char('u'), KeyModifiers::NONE);
+        key(&mut queue, KeyCode::End, KeyModifiers::NONE);
+        let mut dialog = iii();
+        key(&mut dialog, KeyCode::Char('n'), KeyModifiers::CONTROL);
+        key(&mut dialog, KeyCode::Down, KeyModifiers::NONE);
+        for s in [&queue, &dialog] {
+            for w in [1, 2, 5, 12, 30] {
+                for h in [1, 2, 4, 8] {
+                    screen(s, w, h);
+                }
+            }
+        }
+    }
 }

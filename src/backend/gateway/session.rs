@@ -432,9 +432,10 @@ async fn run(
                         let _ = r.lock().unwrap_or_else(|p| p.into_inner()).record(Dir::Note, &text);
                     }
                 }
-                _ => {
+                other => {
                     if let Some(tx) = convs.link(&conv).await {
-                        note(&tx, Level::Info, "the remote agent takes no prompts from here: answer its cards".into()).await;
+                        let text = other.unsupported().unwrap_or_else(|| "the remote agent takes no prompts from here: answer its cards".into());
+                        note(&tx, Level::Info, text).await;
                     }
                 }
             },
@@ -477,7 +478,10 @@ async fn run(
                         let _ = r.lock().unwrap_or_else(|p| p.into_inner()).record(Dir::Note, &text);
                     }
                 }
-                Some(_) => note(&events, Level::Info, "the remote agent takes no prompts from here: answer its cards".into()).await,
+                Some(other) => {
+                    let text = other.unsupported().unwrap_or_else(|| "the remote agent takes no prompts from here: answer its cards".into());
+                    note(&events, Level::Info, text).await
+                }
             },
         }
     }

@@ -646,8 +646,9 @@ impl World {
         if busy {
             let entry_id = self.next("q");
             let s = self.session_mut(&session).expect("checked above");
+            // `QueuedMessage.message` is a user message (spec), not a bare string.
             s.queued.push(
-                json!({"entry_id": entry_id, "id": entry_id, "message": message,
+                json!({"entry_id": entry_id, "id": entry_id, "message": user(&message),
                                  "queued_at": now_ms(), "session_id": session}),
             );
             result = json!({"accepted": true, "session_id": session, "turn_id": s.turn_id, "queued": true});
@@ -739,7 +740,7 @@ impl World {
             s.queued
                 .iter_mut()
                 .find(|q| q["entry_id"] == e.as_str())
-                .map(|q| q["message"] = json!(m))
+                .map(|q| q["message"] = user(&m))
                 .is_some()
         });
         (Ok(json!({"updated": updated})), vec![])

@@ -126,6 +126,8 @@ struct Source {
     gone: HashSet<String>,
     cmd_tx: mpsc::UnboundedSender<(String, Command)>,
     done_tx: mpsc::UnboundedSender<Done>,
+    /// The engine URL, shown as the new-session dialog's harness choice.
+    url: String,
 }
 
 async fn send(to: &mpsc::Sender<Stamped>, event: BackendEvent) {
@@ -280,6 +282,9 @@ impl Source {
             )
             .await;
         }
+        // The new-session dialog offers a harness session on this engine only while live.
+        let host = matches!(s, ConnState::Live { .. }).then(|| sanitize(&self.url));
+        send(&self.engine, BackendEvent::HarnessHost(host)).await;
         match s {
             ConnState::Live { .. } => {
                 let out = self.mapper.reconnected();
@@ -399,6 +404,7 @@ async fn run(
         gone: HashSet::new(),
         cmd_tx,
         done_tx,
+        url: config.url.clone(),
     };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

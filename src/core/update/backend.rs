@@ -204,6 +204,8 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 (None, None) => {}
             }
         }
+        BackendEvent::Queue(q) => super::queue::replaced(state, q),
+        BackendEvent::HarnessHost(h) => state.harness_host = h,
     }
 }
 

@@ -85,6 +85,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         KeyCode::Char('g') => return workspace::jump_to_oldest(state),
         KeyCode::Char('I') => return workspace::open_inbox(state),
+        KeyCode::Char('u') => return super::queue::open(state),
         KeyCode::Char('/') => return view::start_search(state, false),
         KeyCode::Char('R') if state.focus != Focus::Gate => {
             return open_overlay(state, Overlay::Rules { cursor: 0 });
@@ -151,6 +152,10 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
         Overlay::Inbox => workspace::inbox_key(state, key, fx),
         Overlay::NewSession(form) => workspace::new_session_key(state, form, key, fx),
         Overlay::ConfirmClose { session } => workspace::confirm_close_key(state, session, key, fx),
+        Overlay::Queue {
+            cursor,
+            confirm_remove,
+        } => super::queue::key(state, cursor, confirm_remove, key, fx),
         Overlay::ConfirmQuit => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                 state.overlay = None;
@@ -300,6 +305,7 @@ fn prompt_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             state.typed_since_send = true;
         }
         KeyCode::Esc => {
+            super::queue::cancel_edit(state);
             state.focus = Focus::Transcript;
             state.typed_since_send = false;
         }
@@ -316,6 +322,9 @@ fn prompt_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
 }
 
 fn send_prompt(state: &mut State, fx: &mut Vec<Effect>) {
+    if super::queue::send_edit(state, fx) {
+        return;
+    }
     let text = state.prompt_text();
     if text.trim().is_empty() {
         return;

@@ -5,6 +5,7 @@ pub mod cancel;
 mod decide;
 mod gate_keys;
 mod keys;
+pub mod queue;
 mod rules;
 mod view;
 pub mod workspace;

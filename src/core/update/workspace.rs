@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::gate::{Decision, Gate, GateKind, Permission};
-use super::super::msg::{Command, Effect, NewSession};
+use super::super::msg::{Command, Effect, HarnessSession, NewSession};
 use super::super::state::{
     Focus, GateRef, NewSessionField, NewSessionForm, Overlay, SessionId, State,
 };
@@ -421,6 +421,10 @@ pub(super) fn open_new_session(state: &mut State) {
         command: String::new(),
         cwd,
         prompt: String::new(),
+        engine: None,
+        model: String::new(),
+        title: String::new(),
+        allow: String::new(),
     }));
 }
 
@@ -433,7 +437,16 @@ pub(super) fn new_session_key(
     fx: &mut Vec<Effect>,
 ) {
     let profiles = state.profiles.len();
-    let fields: &[NewSessionField] = if form.is_command(profiles) {
+    let hosts = state.harness_hosts().len();
+    let fields: &[NewSessionField] = if form.harness(profiles).is_some() {
+        &[
+            NewSessionField::Choice,
+            NewSessionField::Model,
+            NewSessionField::Title,
+            NewSessionField::Allow,
+            NewSessionField::Prompt,
+        ]
+    } else if form.is_command(profiles) {
         &[
             NewSessionField::Choice,
             NewSessionField::Command,
@@ -463,10 +476,13 @@ pub(super) fn new_session_key(
             pick_profile(state, &mut form);
         }
         KeyCode::Down if form.field == NewSessionField::Choice => {
-            form.cursor = (form.cursor + 1).min(profiles);
+            form.cursor = (form.cursor + 1).min(profiles + hosts);
             pick_profile(state, &mut form);
         }
         KeyCode::Up => form.field = fields[(at + fields.len() - 1) % fields.len()],
+        KeyCode::Enter if form.harness(profiles).is_some() => {
+            return start_harness(state, form, fx);
+        }
         KeyCode::Enter => {
             let req = if form.is_command(profiles) {
                 if form.command.trim().is_empty() {
@@ -512,11 +528,68 @@ pub(super) fn new_session_key(
     state.overlay = Some(Overlay::NewSession(form));
 }
 
-/// Moving to a profile fills in its working directory.
+/// Moving to a profile fills in its working directory; moving to a harness choice names
+/// its engine session.
 fn pick_profile(state: &State, form: &mut NewSessionForm) {
     if let Some(p) = state.profiles.get(form.cursor) {
         form.cwd = p.cwd.clone();
     }
+    form.engine = form
+        .harness(state.profiles.len())
+        .and_then(|i| state.harness_hosts().get(i).map(|(id, _)| *id));
+}
+
+/// Enter on a harness choice: ask that engine's source for a new session. It is not a new
+/// process: the session appears in the tree when the engine reports it.
+fn start_harness(state: &mut State, mut form: NewSessionForm, fx: &mut Vec<Effect>) {
+    let live = form
+        .engine
+        .and_then(|id| state.harness_hosts().into_iter().find(|(h, _)| *h == id))
+        .map(|(id, url)| (id, url.to_string()));
+    let Some((engine, url)) = live else {
+        state.status_line =
+            Some("that iii engine is not live now (reconnecting or closed): try again".into());
+        state.overlay = Some(Overlay::NewSession(form));
+        return;
+    };
+    let missing = if form.model.trim().is_empty() {
+        Some((
+            NewSessionField::Model,
+            "a new harness session needs a model",
+        ))
+    } else if form.prompt.trim().is_empty() {
+        Some((NewSessionField::Prompt, "type the session's first message"))
+    } else {
+        None
+    };
+    if let Some((field, why)) = missing {
+        state.status_line = Some(why.into());
+        form.field = field;
+        state.overlay = Some(Overlay::NewSession(form));
+        return;
+    }
+    let (allow, dropped) = super::super::msg::split_allow(&form.allow);
+    state.overlay = None;
+    let mut note = format!(
+        "asked {} for a new harness session: it appears when the engine reports it",
+        super::super::text::neutralize(&url)
+    );
+    if !dropped.is_empty() {
+        note.push_str(&format!(
+            " (left out of its allow-list, human-only: {})",
+            dropped.join(", ")
+        ));
+    }
+    state.status_line = Some(note);
+    fx.push(Effect::Send(
+        engine,
+        Command::NewHarnessSession(HarnessSession {
+            model: form.model.trim().to_string(),
+            title: form.title.trim().to_string(),
+            allow,
+            message: form.prompt.clone(),
+        }),
+    ));
 }
 
 /// Keys of the close-session confirmation.

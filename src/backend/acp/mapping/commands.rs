@@ -65,6 +65,12 @@ impl Mapper {
                 None => out.system("mode", "no session yet"),
             },
             Command::Shutdown | Command::Note(_) => {}
+            // iii-only (queue edits, harness sessions): said, never silently dropped.
+            Command::EditQueued { .. }
+            | Command::Unqueue { .. }
+            | Command::NewHarnessSession(_) => {
+                out.protocol(Level::Warn, c.unsupported().unwrap_or_default())
+            }
         }
         out
     }

@@ -50,6 +50,12 @@ impl Mapper {
                 }
             },
             Command::Shutdown | Command::Note(_) => {}
+            // iii-only (queue edits, harness sessions): said, never silently dropped.
+            Command::EditQueued { .. }
+            | Command::Unqueue { .. }
+            | Command::NewHarnessSession(_) => {
+                out.protocol(Level::Warn, cmd.unsupported().unwrap_or_default())
+            }
         }
         out
     }

@@ -122,6 +122,9 @@ struct Sess {
     node_open: bool,
     /// `session::messages` already requested.
     hydrating: bool,
+    /// Entry ids of the queued messages last read (a root's; at most `QUEUE_SHOWN`): when
+    /// one lands in the transcript the queue is read again.
+    queued: Vec<String>,
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
@@ -355,6 +358,17 @@ impl Mapper {
                 self.watches_retry(&scope, now_ms);
                 self.report(session, Level::Warn, what, &mut out);
             }
+            "harness::unqueue" | "harness::edit_queued" => {
+                // The change may or may not have happened: show what the engine holds.
+                self.report(session, Level::Warn, what, &mut out);
+                if let Some(s) = session.filter(|s| self.sessions.contains_key(*s)) {
+                    self.read(
+                        &mut out,
+                        "harness::status",
+                        serde_json::json!({"session_id": s, "verbose": true}),
+                    );
+                }
+            }
             _ => self.report(session, Level::Warn, what, &mut out),
         }
         self.read_done(function_id, request, &mut out);
@@ -393,7 +407,10 @@ impl Mapper {
         let short = trigger_type.rsplit("::").next().unwrap_or(trigger_type);
         match short {
             "created" => self.session_created(payload, out),
-            "message-added" => self.message_added(payload, now_ms, out),
+            "message-added" => {
+                self.message_added(payload, now_ms, out);
+                self.queue_drained(payload, out);
+            }
             "message-updated" => self.message_updated(payload, now_ms, out),
             "status-changed" => self.status_changed(payload, out),
             "meta-updated" => self.meta_updated(payload, out),

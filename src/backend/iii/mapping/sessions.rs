@@ -4,7 +4,9 @@ use serde_json::{Value, json};
 
 use super::json::{self as j, array, bool_field, id_field, str_field, u64_field};
 use super::{MAX_PAGES, MAX_SESSIONS, Mapper, OpenRoot, Out, Sess, node_key};
-use crate::core::msg::{BackendEvent, SessionPatch, TurnState};
+use crate::core::msg::{
+    BackendEvent, QUEUE_SHOWN, QUEUED_TEXT_MAX, Queue, QueuedMessage, SessionPatch, TurnState,
+};
 use crate::core::transcript::Level;
 use crate::core::tree::{NodePatch, NodeStatus};
 
@@ -297,6 +299,7 @@ impl Mapper {
                 && s.root == id
             {
                 out.info(&id, "turn", Some("no turn yet".into()));
+                out.ev(&id, BackendEvent::Queue(Queue::default()));
             }
             return;
         }
@@ -371,7 +374,12 @@ impl Mapper {
         };
         out.info(&root, "pending calls", calls);
         out.info(&root, "wakes", wakes_line(result));
-        out.info(&root, "queued", queued_line(result));
+        let queue = queue_of(result);
+        if let Some(s) = self.sessions.get_mut(&id) {
+            s.queued = queue.entries.iter().map(|e| e.entry_id.clone()).collect();
+        }
+        out.info(&root, "queued", queued_line(&queue));
+        out.ev(&root, BackendEvent::Queue(queue));
         out.info(&root, "context", context_line(result));
     }
 
@@ -501,16 +509,65 @@ fn wakes_line(r: &Value) -> Option<String> {
     Some(format!("{} armed: {}", w.len(), kinds.join(", ")))
 }
 
-fn queued_line(r: &Value) -> Option<String> {
-    let q = array(r, "queued");
-    if q.is_empty() {
-        return None;
+fn queued_line(q: &Queue) -> Option<String> {
+    let first = q.entries.first()?;
+    let first = j::title(Some(&first.text), "");
+    Some(format!(
+        "{} queued: {}",
+        q.entries.len() + q.more,
+        j::clip(&first, 60)
+    ))
+}
+
+/// A queued message's text and whether it is the whole message: `message` is a user
+/// message (`content` blocks, spec `QueuedMessage.message`), or plain text from older
+/// harnesses. Only a message of one text block is whole; others are shown, not editable
+/// (an edit replaces the message with text).
+fn queued_text(m: &Value) -> (String, bool) {
+    let msg = m.get("message");
+    let content = msg.and_then(|x| x.get("content"));
+    match (msg, content) {
+        (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => (t.clone(), true),
+        (_, Some(Value::Array(blocks))) => {
+            let texts: Vec<&str> = blocks
+                .iter()
+                .take(64)
+                .map(|b| match str_field(b, "type") {
+                    Some("text") => str_field(b, "text").unwrap_or(""),
+                    Some("image") => "[image]",
+                    _ => "[attachment]",
+                })
+                .collect();
+            let whole = blocks.len() == 1 && str_field(&blocks[0], "type") == Some("text");
+            (j::clip(&texts.join("\n"), QUEUED_TEXT_MAX + 1), whole)
+        }
+        _ => (String::new(), false),
     }
-    let first = q
-        .first()
-        .map(|m| j::title(str_field(m, "message"), ""))
-        .unwrap_or_default();
-    Some(format!("{} queued: {}", q.len(), j::clip(&first, 60)))
+}
+
+/// `harness::status.queued` as the core's queue: the first `QUEUE_SHOWN` well-formed
+/// entries, neutralized and clipped, the rest counted.
+fn queue_of(r: &Value) -> Queue {
+    let mut q = Queue::default();
+    for m in array(r, "queued") {
+        let Some(id) = id_field(m, "entry_id") else {
+            continue;
+        };
+        if q.entries.len() >= QUEUE_SHOWN {
+            q.more += 1;
+            continue;
+        }
+        let (raw, whole) = queued_text(m);
+        let cut = j::clip(&raw, QUEUED_TEXT_MAX);
+        let text = crate::core::text::neutralize(&cut).into_owned();
+        q.entries.push(QueuedMessage {
+            entry_id: id.to_string(),
+            exact: whole && text == raw,
+            text,
+            queued_at: u64_field(m, "queued_at"),
+        });
+    }
+    q
 }
 
 fn context_line(r: &Value) -> Option<String> {

@@ -976,3 +976,241 @@ fn a_next_page_of_a_request_that_is_not_an_object_does_not_panic() {
     s1 = json::with_cursor(&s1, "c2");
     assert_eq!(s1, json!({"session_id": "s1", "cursor": "c2"}));
 }
+
+fn queue_event(out: &Out) -> Option<crate::core::msg::Queue> {
+    out.events.iter().rev().find_map(|(r, e)| match e {
+        BackendEvent::Queue(q) if r == "s1" => Some(q.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn the_queue_reaches_the_core_as_data_bounded_and_neutralized() {
+    let mut m = online();
+    let user =
+        |t: &str| json!({"role": "user", "content": [{"type": "text", "text": t}], "timestamp": 1});
+    let mut queued = vec![
+        // The spec's shape: a user message.
+        json!({"entry_id": "q1", "id": "q1", "message": user("fold in the CHANGELOG"), "queued_at": 7, "session_id": "s1"}),
+        // An older harness's bare string.
+        json!({"entry_id": "q2", "id": "q2", "message": "plain text", "queued_at": 8, "session_id": "s1"}),
+        // Hostile text: shown visibly, never editable (an edit would replace it).
+        json!({"entry_id": "q3", "id": "q3", "message": user("rm \u{1b}[2J\u{202e}x"), "queued_at": 9, "session_id": "s1"}),
+        // Longer than we carry: cut, not editable.
+        json!({"entry_id": "q4", "id": "q4", "message": user(&"y".repeat(20_000)), "queued_at": 9, "session_id": "s1"}),
+        // An image beside the text: an edit would drop it.
+        json!({"entry_id": "q5", "id": "q5", "message": {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image", "data": "x"}], "timestamp": 1}, "queued_at": 9, "session_id": "s1"}),
+        // Malformed entries are skipped.
+        json!({"id": "no-entry-id", "message": "x"}),
+        json!(3),
+    ];
+    for i in 0..60 {
+        queued.push(json!({"entry_id": format!("b{i}"), "message": user("bulk"), "queued_at": 10}));
+    }
+    let out = m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &json!({"session_id": "s1", "status": "running", "expects_wake": false, "queued": queued}),
+        2,
+    );
+    let q = queue_event(&out).expect("the queue as data");
+    assert_eq!(q.entries.len(), crate::core::msg::QUEUE_SHOWN);
+    assert_eq!(q.more, 5 + 60 - crate::core::msg::QUEUE_SHOWN);
+    let e = &q.entries;
+    assert_eq!(
+        (
+            e[0].entry_id.as_str(),
+            e[0].text.as_str(),
+            e[0].queued_at,
+            e[0].exact
+        ),
+        ("q1", "fold in the CHANGELOG", Some(7), true)
+    );
+    assert_eq!((e[1].text.as_str(), e[1].exact), ("plain text", true));
+    assert!(
+        !e[2].text.chars().any(crate::core::text::is_hostile),
+        "{:?}",
+        e[2].text
+    );
+    assert!(e[2].text.contains("^[[2J<U+202E>x"));
+    assert!(!e[2].exact);
+    assert!(e[3].text.chars().count() <= crate::core::msg::QUEUED_TEXT_MAX);
+    assert!(!e[3].exact);
+    assert_eq!((e[4].text.as_str(), e[4].exact), ("see\n[image]", false));
+    assert_eq!(
+        info(&out, "queued"),
+        Some(Some("65 queued: fold in the CHANGELOG"))
+    );
+    // An empty queue (and a session with no turn yet) clears it.
+    let out = m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &json!({"session_id": "s1", "status": "completed", "expects_wake": false}),
+        3,
+    );
+    assert_eq!(queue_event(&out), Some(crate::core::msg::Queue::default()));
+    let out = m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &Value::Null,
+        4,
+    );
+    assert_eq!(queue_event(&out), Some(crate::core::msg::Queue::default()));
+}
+
+#[test]
+fn the_core_commands_reach_the_queue_and_new_session_calls() {
+    let mut m = online();
+    let out = m.command(
+        "s1",
+        &Command::EditQueued {
+            entry_id: "q1".into(),
+            text: "better".into(),
+        },
+        2,
+    );
+    assert_eq!(out.calls[0].function_id, "harness::edit_queued");
+    assert_eq!(
+        out.calls[0].payload,
+        json!({"session_id": "s1", "entry_id": "q1", "message": "better"})
+    );
+    // The result re-reads the queue so the view shows what the engine holds.
+    let c = out.calls[0].clone();
+    let r = m.on_result(&c.function_id, &c.payload, &json!({"updated": true}), 3);
+    assert!(r.calls.iter().any(|c| c.function_id == "harness::status"));
+    let out = m.command(
+        "s1",
+        &Command::Unqueue {
+            entry_id: "q1".into(),
+        },
+        4,
+    );
+    assert_eq!(
+        (out.calls[0].function_id.as_str(), &out.calls[0].payload),
+        (
+            "harness::unqueue",
+            &json!({"session_id": "s1", "entry_id": "q1"})
+        )
+    );
+    // The dialog's command comes through the engine's own session (root "").
+    let out = m.command(
+        "",
+        &Command::NewHarnessSession(crate::core::msg::HarnessSession {
+            model: "m1".into(),
+            title: "Docs".into(),
+            allow: vec!["fs::read".into(), "approval::list-pending".into()],
+            message: "write them".into(),
+        }),
+        5,
+    );
+    let send = out.calls[0].clone();
+    assert_eq!(send.function_id, "harness::send");
+    assert_eq!(send.payload["message"], "write them");
+    assert_eq!(send.payload["model"], "m1");
+    assert_eq!(
+        send.payload["options"]["functions"]["allow"],
+        json!(["fs::read"])
+    );
+    assert!(out.events.iter().any(|(r, e)| r.is_empty()
+        && matches!(e, BackendEvent::Protocol { text, .. } if text.contains("approval::list-pending"))));
+    // Its result opens the new root even before `session::created` arrives, once.
+    let r = m.on_result(
+        "harness::send",
+        &send.payload,
+        &json!({"accepted": true, "session_id": "s-new", "turn_id": "t1"}),
+        6,
+    );
+    assert_eq!(
+        r.roots,
+        vec![OpenRoot {
+            key: "s-new".into(),
+            title: "Docs".into()
+        }]
+    );
+    let again = m.on_event(
+        "session::created",
+        &json!({"session_id": "s-new", "title": "Docs"}),
+        7,
+    );
+    assert!(again.roots.is_empty());
+    // Offline: nothing is sent, and it is said.
+    m.offline();
+    let out = m.command(
+        "",
+        &Command::NewHarnessSession(crate::core::msg::HarnessSession::default()),
+        8,
+    );
+    assert!(out.calls.is_empty());
+    assert!(out.events.iter().any(
+        |(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("offline"))
+    ));
+}
+
+#[test]
+fn a_failed_queue_change_is_said_and_the_queue_re_read() {
+    let mut m = online();
+    let out = m.unqueue("s1", "q1");
+    let c = out.calls[0].clone();
+    let r = m.on_error(
+        &c.function_id,
+        &c.payload,
+        "TIMEOUT",
+        "no result in time",
+        2,
+    );
+    assert!(r.events.iter().any(|(root, e)| root == "s1"
+        && matches!(e, BackendEvent::Protocol { text, .. } if text.contains("harness::unqueue failed"))));
+    assert_eq!(
+        r.calls
+            .iter()
+            .map(|c| (c.function_id.as_str(), c.payload.clone()))
+            .collect::<Vec<_>>(),
+        vec![(
+            "harness::status",
+            json!({"session_id": "s1", "verbose": true})
+        )]
+    );
+}
+
+#[test]
+fn a_queued_message_landing_in_the_transcript_re_reads_the_queue() {
+    let mut m = online();
+    let user =
+        json!({"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": 1});
+    m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1", "verbose": true}),
+        &json!({"session_id": "s1", "status": "running", "expects_wake": false,
+                "queued": [{"entry_id": "q1", "id": "q1", "message": user, "queued_at": 1, "session_id": "s1"}]}),
+        2,
+    );
+    let status_reads = |out: &Out| {
+        out.calls
+            .iter()
+            .filter(|c| c.function_id == "harness::status")
+            .count()
+    };
+    // Another entry changes nothing; the queued one's entry id re-reads once.
+    let other = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "e9", "message": user}),
+        3,
+    );
+    assert_eq!(status_reads(&other), 0);
+    let drained = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "q1", "message": user}),
+        4,
+    );
+    assert_eq!(status_reads(&drained), 1);
+    let again = m.on_event(
+        "session::message-added",
+        &json!({"session_id": "s1", "entry_id": "q1", "message": user}),
+        5,
+    );
+    assert_eq!(
+        status_reads(&again),
+        0,
+        "a duplicate delivery reads nothing more"
+    );
+}

@@ -369,6 +369,18 @@ impl Mapper {
             if terminal {
                 self.read(out, "harness::metrics", json!({"root_session_id": root}));
             }
+            // What was queued drains when a step ends: show the queue as it is now.
+            if self
+                .sessions
+                .get(&session)
+                .is_some_and(|s| !s.queued.is_empty())
+            {
+                self.read(
+                    out,
+                    "harness::status",
+                    json!({"session_id": session, "verbose": true}),
+                );
+            }
         } else if let Some(st) = node_st {
             out.ev(
                 &root,
@@ -400,6 +412,13 @@ impl Mapper {
             // Quitting answers nothing: held calls are durable and another console may
             // answer them.
             Command::Shutdown | Command::Note(_) => {}
+            Command::EditQueued { entry_id, text } => {
+                return self.edit_queued(root, entry_id, text);
+            }
+            Command::Unqueue { entry_id } => return self.unqueue(root, entry_id),
+            Command::NewHarnessSession(h) => {
+                return self.new_session(&h.message, &h.model, &h.title, &h.allow);
+            }
         }
         out
     }
@@ -433,9 +452,18 @@ impl Mapper {
         allow: &[String],
     ) -> Out {
         let mut out = Out::default();
+        if !self.online {
+            out.protocol(
+                "",
+                Level::Warn,
+                "offline: no new harness session was started",
+            );
+            return out;
+        }
         let (kept, dropped): (Vec<&String>, Vec<&String>) = allow
             .iter()
-            .partition(|f| !(f.starts_with("approval::") || f.starts_with("configuration::")));
+            .take(crate::core::msg::ALLOW_MAX)
+            .partition(|f| !crate::core::msg::human_only(f));
         if !dropped.is_empty() {
             let names: Vec<&str> = dropped.iter().map(|s| s.as_str()).collect();
             out.protocol(
@@ -463,6 +491,28 @@ impl Mapper {
             retry_safe: true,
         });
         out
+    }
+
+    /// A transcript entry landed: a queued message drains under its own `entry_id` (spec
+    /// `QueuedMessage.entry_id`), so the queue shown is read again.
+    pub(super) fn queue_drained(&mut self, p: &Value, out: &mut Out) {
+        let (Some(session), Some(entry)) = (id_field(p, "session_id"), id_field(p, "entry_id"))
+        else {
+            return;
+        };
+        let Some(s) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(i) = s.queued.iter().position(|q| q == entry) else {
+            return;
+        };
+        s.queued.swap_remove(i);
+        let session = session.to_string();
+        self.read(
+            out,
+            "harness::status",
+            json!({"session_id": session, "verbose": true}),
+        );
     }
 
     /// Remove a queued message (`entry_id` from `harness::status.queued`).
@@ -528,8 +578,31 @@ impl Mapper {
         let Some(session) =
             id_field(result, "session_id").or_else(|| id_field(request, "session_id"))
         else {
+            if request.get("session_id").is_none() {
+                out.protocol(
+                    "",
+                    Level::Warn,
+                    "harness::send started no session (no session id in its result)",
+                );
+            }
             return;
         };
+        if request.get("session_id").is_none() && bool_field(result, "accepted") != Some(false) {
+            // A new session from the dialog: it becomes a root now, whether or not its
+            // `session::created` event has arrived (delivery is unordered, may be lost).
+            let title = request.pointer("/session/title").and_then(Value::as_str);
+            if !self.sessions.contains_key(session) {
+                out.protocol(
+                    "",
+                    Level::Info,
+                    format!(
+                        "new harness session {} started",
+                        j::title(Some(session), "")
+                    ),
+                );
+            }
+            self.ensure_session(session, None, title, out);
+        }
         let Some(root) = self.sessions.get(session).map(|s| s.root.clone()) else {
             return;
         };

@@ -4,6 +4,7 @@
 mod cancel_grace;
 mod forms;
 mod gates_open;
+mod harness;
 mod iii_gates;
 mod navigation;
 mod permission;

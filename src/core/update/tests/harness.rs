@@ -1,0 +1,387 @@
+//! iii turn control in the core: the queue view (`u`, `e` edits in the prompt, `d` twice
+//! removes) and the new-session dialog's harness choice routed to its engine's session.
+
+use super::*;
+use crate::core::msg::{HarnessSession, Queue, QueuedMessage};
+use crate::core::state::{NewSessionField, SessionId};
+
+const ENGINE: SessionId = SessionId::FIRST;
+
+fn entry(id: &str, text: &str) -> QueuedMessage {
+    QueuedMessage {
+        entry_id: id.into(),
+        text: text.into(),
+        queued_at: Some(500),
+        exact: true,
+    }
+}
+
+fn ev_in(s: &mut State, session: SessionId, event: BackendEvent) -> Vec<Effect> {
+    update(
+        s,
+        crate::core::Msg::Backend {
+            session,
+            at_ms: 1_000,
+            event,
+        },
+    )
+}
+
+/// An engine session (live) and one iii root session `root`, shown, with two queued
+/// messages; the keyboard on the tree.
+fn iii() -> (State, SessionId) {
+    let mut s = State::new("iii", "iii ws://127.0.0.1:49134", 0);
+    let root = s.add_session("iii", "Fix the build");
+    ev_in(
+        &mut s,
+        ENGINE,
+        BackendEvent::HarnessHost(Some("ws://127.0.0.1:49134".into())),
+    );
+    ev_in(
+        &mut s,
+        root,
+        BackendEvent::Queue(Queue {
+            entries: vec![
+                entry("q-1", "also the CHANGELOG"),
+                entry("q-2", "and tag it"),
+            ],
+            more: 0,
+        }),
+    );
+    s.select_session(1, 0);
+    s.focus = Focus::Tree;
+    (s, root)
+}
+
+fn queue_cursor(s: &State) -> Option<(usize, Option<String>)> {
+    match &s.overlay {
+        Some(Overlay::Queue {
+            cursor,
+            confirm_remove,
+        }) => Some((*cursor, confirm_remove.clone())),
+        _ => None,
+    }
+}
+
+#[test]
+fn q_lists_the_queue_and_e_edits_an_entry_in_place() {
+    let (mut s, root) = iii();
+    ch(&mut s, 'u');
+    assert_eq!(queue_cursor(&s), Some((0, None)));
+    press(&mut s, KeyCode::Down);
+    assert_eq!(queue_cursor(&s), Some((1, None)));
+    ch(&mut s, 'e');
+    assert_eq!(s.overlay, None);
+    assert_eq!(s.focus, Focus::Prompt);
+    assert_eq!(s.prompt_text(), "and tag it");
+    // Typed text extends the message; Enter saves it in place, never as a new prompt.
+    typ(&mut s, " v2");
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            root,
+            Command::EditQueued {
+                entry_id: "q-2".into(),
+                text: "and tag it v2".into()
+            }
+        )]
+    );
+    assert_eq!(s.prompt_text(), "");
+    assert_eq!(s.queue_edit, None);
+    // Nothing was pushed to the transcript as if sent.
+    assert!(s.tree.nodes[0].transcript.items.is_empty());
+}
+
+#[test]
+fn esc_cancels_an_edit_and_the_next_enter_sends_a_prompt() {
+    let (mut s, root) = iii();
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(s.queue_edit, None);
+    assert_eq!(s.prompt_text(), "");
+    assert!(s.status_line.as_deref().unwrap().contains("unchanged"));
+    ch(&mut s, 'i');
+    typ(&mut s, "hello");
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(root, Command::Prompt("hello".into()))]
+    );
+}
+
+#[test]
+fn an_entry_that_left_the_queue_is_not_edited_and_the_text_stays() {
+    let (mut s, root) = iii();
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    typ(&mut s, "!");
+    // The engine drained it meanwhile: the re-read queue no longer holds it.
+    ev_in(
+        &mut s,
+        root,
+        BackendEvent::Queue(Queue {
+            entries: vec![entry("q-2", "and tag it")],
+            more: 0,
+        }),
+    );
+    let fx = press(&mut s, KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(s.prompt_text(), "also the CHANGELOG!");
+    assert!(s.status_line.as_deref().unwrap().contains("left the queue"));
+    // The next Enter sends it as a new message.
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            root,
+            Command::Prompt("also the CHANGELOG!".into())
+        )]
+    );
+}
+
+#[test]
+fn d_twice_removes_an_entry_and_another_key_in_between_cancels() {
+    let (mut s, root) = iii();
+    ch(&mut s, 'u');
+    assert!(ch(&mut s, 'd').is_empty());
+    assert_eq!(queue_cursor(&s), Some((0, Some("q-1".into()))));
+    assert!(s.status_line.as_deref().unwrap().contains("d again"));
+    // Moving away forgets the first press.
+    press(&mut s, KeyCode::Down);
+    assert!(ch(&mut s, 'd').is_empty());
+    let fx = press(&mut s, KeyCode::Delete);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            root,
+            Command::Unqueue {
+                entry_id: "q-2".into()
+            }
+        )]
+    );
+    // The re-read drops it; the cursor follows.
+    ev_in(
+        &mut s,
+        root,
+        BackendEvent::Queue(Queue {
+            entries: vec![entry("q-1", "also the CHANGELOG")],
+            more: 0,
+        }),
+    );
+    assert_eq!(queue_cursor(&s), Some((0, None)));
+    ch(&mut s, 'q');
+    assert_eq!(s.overlay, None);
+}
+
+#[test]
+fn a_cut_or_neutralized_entry_is_removable_but_not_editable() {
+    let (mut s, root) = iii();
+    let mut cut = entry("q-9", "very long…");
+    cut.exact = false;
+    ev_in(
+        &mut s,
+        root,
+        BackendEvent::Queue(Queue {
+            entries: vec![cut],
+            more: 3,
+        }),
+    );
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    assert!(s.queue_edit.is_none());
+    assert!(queue_cursor(&s).is_some());
+    assert!(s.status_line.as_deref().unwrap().contains("d removes"));
+}
+
+#[test]
+fn a_prompt_with_text_is_never_overwritten_by_an_edit() {
+    let (mut s, _) = iii();
+    ch(&mut s, 'i');
+    typ(&mut s, "draft");
+    press(&mut s, KeyCode::Esc);
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    assert_eq!(s.prompt_text(), "draft");
+    assert!(s.queue_edit.is_none());
+    assert!(s.status_line.as_deref().unwrap().contains("Ctrl-U"));
+}
+
+#[test]
+fn q_without_a_queue_says_so_and_opens_nothing() {
+    let mut s = State::new("claude", "main", 0);
+    s.focus = Focus::Tree;
+    ch(&mut s, 'u');
+    assert_eq!(s.overlay, None);
+    assert!(s.status_line.as_deref().unwrap().contains("no queued"));
+}
+
+#[test]
+fn the_queue_key_can_be_remapped() {
+    let (mut s, _) = iii();
+    s.keymap = crate::core::keymap::build(&std::collections::BTreeMap::from([(
+        "queue".to_string(),
+        "W".to_string(),
+    )]))
+    .unwrap();
+    ch(&mut s, 'W');
+    assert!(queue_cursor(&s).is_some());
+}
+
+/// Ctrl-N, then Down past the profiles and the command line to the harness choice.
+fn harness_dialog(s: &mut State) {
+    ctrl(s, 'n');
+    let profiles = s.profiles.len();
+    for _ in 0..=profiles {
+        press(s, KeyCode::Down);
+    }
+    let Some(Overlay::NewSession(form)) = &s.overlay else {
+        panic!("{:?}", s.overlay)
+    };
+    assert_eq!(form.harness(profiles), Some(0));
+    assert_eq!(form.engine, Some(ENGINE));
+}
+
+fn form(s: &State) -> crate::core::state::NewSessionForm {
+    match &s.overlay {
+        Some(Overlay::NewSession(f)) => f.clone(),
+        o => panic!("{o:?}"),
+    }
+}
+
+#[test]
+fn the_dialog_starts_a_harness_session_on_its_engine() {
+    let (mut s, _) = iii();
+    s.profiles = vec![crate::core::state::ProfileChoice {
+        name: "api".into(),
+        backend: "claude".into(),
+        cwd: "/src/api".into(),
+    }];
+    harness_dialog(&mut s);
+    // Past the last choice the cursor stays on it.
+    press(&mut s, KeyCode::Down);
+    assert_eq!(form(&s).harness(1), Some(0));
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(form(&s).field, NewSessionField::Model);
+    typ(&mut s, "claude-sonnet");
+    press(&mut s, KeyCode::Tab);
+    typ(&mut s, "Write the docs");
+    press(&mut s, KeyCode::Tab);
+    typ(
+        &mut s,
+        "fs::read, approval::resolve ,shell::exec,, configuration::set",
+    );
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(form(&s).field, NewSessionField::Prompt);
+    typ(&mut s, "document the parser");
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            ENGINE,
+            Command::NewHarnessSession(HarnessSession {
+                model: "claude-sonnet".into(),
+                title: "Write the docs".into(),
+                allow: vec!["fs::read".into(), "shell::exec".into()],
+                message: "document the parser".into(),
+            })
+        )]
+    );
+    assert_eq!(s.overlay, None);
+    let note = s.status_line.clone().unwrap();
+    assert!(
+        note.contains("approval::resolve, configuration::set"),
+        "{note}"
+    );
+}
+
+#[test]
+fn the_harness_choice_needs_a_model_and_a_message() {
+    let (mut s, _) = iii();
+    harness_dialog(&mut s);
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+    assert_eq!(form(&s).field, NewSessionField::Model);
+    typ(&mut s, "m");
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+    assert_eq!(form(&s).field, NewSessionField::Prompt);
+    assert!(s.status_line.as_deref().unwrap().contains("first message"));
+}
+
+#[test]
+fn an_engine_that_went_offline_is_not_asked() {
+    let (mut s, _) = iii();
+    harness_dialog(&mut s);
+    press(&mut s, KeyCode::Tab);
+    typ(&mut s, "m");
+    ev_in(&mut s, ENGINE, BackendEvent::HarnessHost(None));
+    for _ in 0..3 {
+        press(&mut s, KeyCode::Tab);
+    }
+    typ(&mut s, "hi");
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+    assert!(s.status_line.as_deref().unwrap().contains("not live"));
+    assert!(matches!(s.overlay, Some(Overlay::NewSession(_))));
+}
+
+#[test]
+fn no_harness_choice_without_a_live_engine() {
+    let mut s = State::new("claude", "main", 0);
+    s.focus = Focus::Tree;
+    ctrl(&mut s, 'n');
+    for _ in 0..3 {
+        press(&mut s, KeyCode::Down);
+    }
+    let f = form(&s);
+    assert!(f.is_command(0));
+    assert_eq!(f.harness(0), None);
+}
+
+#[test]
+fn other_backends_say_they_do_not_support_the_iii_commands() {
+    for c in [
+        Command::EditQueued {
+            entry_id: "q".into(),
+            text: "t".into(),
+        },
+        Command::Unqueue {
+            entry_id: "q".into(),
+        },
+        Command::NewHarnessSession(HarnessSession::default()),
+    ] {
+        let mut claude = crate::backend::claude::mapping::Mapper::new(&[]);
+        let out = claude.command(&c);
+        assert!(out.replies.is_empty());
+        assert!(
+            out.events.iter().any(|e| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("not supported by this backend"))),
+            "{:?}",
+            out.events
+        );
+        let mut acp = crate::backend::acp::mapping::Mapper::new(Default::default());
+        let out = acp.command(&c);
+        assert!(out.lines.is_empty());
+        assert!(
+            out.events.iter().any(|e| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("not supported by this backend"))),
+            "{:?}",
+            out.events
+        );
+    }
+}
+
+#[test]
+fn a_replayed_queue_is_shown_never_changed() {
+    let (mut s, _) = iii();
+    s.replay = Some(Default::default());
+    ch(&mut s, 'u');
+    for c in ['e', 'd', 'd'] {
+        assert!(ch(&mut s, c).is_empty());
+    }
+    assert!(s.queue_edit.is_none());
+    assert!(queue_cursor(&s).is_some());
+    assert!(
+        s.status_line
+            .as_deref()
+            .unwrap()
+            .contains("read-only replay")
+    );
+}
