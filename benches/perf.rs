@@ -11,7 +11,7 @@
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--sdk-ns X` is the
 //! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
-//! after the ingest figures (for profiling); `--keys-only` measures only the key latencies.
+//! after the ingest figures (for profiling); `--keys-only` measures only the key latencies, `--replay-only` only replay seeking.
 
 #[path = "support/gen.rs"]
 mod generator;
@@ -719,6 +719,14 @@ fn main() {
                 .unwrap_or_default()
                 .trim()
         );
+        return;
+    }
+    if std::env::args().any(|a| a == "--replay-only") {
+        // Just replay seeking, on a generated stream of `--lines` (default 1M) lines.
+        let lines = ClaudeGen::lines(1, a.lines.unwrap_or(1_000_000));
+        for c in replay_checks(&lines) {
+            println!("{} {:.3} {} (target {})", c.name, c.value, c.unit, c.target);
+        }
         return;
     }
     let full = a.full;

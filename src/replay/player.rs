@@ -133,6 +133,15 @@ impl Drop for Player {
     }
 }
 
+/// Free a state copy on a helper thread: a long session's state is millions of allocations, and
+/// freeing them in the key handler costs as much as a step back may take in all.
+fn drop_off_thread<T: Send + 'static>(v: T) {
+    // Should no thread be had, the closure (and the copy) is freed here after all.
+    let _ = std::thread::Builder::new()
+        .name("replay-drop".into())
+        .spawn(move || drop(v));
+}
+
 /// Replay the whole recording once in the background, keeping evenly spaced copies of the state
 /// and one of the end, so `End` and far seeks start close to where they go.
 fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBool) {
@@ -346,7 +355,7 @@ impl Player {
         if self.spare_making.is_some() || self.spare.as_ref().is_some_and(|(p, _)| *p == behind) {
             return;
         }
-        self.spare = None;
+        drop_off_thread(self.spare.take());
         let (tx, rx) = std::sync::mpsc::channel();
         if let Some(original) = self.local.remove(&behind) {
             std::thread::spawn(move || {
@@ -561,7 +570,7 @@ impl Player {
         st.focus_root = focus_root.filter(|r| *r < st.tree.nodes.len());
         st.side_by_side = side_by_side;
         st.status_line = status;
-        self.feeder = f;
+        drop_off_thread(std::mem::replace(&mut self.feeder, f));
     }
 
     /// Apply frames to `feeder` up to `n` (at most `budget` of them), copying the state at each
@@ -591,7 +600,14 @@ impl Player {
     fn landed(&mut self) {
         let pos = self.feeder.pos;
         let keep = pos.saturating_sub(3 * CHECKPOINT_SPACING)..=pos + CHECKPOINT_SPACING;
-        self.local.retain(|p, _| keep.contains(p));
+        let far: Vec<usize> = self
+            .local
+            .keys()
+            .filter(|p| !keep.contains(p))
+            .copied()
+            .collect();
+        let dropped: Vec<Feeder> = far.iter().filter_map(|p| self.local.remove(p)).collect();
+        drop_off_thread(dropped);
         if self.feeder.pos == self.total() {
             self.playing = false;
         }
