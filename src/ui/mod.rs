@@ -219,23 +219,13 @@ fn session_row(
 }
 
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
-    let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
-    let rows = crate::core::update::tree_rows(state);
+    // Totals, the selected row's position and the window's rows come from what the reducer
+    // keeps (counts per subtree, subtree sizes): a frame costs the pane's height, whatever
+    // the number of sessions and sub-agents.
+    let totals = crate::core::update::row_totals(state);
+    let (running, waiting, done, failed) =
+        (totals.running, totals.waiting, totals.done, totals.failed);
     let many = state.sessions.len() > 1 && state.focus_root.is_none();
-    // Sub-agents by state; a root counts only when it waits on a gate.
-    for &(i, id) in &rows {
-        let s = &state.sessions[i];
-        let n = &s.tree.nodes[id];
-        if s.gates_on(id) > 0 {
-            waiting += 1;
-        } else if id != state.focus_root.unwrap_or(0) {
-            match n.status {
-                NodeStatus::Completed => done += 1,
-                NodeStatus::Failed | NodeStatus::Killed => failed += 1,
-                _ => running += 1,
-            }
-        }
-    }
     let title = if many {
         format!(" Sessions ({}) ", state.sessions.len())
     } else {
@@ -265,16 +255,16 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     state.view.tree_area.set(inner);
     let w = inner.width as usize;
     let h = inner.height as usize;
-    // Two rows per node; only the nodes in the window are formatted, so thousands of
-    // sub-agents cost the pane's height, not their number.
+    // Two rows per node; only the nodes in the window are visited and formatted, so
+    // thousands of sub-agents cost the pane's height, not their number.
     let here = (state.selected, state.selected_node);
-    let selected_row = 2 * rows.iter().position(|r| *r == here).unwrap_or(0);
+    let selected_row = 2 * crate::core::update::row_index(state, here).unwrap_or(0);
     let top = (selected_row + 2).saturating_sub(h);
     let first = top / 2;
     let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
     let mut drawn: Vec<(usize, usize)> = Vec::with_capacity(h + 1);
     let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for &(i, id) in rows.iter().skip(first).take(h / 2 + 2) {
+    for (i, id) in crate::core::update::rows_from(state, first).take(h / 2 + 2) {
         let s = &state.sessions[i];
         let n = &s.tree.nodes[id];
         drawn.extend([(i, id), (i, id)]);
