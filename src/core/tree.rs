@@ -489,6 +489,7 @@ impl Tree {
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut stack = vec![0];
         while let Some(id) = stack.pop() {
+            visit();
             out.push(id);
             stack.extend(self.nodes[id].children.iter().rev());
         }
@@ -498,6 +499,7 @@ impl Tree {
     /// True when `id` is `ancestor` or lies below it.
     pub fn is_within(&self, mut id: NodeId, ancestor: NodeId) -> bool {
         loop {
+            visit();
             if id == ancestor {
                 return true;
             }

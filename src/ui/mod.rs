@@ -859,4 +859,111 @@ mod flat_tests {
             assert!(screen.contains(&name), "{name} shown");
         }
     }
+
+    /// A workspace of five sessions, each with `n` sub-agents nested up to three deep, built
+    /// through the reducer; the last session's middle node (three deep) selected.
+    fn workspace_of(n: usize) -> State {
+        use crate::core::msg::BackendEvent;
+        use crate::core::state::SessionId;
+        let mut s = State::new("claude", "s0", 0);
+        let mut ids = vec![SessionId::FIRST];
+        for k in 1..5 {
+            ids.push(s.add_session("claude", &format!("s{k}")));
+        }
+        for &session in &ids {
+            for a in 0..n {
+                let parent = matches!(a % 4, 1 | 2).then(|| format!("a{}", a - 1));
+                let event = BackendEvent::NodeOpen {
+                    key: format!("a{a}"),
+                    parent,
+                    patch: Default::default(),
+                };
+                let at_ms = 0;
+                let _ = crate::core::update(
+                    &mut s,
+                    crate::core::Msg::Backend {
+                        session,
+                        at_ms,
+                        event,
+                    },
+                );
+            }
+        }
+        let mid = (n / 2) / 4 * 4 + 2;
+        let node = s.sessions[4].tree.get(&format!("a{mid}")).unwrap();
+        s.select_session(4, node);
+        s
+    }
+
+    fn visited(f: impl FnOnce()) -> usize {
+        crate::core::tree::NODES_VISITED.with(|c| c.set(0));
+        f();
+        crate::core::tree::NODES_VISITED.with(|c| c.get())
+    }
+
+    /// Nodes a frame's tree pane steps over (its totals, the selected row's position, its
+    /// window) and nodes one event on a node steps over: the same with 20,000 sub-agents as
+    /// with 1,000 (the frame used to walk every node of every session for its totals and the
+    /// selected row, and a badge counted every pending gate).
+    #[test]
+    fn tree_frame_and_node_events_cost_the_same_whatever_the_node_count() {
+        use crate::core::msg::BackendEvent;
+        use crate::core::tree::NodePatch;
+        let mut costs = Vec::new();
+        for n in [200, 4_000] {
+            let mut s = workspace_of(n);
+            let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+            let theme = Theme::dark();
+            let frame = visited(|| {
+                term.draw(|f| render(&s, &theme, f)).unwrap();
+            });
+            let screen = buffer_text(term.backend().buffer());
+            let selected = s.tree.nodes[s.selected_node].key.clone();
+            assert!(screen.contains("5 sessions") || screen.contains("Sessions (5)"));
+            let session = s.sessions[4].id;
+            let mut event = |s: &mut State, event| {
+                visited(|| {
+                    let _ = crate::core::update(
+                        s,
+                        crate::core::Msg::Backend {
+                            session,
+                            at_ms: 1,
+                            event,
+                        },
+                    );
+                })
+            };
+            let status = event(
+                &mut s,
+                BackendEvent::NodeUpdate {
+                    key: selected.clone(),
+                    patch: NodePatch {
+                        status: Some(crate::core::tree::NodeStatus::Completed),
+                        ..Default::default()
+                    },
+                },
+            );
+            let opened = event(
+                &mut s,
+                BackendEvent::NodeOpen {
+                    key: "late".into(),
+                    parent: Some(selected.clone()),
+                    patch: Default::default(),
+                },
+            );
+            let rows = crate::core::update::tree_rows(&s);
+            assert_eq!(rows.len(), 5 * (n + 1) + 1, "every node is a row");
+            let totals = crate::core::update::row_totals(&s);
+            assert_eq!((totals.done, totals.running), (1, 5 * n));
+            let frame2 = visited(|| {
+                term.draw(|f| render(&s, &theme, f)).unwrap();
+            });
+            costs.push((frame, frame2, status, opened));
+        }
+        assert_eq!(costs[0], costs[1], "200 vs 4,000 sub-agents per session");
+        let (frame, _, status, opened) = costs[1];
+        // The window (about 25 nodes, each a few steps) and the selected node's depth.
+        assert!(frame < 120, "{costs:?}");
+        assert!(status <= 4 && opened <= 5, "{costs:?}");
+    }
 }
