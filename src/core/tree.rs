@@ -6,6 +6,10 @@ use super::transcript::{ItemOp, Transcript};
 
 pub type NodeId = usize;
 
+/// How deep sub-agents nest in the tree (real agents nest two or three deep): positions and
+/// counts cost O(depth) per event, so the depth is bounded.
+pub const MAX_DEPTH: usize = 32;
+
 /// The key of the root node; sub-agents are keyed by their dispatching tool_use id.
 pub const ROOT_KEY: &str = "root";
 
@@ -255,7 +259,12 @@ impl Tree {
         if let Some(id) = self.get(key) {
             return id;
         }
-        let parent = self.resolve(parent);
+        let mut parent = self.resolve(parent);
+        // A hostile chain of sub-agents must not make every event on it cost its length:
+        // below `MAX_DEPTH` a node joins the deepest level as its parent's sibling.
+        while self.nodes[parent].depth >= MAX_DEPTH {
+            parent = self.nodes[parent].parent.unwrap_or(0);
+        }
         let id = self.nodes.len();
         let slot = self.nodes[parent].children.len();
         self.nodes.push(Node {
@@ -526,6 +535,27 @@ mod tests {
         assert!(t.is_within(c, a));
         assert!(!t.is_within(b, a));
         assert_eq!(t.open("toolu_a", None, 3), a);
+    }
+
+    #[test]
+    fn nesting_stops_at_the_depth_bound() {
+        let mut t = Tree::new("main", 0);
+        let mut parent: Option<String> = None;
+        for k in 0..100 {
+            let key = format!("n{k}");
+            t.open(&key, parent.as_deref(), 0);
+            parent = Some(key);
+        }
+        assert_eq!(t.nodes.iter().map(|n| n.depth).max(), Some(MAX_DEPTH));
+        let last = t.get("n99").unwrap();
+        assert_eq!(t.nodes[last].depth, MAX_DEPTH);
+        // One event on the deepest node steps over at most the bound.
+        NODES_VISITED.with(|c| c.set(0));
+        t.set_status(last, NodeStatus::Completed);
+        let pos = t.position(last);
+        assert_eq!(t.nth_within(0, pos), Some(last));
+        assert!(NODES_VISITED.with(|c| c.get()) <= 3 * (MAX_DEPTH + 1));
+        assert_eq!(t.preorder().last(), Some(&last));
     }
 
     #[test]

@@ -274,7 +274,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             continue;
         }
         // Under a session row, sub-agents sit one level in.
-        let indent = "  ".repeat(n.depth - base + usize::from(many));
+        let indent = "  ".repeat((n.depth.saturating_sub(base) + usize::from(many)).min(w / 2));
         let (glyph, gstyle) = status_glyph(s, id, theme);
         let name_style = if selected {
             theme.selected
@@ -921,7 +921,7 @@ mod flat_tests {
             let selected = s.tree.nodes[s.selected_node].key.clone();
             assert!(screen.contains("5 sessions") || screen.contains("Sessions (5)"));
             let session = s.sessions[4].id;
-            let mut event = |s: &mut State, event| {
+            let event = |s: &mut State, event| {
                 visited(|| {
                     let _ = crate::core::update(
                         s,
