@@ -13,9 +13,13 @@
 //! 2. `g` (the oldest gate anywhere, through `update`) and a frame with the inbox overlay,
 //!    with fifty sessions × 10 gates at N/10 lines vs N lines each.
 //! 3. Memory: VmRSS after building the fifty-session workspace.
+//! 4. Ten times longer sessions (`--long` lines each, default 10 × N: about 260 sub-agents
+//!    per session at 200k lines): a frame of fifty such sessions against one, and the inbox
+//!    frame against the N-line workspace's. The tree pane's totals, the selected row's
+//!    position and its window come from what the reducer keeps, so neither may grow.
 //!
 //! Arguments after `--`: `--lines N` (stream lines per session, default 20000), `--sessions
-//! S` (default 50), `--frames F` (default 300).
+//! S` (default 50), `--frames F` (default 300), `--long L` (default 10 × N; 0 skips part 4).
 
 #[path = "support/gen.rs"]
 mod generator;
@@ -29,7 +33,7 @@ use switchboard::backend::claude::mapping::Mapper;
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, Overlay, SessionId};
 use switchboard::core::transcript::ItemOp;
-use switchboard::core::update::tree_rows;
+use switchboard::core::update::{row_index, row_totals, rows_from};
 use switchboard::core::{Msg, State, update};
 use switchboard::ui::theme::Theme;
 
@@ -215,6 +219,30 @@ impl Rig {
     }
 }
 
+/// What the tree pane asks of the state each frame: its totals, the selected row's
+/// position and the rows of a 50-line window.
+fn tree_pane(state: &State) -> usize {
+    let totals = row_totals(state);
+    let here = row_index(state, (state.selected, state.selected_node)).unwrap_or(0);
+    let window = rows_from(state, here.saturating_sub(12)).take(27).count();
+    totals.running + here + window
+}
+
+/// What the inbox overlay asks of the state each frame: the number of pending gates, the
+/// gates of a 45-row window and the batch.
+fn inbox_window(state: &State) -> usize {
+    let total = state.inbox_len();
+    let top = state
+        .inbox
+        .cursor
+        .min(total.saturating_sub(1))
+        .saturating_sub(44);
+    let window = (top..total.min(top + 45))
+        .filter_map(|k| state.inbox_at(k))
+        .count();
+    window + switchboard::core::update::workspace::batch(state).len()
+}
+
 /// Runs `a` and `b` alternately `n` times each, so both see the same load of a shared
 /// machine; returns their times.
 fn paired(
@@ -350,12 +378,12 @@ fn main() {
         presses,
         |_| {
             let t = Instant::now();
-            std::hint::black_box(tree_rows(&one.state));
+            std::hint::black_box(tree_pane(&one.state));
             t.elapsed().as_secs_f64() * 1e6
         },
         |_| {
             let t = Instant::now();
-            std::hint::black_box(tree_rows(&many.state));
+            std::hint::black_box(tree_pane(&many.state));
             t.elapsed().as_secs_f64() * 1e6
         },
     );
@@ -363,17 +391,84 @@ fn main() {
         presses,
         |_| {
             let t = Instant::now();
-            std::hint::black_box(small.state.inbox());
+            std::hint::black_box(inbox_window(&small.state));
             t.elapsed().as_secs_f64() * 1e6
         },
         |_| {
             let t = Instant::now();
-            std::hint::black_box(many.state.inbox());
+            std::hint::black_box(inbox_window(&many.state));
             t.elapsed().as_secs_f64() * 1e6
         },
     );
     let nodes = |s: &State| s.sessions.iter().map(|s| s.tree.nodes.len()).sum::<usize>();
     let (one_nodes, many_nodes) = (nodes(&one.state), nodes(&many.state));
+    drop(one);
+    drop(small);
+
+    // 4. Ten times longer sessions: the tree pane used to walk every node of every session
+    // each frame (its totals and the selected row's position), so these grew with length.
+    let long = arg("--long").unwrap_or(if full { 10 * lines } else { 2 * lines });
+    let mut long_rows = Vec::new();
+    let mut long_checks = Vec::new();
+    if long > 0 {
+        let t = Instant::now();
+        let mut long_many = Rig::new(build(n, long), &theme);
+        let mut long_one = Rig::new(build(1, long), &theme);
+        println!(
+            "built {n} sessions and 1 session × {long} lines in {:.1} s: {} and {} nodes, {} rows",
+            t.elapsed().as_secs_f64(),
+            nodes(&long_many.state),
+            nodes(&long_one.state),
+            rows(&long_many.state),
+        );
+        let (lo, lm) = paired(
+            frames,
+            |i| long_one.frame(&theme, i),
+            |i| long_many.frame(&theme, i),
+        );
+        let (lo50, lo99) = summary(lo);
+        let (lm50, lm99) = summary(lm);
+        // The same history as `many` (2 × frames words streamed) before the inbox pairing.
+        for i in 0..frames {
+            long_many.frame(&theme, frames + i);
+        }
+        let (ib_m, ib_l) = paired(
+            frames,
+            |i| many.inbox_frame(&theme, i * 37),
+            |i| long_many.inbox_frame(&theme, i * 37),
+        );
+        let (ibm50, ibm99) = summary(ib_m);
+        let (ibl50, ibl99) = summary(ib_l);
+        let long_nodes = nodes(&long_many.state);
+        long_rows.push((format!("frame, 1 session × {long} lines"), lo50, lo99));
+        long_rows.push((
+            format!("frame, {n} sessions × {long} lines ({long_nodes} nodes)"),
+            lm50,
+            lm99,
+        ));
+        long_rows.push((
+            format!("inbox frame, {n}×{GATES} gates, {lines} lines each (again)"),
+            ibm50,
+            ibm99,
+        ));
+        long_rows.push((
+            format!("inbox frame, {n}×{GATES} gates, {long} lines each"),
+            ibl50,
+            ibl99,
+        ));
+        long_checks.push(Check {
+            name: format!("frame median, {n} sessions / 1 session, {long} lines"),
+            value: lm50 / lo50,
+            unit: "x",
+            target: 1.3,
+        });
+        long_checks.push(Check {
+            name: format!("inbox frame median, {long} / {lines} lines per session"),
+            value: ibl50 / ibm50,
+            unit: "x",
+            target: 1.3,
+        });
+    }
 
     println!();
     println!("{:<58} {:>10} {:>10}", "measure (200x50)", "median", "p99");
@@ -427,32 +522,35 @@ fn main() {
     );
     let (a50, a99) = summary(rows_one);
     row(
-        format!("  of which tree_rows, 1 session ({one_nodes} nodes)"),
+        format!("  of which tree pane rows, 1 session ({one_nodes} nodes)"),
         a50,
         a99,
         "µs",
     );
     let (a50, a99) = summary(rows_many);
     row(
-        format!("  of which tree_rows, {n} sessions ({many_nodes} nodes)"),
+        format!("  of which tree pane rows, {n} sessions ({many_nodes} nodes)"),
         a50,
         a99,
         "µs",
     );
     let (a50, a99) = summary(inbox_s);
     row(
-        format!("  state.inbox(), {n}×{GATES} gates, {small_lines} lines each"),
+        format!("  of which inbox rows, {n}×{GATES} gates, {small_lines} lines each"),
         a50,
         a99,
         "µs",
     );
     let (a50, a99) = summary(inbox_b);
     row(
-        format!("  state.inbox(), {n}×{GATES} gates, {lines} lines each"),
+        format!("  of which inbox rows, {n}×{GATES} gates, {lines} lines each"),
         a50,
         a99,
         "µs",
     );
+    for (name, a, b) in long_rows {
+        row(name, a, b, "ms");
+    }
     println!(
         "{:<58} {:>7.0} MiB",
         format!("VmRSS after building {n} sessions × {lines} lines"),
@@ -460,7 +558,7 @@ fn main() {
     );
     println!();
 
-    let checks = [
+    let mut checks = vec![
         Check {
             name: format!("frame median, {n} sessions / 1 session"),
             value: many_p50 / one_p50,
@@ -481,6 +579,7 @@ fn main() {
             target: 1.2,
         },
     ];
+    checks.extend(long_checks);
     let mut failed = 0;
     for c in &checks {
         let verdict = if !full {

@@ -433,10 +433,10 @@ impl SessionState {
             .and_then(|id| self.gate_ui.get(id))
     }
 
-    /// Pending gates whose node is `node` (not its descendants).
+    /// Pending gates whose node is `node` (not its descendants): kept by the tree as gates
+    /// open and close, so a tree row's badge costs O(1).
     pub fn gates_on(&self, node: NodeId) -> usize {
-        let key = &self.tree.nodes[node].key;
-        self.gates.iter().filter(|g| &g.node_key == key).count()
+        self.tree.pending_on(node)
     }
 
     /// Pending gates at `node` or anywhere below it.
@@ -501,6 +501,9 @@ pub struct State {
     next_session: u32,
     /// Arrival stamp of the next gate: the inbox is oldest first across sessions.
     next_gate_seq: u64,
+    /// Every pending gate of every session as (arrival stamp, session, id), oldest first:
+    /// kept as gates open and close, so the inbox draws its window without sorting them all.
+    pending_order: Vec<(u64, SessionId, String)>,
     /// When the bell last rang for a gate in a session not on screen (once per burst).
     pub last_background_bell_ms: Option<u64>,
     pub focus: Focus,
@@ -597,6 +600,7 @@ impl State {
             acting: 0,
             next_session: 1,
             next_gate_seq: 0,
+            pending_order: Vec::new(),
             last_background_bell_ms: None,
             focus: Focus::Prompt,
             overlay: None,
@@ -694,8 +698,78 @@ impl State {
         self.next_gate_seq
     }
 
-    /// Every pending gate of every session, oldest first. Costs the number of pending gates,
-    /// whatever the transcripts hold.
+    /// Make `gate` pending in the acting session with its card state `ui` (whose `seq` places
+    /// it in the inbox): the session's list, the tree's badges and the inbox order follow.
+    pub fn push_gate(&mut self, gate: Gate, ui: GateUi) {
+        let (seq, sid) = (ui.seq, self.sid());
+        let at = self.pending_order.partition_point(|(s, ..)| *s <= seq);
+        self.pending_order.insert(at, (seq, sid, gate.id.clone()));
+        self.tree.gate_opened(&gate.node_key);
+        self.gate_ui.insert(gate.id.clone(), ui);
+        self.gates.push_back(gate);
+    }
+
+    /// Take the pending gate at `pos` of the acting session off every list that holds it.
+    /// Its card state stays until `remember_closed`.
+    pub fn remove_gate(&mut self, pos: usize) -> Option<Gate> {
+        let gate = self.gates.remove(pos)?;
+        self.tree.gate_closed(&gate.node_key);
+        let sid = self.sid();
+        let is = |e: &(u64, SessionId, String)| e.1 == sid && e.2 == gate.id;
+        let found = match self.gate_ui.get(&gate.id) {
+            Some(ui) => {
+                let from = self.pending_order.partition_point(|(s, ..)| *s < ui.seq);
+                self.pending_order[from..]
+                    .iter()
+                    .take_while(|(s, ..)| *s == ui.seq)
+                    .position(is)
+                    .map(|k| from + k)
+            }
+            None => None,
+        };
+        if let Some(k) = found.or_else(|| self.pending_order.iter().position(is)) {
+            self.pending_order.remove(k);
+        }
+        Some(gate)
+    }
+
+    /// Pending gates in the inbox order (those the reducer opened).
+    pub fn inbox_len(&self) -> usize {
+        self.pending_order.len()
+    }
+
+    /// The `k`-th oldest pending gate anywhere: (session index, gate). O(sessions + that
+    /// session's gates), whatever the number of gates elsewhere.
+    pub fn inbox_at(&self, k: usize) -> Option<(usize, &Gate)> {
+        let (_, sid, id) = self.pending_order.get(k)?;
+        let i = self.index_of(*sid)?;
+        Some((i, self.sessions[i].gate(id)?))
+    }
+
+    /// Where gate `id` of session index `i` sits in the inbox order (O(log gates) by its
+    /// arrival stamp).
+    pub fn inbox_position(&self, i: usize, id: &str) -> Option<usize> {
+        let s = self.sessions.get(i)?;
+        let seq = s.gate_ui.get(id)?.seq;
+        let from = self.pending_order.partition_point(|(q, ..)| *q < seq);
+        self.pending_order[from..]
+            .iter()
+            .take_while(|(q, ..)| *q == seq)
+            .position(|(_, sid, g)| *sid == s.id && g == id)
+            .map(|k| from + k)
+    }
+
+    /// The inbox order as references, oldest first.
+    pub fn inbox_refs(&self) -> impl Iterator<Item = GateRef> + '_ {
+        self.pending_order.iter().map(|(_, sid, id)| GateRef {
+            session: *sid,
+            id: id.clone(),
+        })
+    }
+
+    /// Every pending gate of every session, oldest first, found by walking every session's
+    /// gates and sorting them (for callers outside the frame; the inbox draws from
+    /// `inbox_at`).
     pub fn inbox(&self) -> Vec<(u64, usize, &Gate)> {
         let mut all: Vec<(u64, usize, &Gate)> = self
             .sessions

@@ -64,7 +64,9 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
     let h = area.height.saturating_sub(2).max(6);
     let inner_w = w.saturating_sub(2) as usize;
     let inner_h = h.saturating_sub(2) as usize;
-    let all = state.inbox();
+    // The inbox order is kept by the reducer as gates open and close: the frame reads its
+    // length, the rows of its window and the marked gates, never every gate.
+    let total = state.inbox_len();
     let is_marked = |i: usize, g: &Gate| {
         state.inbox.marked.contains(&GateRef {
             session: state.sessions[i].id,
@@ -76,14 +78,14 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         clip(
             &format!(
                 "{} pending in {} session(s) · Space mark · = mark identical · u clear · y allow once marked · n deny marked · Enter open · Esc close",
-                all.len(),
+                total,
                 state.sessions.iter().filter(|s| !s.gates.is_empty()).count()
             ),
             inner_w,
         ),
         theme.dim,
     )));
-    if all.is_empty() {
+    if total == 0 {
         lines.push(Line::from(Span::styled(
             "Nothing is waiting on you.",
             theme.dim,
@@ -91,10 +93,12 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         return (lines, w, h);
     }
     // The batch panel: exactly what `y` / `n` would answer, one gate per line.
-    let batch: Vec<(usize, &Gate)> = all
+    let batch: Vec<(usize, &Gate)> = crate::core::update::workspace::batch(state)
         .iter()
-        .filter(|(_, i, g)| is_marked(*i, g))
-        .map(|(_, i, g)| (*i, *g))
+        .filter_map(|r| {
+            let i = state.index_of(r.session)?;
+            Some((i, state.sessions[i].gate(&r.id)?))
+        })
         .collect();
     let panel_h = if batch.is_empty() {
         0
@@ -102,7 +106,7 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         (batch.len() + 2).min(inner_h / 2)
     };
     let list_h = inner_h.saturating_sub(2 + panel_h).max(1);
-    let cursor = state.inbox.cursor.min(all.len() - 1);
+    let cursor = state.inbox.cursor.min(total - 1);
     let top = (cursor + 1).saturating_sub(list_h);
     lines.push(Line::from(Span::styled(
         clip(
@@ -114,10 +118,11 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         ),
         theme.title,
     )));
-    for (row, (_, i, g)) in all.iter().enumerate().skip(top).take(list_h) {
-        let s = &state.sessions[*i];
+    let window = (top..total.min(top + list_h)).filter_map(|row| Some((row, state.inbox_at(row)?)));
+    for (row, (i, g)) in window {
+        let s = &state.sessions[i];
         let node = &s.tree.nodes[s.tree.resolve(Some(&g.node_key))].name;
-        let mark = if is_marked(*i, g) {
+        let mark = if is_marked(i, g) {
             "✓"
         } else if not_batchable(g).is_some() {
             "·"
@@ -143,7 +148,7 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
             theme.choice_active
         } else if s.session.offline.is_some() {
             theme.dim
-        } else if is_marked(*i, g) {
+        } else if is_marked(i, g) {
             theme.waiting
         } else {
             theme.choice

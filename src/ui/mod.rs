@@ -279,23 +279,13 @@ fn session_row(
 }
 
 fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
-    let (mut running, mut waiting, mut done, mut failed) = (0, 0, 0, 0);
-    let rows = crate::core::update::tree_rows(state);
+    // Totals, the selected row's position and the window's rows come from what the reducer
+    // keeps (counts per subtree, subtree sizes): a frame costs the pane's height, whatever
+    // the number of sessions and sub-agents.
+    let totals = crate::core::update::row_totals(state);
+    let (running, waiting, done, failed) =
+        (totals.running, totals.waiting, totals.done, totals.failed);
     let many = state.sessions.len() > 1 && state.focus_root.is_none();
-    // Sub-agents by state; a root counts only when it waits on a gate.
-    for &(i, id) in &rows {
-        let s = &state.sessions[i];
-        let n = &s.tree.nodes[id];
-        if s.gates_on(id) > 0 {
-            waiting += 1;
-        } else if id != state.focus_root.unwrap_or(0) {
-            match n.status {
-                NodeStatus::Completed => done += 1,
-                NodeStatus::Failed | NodeStatus::Killed => failed += 1,
-                _ => running += 1,
-            }
-        }
-    }
     let title = if many {
         format!(" Sessions ({}) ", state.sessions.len())
     } else {
@@ -325,16 +315,16 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     state.view.tree_area.set(inner);
     let w = inner.width as usize;
     let h = inner.height as usize;
-    // Two rows per node; only the nodes in the window are formatted, so thousands of
-    // sub-agents cost the pane's height, not their number.
+    // Two rows per node; only the nodes in the window are visited and formatted, so
+    // thousands of sub-agents cost the pane's height, not their number.
     let here = (state.selected, state.selected_node);
-    let selected_row = 2 * rows.iter().position(|r| *r == here).unwrap_or(0);
+    let selected_row = 2 * crate::core::update::row_index(state, here).unwrap_or(0);
     let top = (selected_row + 2).saturating_sub(h);
     let first = top / 2;
     let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
     let mut drawn: Vec<(usize, usize)> = Vec::with_capacity(h + 1);
     let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for &(i, id) in rows.iter().skip(first).take(h / 2 + 2) {
+    for (i, id) in crate::core::update::rows_from(state, first).take(h / 2 + 2) {
         let s = &state.sessions[i];
         let n = &s.tree.nodes[id];
         drawn.extend([(i, id), (i, id)]);
@@ -344,7 +334,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             continue;
         }
         // Under a session row, sub-agents sit one level in.
-        let indent = "  ".repeat(n.depth - base + usize::from(many));
+        let indent = "  ".repeat((n.depth.saturating_sub(base) + usize::from(many)).min(w / 2));
         let (glyph, gstyle) = status_glyph(s, id, theme);
         let name_style = if selected {
             theme.selected
@@ -942,5 +932,112 @@ mod flat_tests {
             let name = s.tree.nodes[sel].name.clone();
             assert!(screen.contains(&name), "{name} shown");
         }
+    }
+
+    /// A workspace of five sessions, each with `n` sub-agents nested up to three deep, built
+    /// through the reducer; the last session's middle node (three deep) selected.
+    fn workspace_of(n: usize) -> State {
+        use crate::core::msg::BackendEvent;
+        use crate::core::state::SessionId;
+        let mut s = State::new("claude", "s0", 0);
+        let mut ids = vec![SessionId::FIRST];
+        for k in 1..5 {
+            ids.push(s.add_session("claude", &format!("s{k}")));
+        }
+        for &session in &ids {
+            for a in 0..n {
+                let parent = matches!(a % 4, 1 | 2).then(|| format!("a{}", a - 1));
+                let event = BackendEvent::NodeOpen {
+                    key: format!("a{a}"),
+                    parent,
+                    patch: Default::default(),
+                };
+                let at_ms = 0;
+                let _ = crate::core::update(
+                    &mut s,
+                    crate::core::Msg::Backend {
+                        session,
+                        at_ms,
+                        event,
+                    },
+                );
+            }
+        }
+        let mid = (n / 2) / 4 * 4 + 2;
+        let node = s.sessions[4].tree.get(&format!("a{mid}")).unwrap();
+        s.select_session(4, node);
+        s
+    }
+
+    fn visited(f: impl FnOnce()) -> usize {
+        crate::core::tree::NODES_VISITED.with(|c| c.set(0));
+        f();
+        crate::core::tree::NODES_VISITED.with(|c| c.get())
+    }
+
+    /// Nodes a frame's tree pane steps over (its totals, the selected row's position, its
+    /// window) and nodes one event on a node steps over: the same with 20,000 sub-agents as
+    /// with 1,000 (the frame used to walk every node of every session for its totals and the
+    /// selected row, and a badge counted every pending gate).
+    #[test]
+    fn tree_frame_and_node_events_cost_the_same_whatever_the_node_count() {
+        use crate::core::msg::BackendEvent;
+        use crate::core::tree::NodePatch;
+        let mut costs = Vec::new();
+        for n in [200, 4_000] {
+            let mut s = workspace_of(n);
+            let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+            let theme = Theme::dark();
+            let frame = visited(|| {
+                term.draw(|f| render(&s, &theme, f)).unwrap();
+            });
+            let screen = buffer_text(term.backend().buffer());
+            let selected = s.tree.nodes[s.selected_node].key.clone();
+            assert!(screen.contains("5 sessions") || screen.contains("Sessions (5)"));
+            let session = s.sessions[4].id;
+            let event = |s: &mut State, event| {
+                visited(|| {
+                    let _ = crate::core::update(
+                        s,
+                        crate::core::Msg::Backend {
+                            session,
+                            at_ms: 1,
+                            event,
+                        },
+                    );
+                })
+            };
+            let status = event(
+                &mut s,
+                BackendEvent::NodeUpdate {
+                    key: selected.clone(),
+                    patch: NodePatch {
+                        status: Some(crate::core::tree::NodeStatus::Completed),
+                        ..Default::default()
+                    },
+                },
+            );
+            let opened = event(
+                &mut s,
+                BackendEvent::NodeOpen {
+                    key: "late".into(),
+                    parent: Some(selected.clone()),
+                    patch: Default::default(),
+                },
+            );
+            let rows = crate::core::update::tree_rows(&s);
+            assert_eq!(rows.len(), 5 * (n + 1) + 1, "every node is a row");
+            let totals = crate::core::update::row_totals(&s);
+            assert_eq!((totals.done, totals.running), (1, 5 * n));
+            let frame2 = visited(|| {
+                term.draw(|f| render(&s, &theme, f)).unwrap();
+            });
+            costs.push((frame, frame2, status, opened));
+        }
+        assert_eq!(costs[0], costs[1], "200 vs 4,000 sub-agents per session");
+        let (frame, _, status, opened) = costs[1];
+        // The window (about 25 nodes, each a few steps) and the selected node's depth.
+        assert!(frame < 120, "{costs:?}");
+        assert!(status <= 4 && opened <= 5, "{costs:?}");
     }
 }

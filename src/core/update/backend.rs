@@ -50,7 +50,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         }
         BackendEvent::GateWithdrawn { id } => {
             if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
-                let gate = state.gates.remove(pos).expect("position is in range");
+                let gate = state.remove_gate(pos).expect("position is in range");
                 let node = state.tree.resolve(Some(&gate.node_key));
                 let text = format!("withdrawn by the agent: {}", gate_subject(&gate));
                 state.tree.nodes[node].transcript.push(
@@ -79,12 +79,12 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         }
         BackendEvent::Turn(t) => {
             state.session.turn = Some(t);
-            let root = &mut state.tree.nodes[0];
-            if !root.status.is_terminal() {
-                root.status = match t {
+            if !state.tree.nodes[0].status.is_terminal() {
+                let status = match t {
                     TurnState::Running | TurnState::RequiresAction => NodeStatus::Running,
                     TurnState::Idle => NodeStatus::Idle,
                 };
+                state.tree.set_status(0, status);
             }
             if t == TurnState::Idle {
                 // A finished turn ends its streaming rows even if the agent never settled them
@@ -134,20 +134,20 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 },
                 at,
             );
-            let root = &mut state.tree.nodes[0];
-            if !root.status.is_terminal() {
-                root.status = if ok {
+            if !state.tree.nodes[0].status.is_terminal() {
+                let status = if ok {
                     NodeStatus::Completed
                 } else {
                     NodeStatus::Failed
                 };
-                root.ended_ms = Some(at);
+                state.tree.set_status(0, status);
+                state.tree.nodes[0].ended_ms = Some(at);
             }
             // Nothing can answer these any more: close them so nobody tries.
             let ids: Vec<String> = state.gates.iter().map(|g| g.id.clone()).collect();
             for id in ids {
                 if let Some(pos) = state.gates.iter().position(|g| g.id == id) {
-                    let gate = state.gates.remove(pos).expect("position is in range");
+                    let gate = state.remove_gate(pos).expect("position is in range");
                     let node = state.tree.resolve(Some(&gate.node_key));
                     state.tree.nodes[node].transcript.push(
                         ItemKind::Audit {
@@ -214,7 +214,7 @@ fn close_answered(state: &mut State, id: &str, decision: &Decision, recorded: bo
     let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
         return;
     };
-    let gate = state.gates.remove(pos).expect("position is in range");
+    let gate = state.remove_gate(pos).expect("position is in range");
     let (text, tone) = audit_text(&gate, decision);
     let node = state.tree.resolve(Some(&gate.node_key));
     let text = if recorded {
@@ -268,7 +268,7 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     }
     let node = state.tree.resolve(Some(&gate.node_key));
     if state.tree.nodes[node].status == NodeStatus::Pending {
-        state.tree.nodes[node].status = NodeStatus::Running;
+        state.tree.set_status(node, NodeStatus::Running);
     }
     if state.closed {
         // A late request from a session being closed: it gets its exit answer at once.
@@ -276,8 +276,7 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
         ui.seq = state.next_gate_seq();
         let id = gate.id.clone();
         let decision = super::super::gate::Decision::on_exit(&gate.kind);
-        state.gate_ui.insert(id.clone(), ui);
-        state.gates.push_back(gate);
+        state.push_gate(gate, ui);
         if state.keeps_gates_on_quit {
             leave_pending(state, &id);
         } else {
@@ -297,9 +296,8 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     let mut ui = GateUi::for_gate(&gate);
     ui.seq = state.next_gate_seq();
     ui.rules_later = offline;
-    state.gate_ui.insert(gate.id.clone(), ui);
     let id = gate.id.clone();
-    state.gates.push_back(gate);
+    state.push_gate(gate, ui);
     if !offline && auto_answer(state, &id, fx) {
         return;
     }
@@ -377,7 +375,7 @@ pub(super) fn leave_pending(state: &mut State, id: &str) {
     let Some(pos) = state.gates.iter().position(|g| g.id == id) else {
         return;
     };
-    let gate = state.gates.remove(pos).expect("position is in range");
+    let gate = state.remove_gate(pos).expect("position is in range");
     let node = state.tree.resolve(Some(&gate.node_key));
     let at = state.now_ms;
     state.tree.nodes[node].transcript.push(

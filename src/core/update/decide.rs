@@ -69,7 +69,7 @@ fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Eff
         state.status_line = Some(format!("request {id} is no longer pending"));
         return Vec::new();
     };
-    let gate = state.gates.remove(pos).expect("position is in range");
+    let gate = state.remove_gate(pos).expect("position is in range");
     let (mut text, tone) = audit_text(&gate, &decision);
     let mut fx = Vec::new();
     match by {

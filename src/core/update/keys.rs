@@ -516,10 +516,10 @@ pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) 
 }
 
 fn tree_key(state: &mut State, key: KeyEvent) {
-    let rows = workspace::tree_rows(state);
+    // Positions, not the list: a move costs the tree's depth, not its size.
     let here = (state.selected, state.selected_node);
-    let pos = rows.iter().position(|r| *r == here).unwrap_or(0);
-    let last = rows.len().saturating_sub(1);
+    let pos = workspace::row_index(state, here).unwrap_or(0);
+    let last = workspace::row_count(state).saturating_sub(1);
     let new = match key.code {
         KeyCode::Up | KeyCode::Char('k') => pos.saturating_sub(1),
         KeyCode::Down | KeyCode::Char('j') => (pos + 1).min(last),
@@ -531,7 +531,7 @@ fn tree_key(state: &mut State, key: KeyEvent) {
         }
         _ => return,
     };
-    if let Some(&(i, node)) = rows.get(new)
+    if let Some((i, node)) = workspace::rows_from(state, new).next()
         && (i, node) != here
     {
         if i == state.selected {

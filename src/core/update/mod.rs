@@ -16,7 +16,7 @@ use super::state::State;
 pub use decide::{answer, audit_text, gate_subject};
 pub use rules::subject as rule_subject;
 pub use view::visible_nodes;
-pub use workspace::tree_rows;
+pub use workspace::{row_count, row_index, row_totals, rows_from, tree_rows};
 
 /// Apply one message to the state and return the effects to perform.
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {

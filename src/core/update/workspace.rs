@@ -9,33 +9,166 @@ use super::super::msg::{Command, Effect, HarnessSession, NewSession};
 use super::super::state::{
     Focus, GateRef, NewSessionField, NewSessionForm, Overlay, SessionId, State,
 };
-use super::super::tree::NodeId;
+use super::super::tree::{NodeId, RowClass, RowCounts};
 use super::decide::{answer, answer_batch};
 
 /// One row of the tree pane: (session index, node).
 pub type Row = (usize, NodeId);
 
-/// The rows the tree shows, top to bottom. One session: its nodes (or the focused subtree),
-/// exactly as before workspaces. Several: each session's root, then its nodes unless the
-/// session is collapsed. Costs the number of nodes, never the transcripts.
-pub fn tree_rows(state: &State) -> Vec<Row> {
-    let sel = state.selected;
+/// The node the tree shows alone with its subtree (one session, or `f` focused a subtree),
+/// or `None` when the workspace lists every session.
+fn single_top(state: &State) -> Option<NodeId> {
     if state.sessions.len() == 1 || state.focus_root.is_some() {
-        return super::view::visible_nodes(state)
-            .into_iter()
-            .map(|n| (sel, n))
-            .collect();
+        let tree = &state.sessions[state.selected].tree;
+        Some(
+            state
+                .focus_root
+                .filter(|r| *r < tree.nodes.len())
+                .unwrap_or(0),
+        )
+    } else {
+        None
     }
-    let mut rows = Vec::new();
-    for (i, s) in state.sessions.iter().enumerate() {
-        // A folded session still shows the node you are on.
-        if s.collapsed && !(i == sel && state.selected_node != 0) {
-            rows.push((i, 0));
-        } else {
-            rows.extend(s.tree.preorder().into_iter().map(|n| (i, n)));
+}
+
+/// Whether session `i` shows its nodes (else only its root row). A folded session still
+/// shows the node you are on.
+fn shows_nodes(state: &State, i: usize) -> bool {
+    !state.sessions[i].collapsed || (i == state.selected && state.selected_node != 0)
+}
+
+/// Rows session `i` takes when the workspace lists every session.
+fn session_len(state: &State, i: usize) -> usize {
+    if shows_nodes(state, i) {
+        state.sessions[i].tree.subtree_len(0)
+    } else {
+        1
+    }
+}
+
+/// How many rows the tree shows: O(sessions).
+pub fn row_count(state: &State) -> usize {
+    match single_top(state) {
+        Some(top) => state.sessions[state.selected].tree.subtree_len(top),
+        None => (0..state.sessions.len())
+            .map(|i| session_len(state, i))
+            .sum(),
+    }
+}
+
+/// Where `row` sits in the tree, top to bottom, or `None` when it is not shown:
+/// O(sessions + depth · log children).
+pub fn row_index(state: &State, (i, node): Row) -> Option<usize> {
+    let tree = &state.sessions.get(i)?.tree;
+    if node >= tree.nodes.len() {
+        return None;
+    }
+    match single_top(state) {
+        Some(top) => (i == state.selected && tree.is_within(node, top))
+            .then(|| tree.position(node) - tree.position(top)),
+        None => {
+            let before: usize = (0..i).map(|k| session_len(state, k)).sum();
+            if shows_nodes(state, i) {
+                Some(before + tree.position(node))
+            } else {
+                (node == 0).then_some(before)
+            }
         }
     }
-    rows
+}
+
+/// The rows from position `start` on, produced one by one: a window of the tree costs its
+/// height (plus finding its first row), never the number of nodes.
+pub fn rows_from(state: &State, start: usize) -> Rows<'_> {
+    match single_top(state) {
+        Some(top) => Rows {
+            state,
+            session: state.selected,
+            top: Some(top),
+            next: state.sessions[state.selected].tree.nth_within(top, start),
+        },
+        None => {
+            let mut k = start;
+            for i in 0..state.sessions.len() {
+                let len = session_len(state, i);
+                if k < len {
+                    return Rows {
+                        state,
+                        session: i,
+                        top: None,
+                        next: state.sessions[i].tree.nth_within(0, k),
+                    };
+                }
+                k -= len;
+            }
+            Rows {
+                state,
+                session: state.sessions.len(),
+                top: None,
+                next: None,
+            }
+        }
+    }
+}
+
+/// Iterator of `rows_from`.
+pub struct Rows<'a> {
+    state: &'a State,
+    session: usize,
+    /// The subtree shown alone, or `None` for every session in turn.
+    top: Option<NodeId>,
+    next: Option<NodeId>,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = Row;
+
+    fn next(&mut self) -> Option<Row> {
+        let node = self.next?;
+        let i = self.session;
+        let tree = &self.state.sessions[i].tree;
+        self.next = match self.top {
+            Some(top) => tree.next_within(top, node),
+            None => {
+                let within = if shows_nodes(self.state, i) {
+                    tree.next_within(0, node)
+                } else {
+                    None
+                };
+                within.or_else(|| {
+                    self.session += 1;
+                    (self.session < self.state.sessions.len()).then_some(0)
+                })
+            }
+        };
+        Some((i, node))
+    }
+}
+
+/// The rows the tree shows, top to bottom (tests and tools; the frame takes its window with
+/// `rows_from`). One session: its nodes (or the focused subtree). Several: each session's
+/// root, then its nodes unless the session is collapsed.
+pub fn tree_rows(state: &State) -> Vec<Row> {
+    rows_from(state, 0).collect()
+}
+
+/// The tree pane's footer totals over the rows shown (sub-agents by state; the top row of a
+/// view counts only when it waits on a gate): O(sessions), from the counts the tree keeps.
+pub fn row_totals(state: &State) -> RowCounts {
+    match single_top(state) {
+        Some(top) => state.sessions[state.selected].tree.row_counts(top),
+        None => {
+            let mut total = RowCounts::default();
+            for (i, s) in state.sessions.iter().enumerate() {
+                if shows_nodes(state, i) {
+                    total.merge(s.tree.row_counts(0));
+                } else if s.tree.class(0) == RowClass::Waiting {
+                    total.waiting += 1;
+                }
+            }
+            total
+        }
+    }
 }
 
 /// Show gate `id` of session `i`: select its session and node, put its card up.
@@ -53,7 +186,7 @@ pub fn jump_to(state: &mut State, i: usize, id: &str) {
 
 /// `g`: the oldest pending gate anywhere.
 pub(super) fn jump_to_oldest(state: &mut State) {
-    let Some((i, id)) = state.inbox().first().map(|(_, i, g)| (*i, g.id.clone())) else {
+    let Some((i, id)) = state.inbox_at(0).map(|(i, g)| (i, g.id.clone())) else {
         state.status_line = Some("no pending gates".into());
         return;
     };
@@ -62,12 +195,7 @@ pub(super) fn jump_to_oldest(state: &mut State) {
 
 /// `]` / `[`: the next / previous pending gate in inbox order, across sessions.
 pub(super) fn cycle(state: &mut State, forward: bool) {
-    let order: Vec<(usize, String)> = state
-        .inbox()
-        .iter()
-        .map(|(_, i, g)| (*i, g.id.clone()))
-        .collect();
-    let n = order.len();
+    let n = state.inbox_len();
     if n == 0 {
         return;
     }
@@ -75,14 +203,16 @@ pub(super) fn cycle(state: &mut State, forward: bool) {
     let pos = state
         .active_gate
         .as_deref()
-        .and_then(|id| order.iter().position(|(i, g)| *i == here && g == id));
+        .and_then(|id| state.inbox_position(here, id));
     let next = match (pos, forward) {
         (Some(p), true) => (p + 1) % n,
         (Some(p), false) => (p + n - 1) % n,
         (None, true) => 0,
         (None, false) => n - 1,
     };
-    let (i, id) = order[next].clone();
+    let Some((i, id)) = state.inbox_at(next).map(|(i, g)| (i, g.id.clone())) else {
+        return;
+    };
     jump_to(state, i, &id);
 }
 
@@ -129,14 +259,7 @@ pub(super) fn open_inbox(state: &mut State) {
 
 /// The inbox's rows: every pending gate, oldest first, as references.
 pub fn inbox_refs(state: &State) -> Vec<GateRef> {
-    state
-        .inbox()
-        .iter()
-        .map(|(_, i, g)| GateRef {
-            session: state.sessions[*i].id,
-            id: g.id.clone(),
-        })
-        .collect()
+    state.inbox_refs().collect()
 }
 
 fn gate_of<'a>(state: &'a State, r: &GateRef) -> Option<(usize, &'a Gate)> {
@@ -144,12 +267,20 @@ fn gate_of<'a>(state: &'a State, r: &GateRef) -> Option<(usize, &'a Gate)> {
     Some((i, state.sessions[i].gate(&r.id)?))
 }
 
-/// The gates a batch would answer: the marked ones still pending, in inbox order.
+/// The gates a batch would answer: the marked ones still pending, in inbox order. Costs the
+/// marks, not the gates.
 pub fn batch(state: &State) -> Vec<GateRef> {
-    inbox_refs(state)
-        .into_iter()
-        .filter(|r| state.inbox.marked.contains(r))
-        .collect()
+    let mut marked: Vec<(usize, &GateRef)> = state
+        .inbox
+        .marked
+        .iter()
+        .filter_map(|r| {
+            let i = state.index_of(r.session)?;
+            Some((state.inbox_position(i, &r.id)?, r))
+        })
+        .collect();
+    marked.sort_unstable_by_key(|(pos, _)| *pos);
+    marked.into_iter().map(|(_, r)| r.clone()).collect()
 }
 
 /// Keys of the inbox overlay.

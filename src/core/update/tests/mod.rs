@@ -12,6 +12,7 @@ mod prompt;
 mod question;
 mod quit_interrupt;
 mod raw_reply;
+mod tree_flat;
 mod typed_text;
 mod workspace;
 
