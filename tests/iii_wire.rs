@@ -229,6 +229,16 @@ fn samples() -> Vec<(&'static str, Message)> {
         ),
         ("ping", Message::Ping),
         ("pong", Message::Pong),
+        // What the real engine sends before closing a connection its RBAC auth refused.
+        (
+            "error",
+            Message::Error {
+                error: ErrorBody::new(
+                    "AUTH_ERROR",
+                    "Function sbtest::no-such-auth not found in namespace default",
+                ),
+            },
+        ),
     ]
 }
 
@@ -926,6 +936,91 @@ async fn the_demo_world_serves_reads_and_decisions_with_events() {
 
 /// Against a real engine when `III_ENGINE_BIN` names one (no registry offers it, reference
 /// §11): skips, saying so, otherwise. Connects, reaches `Live` and calls a discovery function.
+/// The engine process of the real-engine test, killed however the test ends.
+struct EngineProcess {
+    child: std::process::Child,
+    dir: PathBuf,
+}
+
+impl Drop for EngineProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// Start `bin` (an `iii` engine built from `iii-hq/iii`) on free ports in a private scratch
+/// directory; the URLs of its open worker listener and of one whose RBAC authentication
+/// always fails (its auth function does not exist). The config is the engine's own format
+/// (`engine/src/workers/config.rs`): a `workers:` list of `{name, config}`;
+/// `iii-worker-manager` is a worker WebSocket listener (a second entry is a second
+/// listener), `iii-pubsub` gives the `subscribe` trigger type and the `publish` function.
+/// Mandatory workers (configuration, observability, engine functions) the engine adds itself.
+fn start_real_engine(bin: &std::ffi::OsStr, name: &str) -> (EngineProcess, String, String) {
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, locked) = (free(), free());
+    let dir = std::env::temp_dir().join(format!("sb-iii-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "workers:\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {port}\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {locked}\n      rbac:\n        auth_function_id: sbtest::no-such-auth\n  - name: iii-pubsub\n    config:\n      adapter:\n        name: local\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.join("engine.log")).unwrap();
+    let child = std::process::Command::new(bin)
+        .arg("--no-update-check")
+        .arg("--config")
+        .arg(&config)
+        .current_dir(&dir)
+        // No telemetry from a test run, no daemons spawned beside the engine, and whatever
+        // it keeps under $HOME kept in the scratch directory.
+        .env("III_TELEMETRY_ENABLED", "false")
+        .env("HOME", &dir)
+        .env("IIIWORKER_DISABLE_BUILTIN_DAEMONS", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("III_ENGINE_BIN runs");
+    (
+        EngineProcess { child, dir },
+        format!("ws://127.0.0.1:{port}"),
+        format!("ws://127.0.0.1:{locked}"),
+    )
+}
+
+/// The recorded frames of a recording file: (dir, frame) for every `in` and `out` line.
+fn recorded_frames(path: &Path) -> Vec<(String, Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["dir"] == "in" || l["dir"] == "out")
+        .map(|l| {
+            let frame = serde_json::from_str(l["line"].as_str().unwrap()).unwrap();
+            (l["dir"].as_str().unwrap().to_string(), frame)
+        })
+        .collect()
+}
+
+/// Our client against the real iii engine (`III_ENGINE_BIN`, built from `iii-hq/iii`): it
+/// registers, binds three triggers (one whose type no worker provides yet, which the engine
+/// parks without a word) and goes live; the engine lists the bindings; a `publish` comes back
+/// as a pushed event; a second client's connection fires `engine::workers-available` at the
+/// first; the second client invokes one of the first one's handlers through the engine; pings
+/// are answered. Every frame the engine sent decodes to a type our codec knows, every
+/// invocation in either direction is answered exactly once, and `validate` finds nothing.
 #[tokio::test]
 async fn real_engine_when_iii_engine_bin_is_set() {
     let Some(bin) = common::unavailable_peer_or_skip(
@@ -934,44 +1029,388 @@ async fn real_engine_when_iii_engine_bin_is_set() {
     ) else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dir = std::env::temp_dir().join(format!("sb-iii-engine-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "workers:\n  - name: iii-worker-manager\n    config:\n      port: {port}\n  - name: iii-pubsub\n    config:\n      adapter:\n        name: local\n"
-        ),
-    )
-    .unwrap();
-    let mut child = std::process::Command::new(&bin)
-        .arg("--no-update-check")
-        .arg("--config")
-        .arg(&config)
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("III_ENGINE_BIN runs");
-    let url = format!("ws://127.0.0.1:{port}");
+    let (engine, url, locked_url) = start_real_engine(&bin, "engine");
+    let path = engine.dir.join("iii.jsonl");
+    let rec = Recorder::create(&path, "iii", &["switchboard".into(), "iii".into()], "/").unwrap();
+    let shared: SharedRecorder = Arc::new(Mutex::new(Some(rec)));
+    let topic = format!("sb-real-{}", std::process::id());
     let o = Options {
-        subscriptions: vec![],
+        subscriptions: vec![
+            Subscription {
+                trigger_type: "subscribe".into(),
+                config: json!({"topic": topic}),
+            },
+            Subscription::all("engine::workers-available"),
+            // No harness here: the engine parks this binding until a worker provides the type.
+            Subscription::all("approval::pending-created"),
+        ],
+        ping_every: Duration::from_millis(300),
+        // The engine may still be starting: the client retries until it listens.
+        handshake_timeout: Duration::from_secs(20),
         ..opts()
     };
-    let (c, mut rx) = Client::connect_with(&url, vec![], no_recorder(), o).unwrap();
-    until(&mut rx, is_live).await;
-    let r = c
-        .call("engine::workers::list", json!({}), Duration::from_secs(10))
+    let (a, mut a_rx) = Client::connect_with(&url, vec![], shared.clone(), o).unwrap();
+    let seen = until_long(&mut a_rx, is_live).await;
+    assert!(
+        !seen.iter().any(|e| matches!(e, ClientEvent::Warning(_))),
+        "{seen:#?}"
+    );
+    let long = Duration::from_secs(20);
+
+    // The engine lists the two bindings it could place; the third is parked (unlisted) until a
+    // worker provides its type, and no frame said so.
+    let listed = a
+        .call(
+            "engine::registered-triggers::list",
+            json!({"include_internal": true}),
+            long,
+        )
+        .await
+        .unwrap();
+    eprintln!("registered triggers: {listed}");
+    let ours: Vec<&Value> = listed["registered_triggers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["function_id"]
+                .as_str()
+                .is_some_and(|f| f.starts_with("switchboard::"))
+        })
+        .collect();
+    let handler_of = |trigger: &str| {
+        ours.iter()
+            .find(|t| t["trigger_type"] == trigger)
+            .and_then(|t| t["function_id"].as_str())
+            .map(str::to_string)
+    };
+    let sub_handler = handler_of("subscribe").expect("the subscribe binding is registered");
+    assert!(
+        handler_of("engine::workers-available").is_some(),
+        "{listed}"
+    );
+    assert!(
+        handler_of("approval::pending-created").is_none(),
+        "{listed}"
+    );
+
+    // We are a named worker of the engine.
+    let workers = a
+        .call("engine::workers::list", json!({}), long)
+        .await
+        .unwrap();
+    assert!(
+        workers.to_string().contains("switchboard:"),
+        "our worker name is missing: {workers}"
+    );
+
+    // A publish comes back to our `subscribe` handler, acknowledged.
+    let r = a
+        .call("publish", json!({"topic": topic, "data": {"n": 1}}), long)
         .await;
-    let _ = child.kill();
-    let _ = child.wait();
-    std::fs::remove_dir_all(&dir).ok();
     assert!(r.is_ok(), "{r:?}");
+    let seen = until_long(
+        &mut a_rx,
+        |e| matches!(e, ClientEvent::Event(ev) if ev.trigger_type == "subscribe"),
+    )
+    .await;
+    let Some(ClientEvent::Event(ev)) = seen.last() else {
+        unreachable!()
+    };
+    assert!(ev.data.to_string().contains("\"n\":1"), "{ev:?}");
+
+    // A second client: its connection is an event for the first; it invokes the first one's
+    // parked-binding handler through the engine, which routes it to the first client.
+    let b_path = engine.dir.join("iii-b.jsonl");
+    let b_rec = Recorder::create(&b_path, "iii", &["switchboard".into()], "/").unwrap();
+    let o = Options {
+        subscriptions: vec![Subscription::all("engine::functions-available")],
+        ..opts()
+    };
+    let (b, mut b_rx) =
+        Client::connect_with(&url, vec![], Arc::new(Mutex::new(Some(b_rec))), o).unwrap();
+    until_long(&mut b_rx, is_live).await;
+    until_long(
+        &mut a_rx,
+        |e| matches!(e, ClientEvent::Event(ev) if ev.trigger_type == "engine::workers-available"),
+    )
+    .await;
+    let gate_handler = sub_handler.replace("on-subscribe", "on-approval-pending-created");
+    let record =
+        json!({"session_id": "s-real", "function_call_id": "c-1", "function_id": "shell::exec"});
+    let r = b.call(&gate_handler, record.clone(), long).await;
+    assert_eq!(r, Ok(json!({})));
+    let seen = until_long(
+        &mut a_rx,
+        |e| matches!(e, ClientEvent::Event(ev) if ev.trigger_type == "approval::pending-created"),
+    )
+    .await;
+    // The engine adds the caller's worker id to an object it routes from one worker to another
+    // (`_caller_worker_id`, `spawn_invoke_function`); the rest arrives as sent.
+    let Some(ClientEvent::Event(ev)) = seen.last() else {
+        unreachable!()
+    };
+    let mut got = ev.data.clone();
+    let caller = got
+        .as_object_mut()
+        .and_then(|o| o.remove("_caller_worker_id"));
+    assert!(caller.is_some_and(|c| c.is_string()), "{ev:?}");
+    assert_eq!(got, record);
+    // A handler id nobody registered is the engine's `function_not_found`.
+    let r = b
+        .call(&format!("{sub_handler}-nope"), json!({}), long)
+        .await;
+    assert!(
+        matches!(&r, Err(CallError::Remote(e)) if e.code == "function_not_found"),
+        "{r:?}"
+    );
+
+    // A listener whose authentication fails says why in an `error` frame and closes: the
+    // client reports it and keeps trying.
+    let (c, mut c_rx) = Client::connect_with(&locked_url, vec![], no_recorder(), opts()).unwrap();
+    let seen = until_long(&mut c_rx, |e| {
+        matches!(e, ClientEvent::State(ConnState::Reconnecting { why, .. }) if why.contains("refused the connection"))
+    })
+    .await;
+    eprintln!("refused: {seen:?}");
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ClientEvent::Warning(w) if w.contains("AUTH_ERROR"))),
+        "{seen:#?}"
+    );
+    c.close().await;
+
+    // Our pings are answered (ping_every is 300 ms).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    b.close().await;
+    a.close().await;
+    until_long(&mut a_rx, |e| {
+        matches!(e, ClientEvent::State(ConnState::Closed { .. }))
+    })
+    .await;
+    until_long(&mut b_rx, |e| {
+        matches!(e, ClientEvent::State(ConnState::Closed { .. }))
+    })
+    .await;
+
+    for p in [&path, &b_path] {
+        let frames = recorded_frames(p);
+        // Every frame the engine sent is one our codec knows.
+        let mut kinds = std::collections::BTreeSet::new();
+        for (dir, f) in &frames {
+            let m = codec::decode_value(f.clone()).unwrap_or_else(|e| panic!("{e}: {f}"));
+            assert!(!matches!(m, Message::Unknown(_)), "unknown frame type: {f}");
+            kinds.insert(format!("{dir} {}", m.kind()));
+        }
+        eprintln!("{}: {kinds:?}", p.display());
+        // Every invocation with an id is answered exactly once, in either direction.
+        for (asked, answered) in [("out", "in"), ("in", "out")] {
+            let ids = |dir: &str, kind: &str| -> Vec<String> {
+                frames
+                    .iter()
+                    .filter(|(d, f)| d == dir && f["type"] == kind)
+                    .filter_map(|(_, f)| f["invocation_id"].as_str().map(str::to_string))
+                    .collect()
+            };
+            let mut calls = ids(asked, "invokefunction");
+            let mut results = ids(answered, "invocationresult");
+            calls.sort();
+            results.sort();
+            assert_eq!(
+                calls, results,
+                "{asked} calls vs {answered} results in {p:?}"
+            );
+        }
+        let (_, report) = switchboard::replay::validate::validate_path(p, None).unwrap();
+        assert_eq!(report.problems(), 0, "{:#?}", report.findings);
+    }
+    let frames = recorded_frames(&path);
+    let has = |dir: &str, kind: &str| frames.iter().any(|(d, f)| d == dir && f["type"] == kind);
+    assert!(has("in", "workerregistered") && has("in", "pong") && has("in", "invokefunction"));
+    // The engine acknowledged none of the accepted bindings (it only reports refusals).
+    assert!(!has("in", "triggerregistrationresult"));
+    drop(engine);
+}
+
+/// A TCP proxy to `target` that can go silent: connections numbered below `cut` are kept open
+/// but nothing more is passed either way (a link that died without a FIN, the case a ping
+/// timeout exists for). Returns the proxy's `ws://` URL and the count of connections accepted
+/// so far (store it in `cut` to silence them all).
+async fn silent_proxy(
+    target: String,
+    cut: Arc<std::sync::atomic::AtomicU64>,
+) -> (String, Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let k = count.fetch_add(1, Ordering::SeqCst);
+            let Ok(outbound) = tokio::net::TcpStream::connect(&target).await else {
+                continue;
+            };
+            let (ir, iw) = inbound.into_split();
+            let (or, ow) = outbound.into_split();
+            for (mut r, mut w) in [
+                (
+                    Box::new(ir) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+                    Box::new(ow) as Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+                ),
+                (Box::new(or), Box::new(iw)),
+            ] {
+                let cut = cut.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let Ok(got) = r.read(&mut buf).await else {
+                            return;
+                        };
+                        if got == 0 {
+                            // Keep the other side open: a dead link says nothing.
+                            std::future::pending::<()>().await;
+                        }
+                        if k >= cut.load(Ordering::SeqCst)
+                            && w.write_all(&buf[..got]).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        }
+    });
+    (format!("ws://127.0.0.1:{port}"), accepted)
+}
+
+/// The link to the real engine dies silently: our pings go unanswered, we reconnect while the
+/// engine still holds the old connection, with our worker name and handler ids. The reconnect
+/// `reattach`es to it first, so the engine retires it: no `WORKER_NAMESPACE_CONFLICT` (which
+/// would close us for good), one worker of our name, and a publish arrives once.
+#[tokio::test]
+async fn real_engine_reconnect_retires_the_silent_connection() {
+    let Some(bin) = common::unavailable_peer_or_skip(
+        "real_engine_reconnect_retires_the_silent_connection",
+        "III_ENGINE_BIN",
+    ) else {
+        return;
+    };
+    let (engine, url, _) = start_real_engine(&bin, "reattach");
+    let cut = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (proxied, accepted) =
+        silent_proxy(url.trim_start_matches("ws://").to_string(), cut.clone()).await;
+    let path = engine.dir.join("iii.jsonl");
+    let rec = Recorder::create(&path, "iii", &["switchboard".into()], "/").unwrap();
+    let topic = format!("sb-reattach-{}", std::process::id());
+    let o = Options {
+        subscriptions: vec![Subscription {
+            trigger_type: "subscribe".into(),
+            config: json!({"topic": topic}),
+        }],
+        ping_every: Duration::from_millis(300),
+        handshake_timeout: Duration::from_secs(20),
+        ..opts()
+    };
+    let (a, mut rx) =
+        Client::connect_with(&proxied, vec![], Arc::new(Mutex::new(Some(rec))), o).unwrap();
+    until_long(&mut rx, is_live).await;
+    let long = Duration::from_secs(20);
+    let name_of = |workers: &Value| -> Vec<String> {
+        workers["workers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w["name"].as_str())
+            .filter(|n| n.starts_with("switchboard:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = name_of(
+        &a.call("engine::workers::list", json!({}), long)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(before.len(), 1, "{before:?}");
+
+    // The link goes silent: two unanswered pings, a reconnect, live again (not closed).
+    cut.store(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    let seen = until_long(&mut rx, |e| {
+        matches!(e, ClientEvent::State(ConnState::Reconnecting { .. }))
+    })
+    .await;
+    assert!(
+        matches!(seen.last(), Some(ClientEvent::State(ConnState::Reconnecting { why, .. })) if why.contains("pong")),
+        "{seen:#?}"
+    );
+    let seen = until_long(&mut rx, |e| {
+        is_live(e) || matches!(e, ClientEvent::State(ConnState::Closed { .. }))
+    })
+    .await;
+    assert!(is_live(seen.last().unwrap()), "{seen:#?}");
+    let after = name_of(
+        &a.call("engine::workers::list", json!({}), long)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(after, before, "the stale connection was retired");
+    a.call("publish", json!({"topic": topic, "data": {"n": 2}}), long)
+        .await
+        .unwrap();
+    until_long(&mut rx, |e| matches!(e, ClientEvent::Event(_))).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut more = vec![];
+    while let Ok(e) = rx.try_recv() {
+        more.push(e);
+    }
+    assert!(
+        !more
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Event(_) | ClientEvent::Warning(_))),
+        "{more:#?}"
+    );
+    a.close().await;
+    let frames = recorded_frames(&path);
+    let reattach: Vec<&Value> = frames
+        .iter()
+        .filter(|(d, f)| d == "out" && f["type"] == "reattach")
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(reattach.len(), 1, "{frames:#?}");
+    let first = frames
+        .iter()
+        .find(|(d, f)| d == "in" && f["type"] == "workerregistered")
+        .map(|(_, f)| f)
+        .unwrap();
+    assert_eq!(reattach[0]["previous_worker_id"], first["worker_id"]);
+    assert_eq!(reattach[0]["reattach_token"], first["reattach_token"]);
+    drop(engine);
+}
+
+/// `until` with room for a real engine on a loaded machine.
+async fn until_long(
+    rx: &mut Receiver<ClientEvent>,
+    f: impl Fn(&ClientEvent) -> bool,
+) -> Vec<ClientEvent> {
+    let mut seen = vec![];
+    let end = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match tokio::time::timeout_at(end, rx.recv()).await {
+            Ok(Some(e)) => {
+                let hit = f(&e);
+                seen.push(e);
+                if hit {
+                    return seen;
+                }
+            }
+            Ok(None) => panic!("event stream ended; saw {seen:#?}"),
+            Err(_) => panic!("timed out; saw {seen:#?}"),
+        }
+    }
 }
 
 #[tokio::test]

@@ -1,8 +1,10 @@
 //! The worker protocol (reference §2.2–§2.4, §8) as one task per engine connection.
 //!
-//! Order on every (re)connect: wait for `workerregistered`; call `engine::workers::register`;
-//! `registerfunction` for every handler; `registertrigger` for every binding; wait for every
-//! `triggerregistrationresult`; only then report `Live` and send the calls that waited.
+//! Order on every (re)connect: `reattach` to the previous connection (on a reconnect); wait for
+//! `workerregistered`; call `engine::workers::register`; `registerfunction` for every handler;
+//! `registertrigger` for every binding; a `ping`; wait until the engine has applied them (the
+//! register result and the pong, or every `triggerregistrationresult` from an engine that
+//! acknowledges successes too); only then report `Live` and send the calls that waited.
 //!
 //! Calls carry a fresh UUID `invocation_id`; the waiter is found by it, a per-call timeout
 //! removes it, a late result is reported and dropped. When the socket drops, calls §7 marks
@@ -211,6 +213,8 @@ impl Client {
             pending: HashMap::new(),
             dropped: 0,
             instance: short_id(),
+            name: worker_name(),
+            previous: None,
         };
         tokio::spawn(task.run());
         Ok((Client { cmds: cmd_tx }, ev_rx))
@@ -252,6 +256,34 @@ impl Client {
     }
 }
 
+/// Our name in `engine::workers::register`. The engine leases one live worker per name and
+/// namespace and refuses a second fatally (`WORKER_NAMESPACE_CONFLICT`, `claim_worker_name` in
+/// iii v0.23.0-rc.4): a fixed "switchboard" would let only one switchboard watch an engine. Like
+/// the SDKs' `hostname:pid`, plus the client's number within the process: unique per client,
+/// stable across its reconnects.
+fn worker_name() -> String {
+    static CLIENTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CLIENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("switchboard:{}:{}:{n}", hostname(), std::process::id())
+}
+
+#[cfg(unix)]
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(h) if rc == 0 && !h.is_empty() => h.chars().take(64).collect(),
+        _ => "localhost".into(),
+    }
+}
+
+#[cfg(not(unix))]
+fn hostname() -> String {
+    std::env::var("COMPUTERNAME").unwrap_or_else(|_| "localhost".into())
+}
+
 fn short_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
@@ -291,6 +323,10 @@ struct Task {
     dropped: u64,
     /// Suffix of our handler ids, one per process (§2.4); renewed on a namespace conflict.
     instance: String,
+    /// Our worker name (`worker_name`).
+    name: String,
+    /// The worker id and reattach token of our last connection, for `reattach`.
+    previous: Option<(String, Option<String>)>,
 }
 
 impl Task {
@@ -490,6 +526,23 @@ impl Task {
     /// One socket: handshake, bindings, then steady state until it ends.
     async fn serve(&mut self, mut ws: Ws, backoff: &mut Backoff) -> Ended {
         let handshake = tokio::time::Instant::now() + self.opts.handshake_timeout;
+        // 0. A reconnect first retires our previous connection (the engine checks the token it
+        // gave us there). Without it, an engine that has not yet noticed that connection die
+        // still holds our worker name and refuses this one fatally
+        // (`WORKER_NAMESPACE_CONFLICT`), and still holds our handler ids.
+        if let Some((previous_worker_id, reattach_token)) = self.previous.clone()
+            && let Err(e) = self
+                .send(
+                    &mut ws,
+                    &Message::Reattach {
+                        previous_worker_id,
+                        reattach_token,
+                    },
+                )
+                .await
+        {
+            return Ended::Lost(e);
+        }
         // 1. workerregistered.
         let worker_id = loop {
             let frame = tokio::select! {
@@ -500,7 +553,14 @@ impl Task {
             match self.read(frame) {
                 Err(e) => return Ended::Lost(e),
                 Ok(None) => continue,
-                Ok(Some(Message::WorkerRegistered { worker_id, .. })) => break worker_id,
+                Ok(Some(Message::WorkerRegistered {
+                    worker_id,
+                    reattach_token,
+                })) => {
+                    self.previous = Some((worker_id.clone(), reattach_token));
+                    break worker_id;
+                }
+                Ok(Some(Message::Error { error })) => return self.refused(error),
                 Ok(Some(Message::Ping)) => {
                     if let Err(e) = self.send(&mut ws, &Message::Pong).await {
                         return Ended::Lost(e);
@@ -512,7 +572,7 @@ impl Task {
         // 2. engine::workers::register, first of all.
         let register_id = uuid::Uuid::new_v4().to_string();
         let meta = json!({
-            "name": "switchboard",
+            "name": self.name,
             "runtime": "rust",
             "version": env!("CARGO_PKG_VERSION"),
             "os": std::env::consts::OS,
@@ -527,19 +587,40 @@ impl Task {
         {
             return Ended::Lost(e);
         }
-        // 3. handlers and bindings.
+        // 3. handlers and bindings, then a ping as a barrier.
         let mut bindings = self.bindings();
         for b in &bindings {
             if let Err(e) = self.register_binding(&mut ws, b).await {
                 return Ended::Lost(e);
             }
         }
+        if let Err(e) = self.send(&mut ws, &Message::Ping).await {
+            return Ended::Lost(e);
+        }
+        // 4. wait until the engine has applied every registration (events may already flow:
+        // they are served). The real engine (iii v0.23.0-rc.4, `engine/src/engine/mod.rs`
+        // `RegisterTrigger`) answers a binding with `triggerregistrationresult` only when it
+        // fails; success, or a binding parked until a worker provides its trigger type, is
+        // silent. So "applied" is: our `engine::workers::register` has its result (the engine
+        // holds registrations that arrive before the namespace is known and applies them
+        // before that result) and our barrier ping has its pong (the engine handles one
+        // connection's frames in order, so every registration sent before the ping has been
+        // applied, a refusal already sent). An engine that acknowledges every binding (older
+        // engines, our fake) is applied once they all are.
         let mut unacked: HashSet<String> = bindings.iter().map(|b| b.binding_id.clone()).collect();
+        let mut registered = false;
+        // Barrier pings sent and pongs seen: pongs come in order, so the last ping's pong is
+        // the `pings`-th one.
+        let mut pings = 1u32;
+        let mut pongs = 0u32;
         let mut renewals = 0u32;
-        // 4. wait for every acknowledgement (events may already flow: they are served).
-        while !unacked.is_empty() {
+        while !(registered && (pongs >= pings || unacked.is_empty())) {
             let frame = tokio::select! {
-                _ = tokio::time::sleep_until(handshake) => return Ended::Lost(format!("{} trigger bindings not acknowledged in time", unacked.len())),
+                _ = tokio::time::sleep_until(handshake) => return Ended::Lost(if registered {
+                    format!("{} trigger bindings not confirmed in time", unacked.len())
+                } else {
+                    "no result for engine::workers::register in time".into()
+                }),
                 c = self.cmds.recv() => { if self.offline_cmd(c).is_break() { let _ = ws.close(None).await; return Ended::Stop("closed".into()); } continue; }
                 f = ws.next() => f,
             };
@@ -549,6 +630,15 @@ impl Task {
                 Ok(Some(m)) => m,
             };
             match msg {
+                Message::Pong => pongs += 1,
+                Message::InvocationResult {
+                    ref invocation_id, ..
+                } if *invocation_id == register_id => {
+                    registered = true;
+                    if let Some(end) = self.on_frame(&mut ws, msg, &bindings, &register_id).await {
+                        return end;
+                    }
+                }
                 Message::TriggerRegistrationResult {
                     id,
                     error,
@@ -579,7 +669,6 @@ impl Task {
                     )));
                     // Withdraw the old ids, so no event arrives twice through them.
                     for b in &bindings {
-                        unacked.remove(&b.binding_id);
                         let withdraw = [
                             Message::UnregisterTrigger {
                                 id: b.binding_id.clone(),
@@ -602,6 +691,11 @@ impl Task {
                         }
                     }
                     unacked = bindings.iter().map(|b| b.binding_id.clone()).collect();
+                    // A new barrier for the new registrations.
+                    pings += 1;
+                    if let Err(e) = self.send(&mut ws, &Message::Ping).await {
+                        return Ended::Lost(e);
+                    }
                 }
                 m => {
                     if let Some(end) = self.on_frame(&mut ws, m, &bindings, &register_id).await {
@@ -731,6 +825,15 @@ impl Task {
         }
     }
 
+    /// The engine refused this connection (`error` frame, then it closes the socket): say why,
+    /// and try again after the backoff (an auth function may come back, credentials may be
+    /// fixed by whoever runs the engine).
+    fn refused(&mut self, error: ErrorBody) -> Ended {
+        let why = format!("the engine refused the connection: {error}");
+        self.tell(ClientEvent::Warning(why.clone()));
+        Ended::Lost(why)
+    }
+
     fn unexpected(&mut self, m: &Message) {
         self.tell(ClientEvent::Warning(format!(
             "unexpected {} frame from the engine",
@@ -803,6 +906,7 @@ impl Task {
                 }
             }
             Message::Unknown(v) => self.tell(ClientEvent::Unknown(v)),
+            Message::Error { error } => return Some(self.refused(error)),
             Message::RegistrationRejected {
                 code, namespace, ..
             } if code == WORKER_NAMESPACE_CONFLICT => {

@@ -163,6 +163,15 @@ pub enum Message {
         function_id: Option<String>,
         owner_worker_id: String,
     },
+    /// E→W: the engine refuses the connection itself (RBAC authentication failed), then closes
+    /// it. Not a variant of the engine's `Message` enum: `handle_worker` writes it by hand as
+    /// `{"type":"error","error":{"code":"AUTH_ERROR","message":…}}` (`iii-hq/iii`
+    /// `engine/src/engine/mod.rs`, v0.23.0-rc.4 at bacffa0; seen from the real engine by
+    /// `tests/iii_wire.rs::real_engine_when_iii_engine_bin_is_set`). Additive: see
+    /// `schema/CHANGELOG.iii.md`.
+    Error {
+        error: ErrorBody,
+    },
     /// A frame whose `type` this build does not know, kept whole to be shown (never sent by
     /// the derive: `encode` writes the kept object back as it came).
     #[serde(skip)]
@@ -170,7 +179,7 @@ pub enum Message {
 }
 
 /// The `type` names `Message` knows.
-pub const KNOWN_TYPES: [&str; 14] = [
+pub const KNOWN_TYPES: [&str; 15] = [
     "registertriggertype",
     "registertrigger",
     "triggerregistrationresult",
@@ -185,6 +194,7 @@ pub const KNOWN_TYPES: [&str; 14] = [
     "reattach",
     "workerregistered",
     "registrationrejected",
+    "error",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -278,6 +288,7 @@ impl Message {
             Message::Reattach { .. } => "reattach",
             Message::WorkerRegistered { .. } => "workerregistered",
             Message::RegistrationRejected { .. } => "registrationrejected",
+            Message::Error { .. } => "error",
             Message::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("?"),
         }
     }

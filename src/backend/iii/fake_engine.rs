@@ -1,9 +1,9 @@
 //! An in-process iii engine (reference §11.2): a real WebSocket server on loopback that sends
-//! `workerregistered`, records every registration, acknowledges or refuses bindings, answers
-//! invocations from a script (result, error, delay, never, drop the socket) or from its
-//! in-memory harness world, pushes events (duplicated, reordered, with stale revisions when
-//! asked), answers pings unless told not to, and forgets everything a connection registered
-//! when that connection drops. Used by the tests and by `switchboard demo-engine`.
+//! `workerregistered`, records every registration, refuses bindings (and accepts them without a
+//! word, like the real engine), answers invocations from a script (result, error, delay, never,
+//! drop the socket) or from its in-memory harness world, pushes events (duplicated, reordered,
+//! with stale revisions when asked), answers pings unless told not to, and forgets everything a
+//! connection registered when that connection drops. Used by the tests and by `switchboard demo-engine`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -385,12 +385,16 @@ impl FakeEngine {
                         config,
                     });
                 }
-                send(&Message::TriggerRegistrationResult {
-                    id,
-                    trigger_type,
-                    function_id,
-                    error,
-                });
+                // Like the real engine (iii v0.23.0-rc.4 `RegisterTrigger`): a refusal is
+                // answered, an accepted binding is not.
+                if error.is_some() {
+                    send(&Message::TriggerRegistrationResult {
+                        id,
+                        trigger_type,
+                        function_id,
+                        error,
+                    });
+                }
             }
             Message::UnregisterTrigger { id, .. } => {
                 if let Some(c) = i.conns.get_mut(&conn) {
