@@ -369,6 +369,19 @@ impl Mapper {
                     );
                 }
             }
+            "session::list" if code == "function_not_found" => {
+                // An engine without the harness worker: say so where the human looks, not
+                // only in the log (a real engine with no harness showed just "Live").
+                out.info(
+                    "",
+                    "harness",
+                    Some(
+                        "not on this engine: session::list not found (is the harness worker running?)"
+                            .into(),
+                    ),
+                );
+                self.report(None, Level::Error, what, &mut out);
+            }
             _ => self.report(session, Level::Warn, what, &mut out),
         }
         self.read_done(function_id, request, &mut out);
@@ -380,7 +393,13 @@ impl Mapper {
         match session.and_then(|s| self.sessions.get(s)) {
             Some(s) => out.protocol(&s.root.clone(), level, text),
             None => {
-                for r in self.sorted_roots() {
+                let roots = self.sorted_roots();
+                // No root yet (the listing itself failed): the engine's own session says it,
+                // never nobody.
+                if roots.is_empty() {
+                    out.protocol("", level, text.clone());
+                }
+                for r in roots {
                     out.protocol(&r, level, text.clone());
                 }
             }

@@ -1214,3 +1214,34 @@ fn a_queued_message_landing_in_the_transcript_re_reads_the_queue() {
         "a duplicate delivery reads nothing more"
     );
 }
+
+/// A real engine without the harness worker answers `session::list` with
+/// `function_not_found`: with no root to tell, the engine's own session says so (it used to
+/// show only "Live" and "No messages yet").
+#[test]
+fn an_engine_without_the_harness_says_so_on_the_engine_session() {
+    let mut m = Mapper::new("t");
+    let out = m.reconnected();
+    let list = out
+        .calls
+        .iter()
+        .find(|c| c.function_id == "session::list")
+        .expect("the first reads list the sessions")
+        .clone();
+    let out = m.on_error(
+        "session::list",
+        &list.payload,
+        "function_not_found",
+        "Function session::list not found",
+        1,
+    );
+    let harness = info(&out, "harness").flatten().unwrap_or_default();
+    assert!(harness.contains("harness worker running"), "{harness:?}");
+    assert!(
+        out.events.iter().any(|(root, e)| root.is_empty()
+            && matches!(e, BackendEvent::Protocol { level: Level::Error, text }
+                if text.contains("session::list failed: function_not_found"))),
+        "{:?}",
+        out.events
+    );
+}
