@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::codec::{self, ErrorBody, FUNCTION_NAMESPACE_CONFLICT, Message};
+pub use super::fake_scale::{Churn, FOCUSED, FOCUSED_TITLE, Scale};
 pub use super::fake_world::World;
 
 /// How the engine answers one invocation of a scripted function.
@@ -77,6 +78,8 @@ struct Inner {
     world: World,
     connections_total: u64,
     handshakes: Vec<Vec<(String, String)>>,
+    /// When each WebSocket handshake arrived (the reconnect benchmark times from it).
+    handshake_times: Vec<std::time::Instant>,
 }
 
 const LOG_CAP: usize = 100_000;
@@ -118,7 +121,9 @@ impl FakeEngine {
                                     (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into())
                                 })
                                 .collect();
-                            seen.lock().handshakes.push(hs);
+                            let mut i = seen.lock();
+                            i.handshakes.push(hs);
+                            i.handshake_times.push(std::time::Instant::now());
                             Ok(resp)
                         };
                     if let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, keep).await {
@@ -205,6 +210,11 @@ impl FakeEngine {
     /// The HTTP headers of every handshake so far.
     pub fn handshake_headers(&self) -> Vec<Vec<(String, String)>> {
         self.lock().handshakes.clone()
+    }
+
+    /// When each handshake so far arrived, in order.
+    pub fn handshake_times(&self) -> Vec<std::time::Instant> {
+        self.lock().handshake_times.clone()
     }
 
     /// Drop every socket; the engine forgets their functions and bindings.
