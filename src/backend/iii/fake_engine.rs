@@ -78,6 +78,9 @@ struct Inner {
     world: World,
     connections_total: u64,
     handshakes: Vec<Vec<(String, String)>>,
+    /// Frames are kept in `log` (tests read them); the benchmark turns this off so the
+    /// process's memory is the client's.
+    no_log: bool,
     /// When each WebSocket handshake arrived (the reconnect benchmark times from it).
     handshake_times: Vec<std::time::Instant>,
 }
@@ -154,6 +157,11 @@ impl FakeEngine {
             .entry(function_id.into())
             .or_default()
             .push_back(reply);
+    }
+
+    /// Keep (default) or stop keeping the frames received (`frames`, `frames_of`).
+    pub fn set_frame_log(&self, on: bool) {
+        self.lock().no_log = !on;
     }
 
     pub fn set_answer_pings(&self, on: bool) {
@@ -312,7 +320,7 @@ impl FakeEngine {
         if !i.conns.contains_key(&conn) {
             return;
         }
-        if i.log.len() < LOG_CAP {
+        if i.log.len() < LOG_CAP && !i.no_log {
             i.log.push((conn, raw.clone()));
         }
         let send = |m: &Message| {

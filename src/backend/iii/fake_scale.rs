@@ -95,10 +95,39 @@ const FILES: &[&str] = &[
     "migrations/0042_split_ledger.sql",
 ];
 const WORDS: &[&str] = &[
-    "the", "ledger", "keeps", "invoices", "in", "one", "table", "and", "the", "exporter",
-    "reads", "them", "twice;", "I'll", "move", "tax", "rounding", "into", "billing-core,",
-    "then", "run", "the", "tests", "again.", "The", "failing", "case", "is", "a", "currency",
-    "with", "three", "decimals.",
+    "the",
+    "ledger",
+    "keeps",
+    "invoices",
+    "in",
+    "one",
+    "table",
+    "and",
+    "the",
+    "exporter",
+    "reads",
+    "them",
+    "twice;",
+    "I'll",
+    "move",
+    "tax",
+    "rounding",
+    "into",
+    "billing-core,",
+    "then",
+    "run",
+    "the",
+    "tests",
+    "again.",
+    "The",
+    "failing",
+    "case",
+    "is",
+    "a",
+    "currency",
+    "with",
+    "three",
+    "decimals.",
 ];
 
 const CWD: &str = "/home/dev/billing";
@@ -137,7 +166,9 @@ fn file_body(r: &mut Rng, lines: usize) -> String {
 }
 
 fn test_output(r: &mut Rng, lines: usize, failed: bool) -> String {
-    let mut s = String::from("   Compiling billing-core v0.4.2 (/home/dev/billing/crates/billing-core)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 7.41s\n     Running unittests src/lib.rs\n\n");
+    let mut s = String::from(
+        "   Compiling billing-core v0.4.2 (/home/dev/billing/crates/billing-core)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 7.41s\n     Running unittests src/lib.rs\n\n",
+    );
     s.push_str(&format!("running {lines} tests\n"));
     for i in 0..lines {
         let ok = !(failed && i == lines / 2);
@@ -196,11 +227,19 @@ fn result_text(r: &mut Rng, function_id: &str, args: &Value) -> (String, bool) {
     match function_id {
         "shell::exec" => {
             let failed = r.chance(15);
-            let n = if long { r.range(150, 400) } else { r.range(3, 25) };
+            let n = if long {
+                r.range(150, 400)
+            } else {
+                r.range(3, 25)
+            };
             (test_output(r, n, failed), failed)
         }
         "filesystem::read" => {
-            let n = if long { r.range(200, 600) } else { r.range(10, 60) };
+            let n = if long {
+                r.range(200, 600)
+            } else {
+                r.range(10, 60)
+            };
             (file_body(r, n), false)
         }
         "filesystem::write" => (
@@ -212,10 +251,7 @@ fn result_text(r: &mut Rng, function_id: &str, args: &Value) -> (String, bool) {
             false,
         ),
         "filesystem::edit" => (
-            format!(
-                "1 replacement in {}",
-                args["path"].as_str().unwrap_or("")
-            ),
+            format!("1 replacement in {}", args["path"].as_str().unwrap_or("")),
             false,
         ),
         _ => {
@@ -289,7 +325,11 @@ fn transcript(w: &mut World, r: &mut Rng, session: &str, count: usize, calls: &m
         }
         w.append(
             session,
-            assistant(vec![json!({"type": "text", "text": words(r, 20, 200)})], "end", r),
+            assistant(
+                vec![json!({"type": "text", "text": words(r, 20, 200)})],
+                "end",
+                r,
+            ),
         );
         left -= 1;
     }
@@ -336,7 +376,11 @@ pub fn build(scale: &Scale) -> World {
     let others: Vec<usize> = (1..n).step_by(3).collect();
     let mut k = 0;
     while left > 0 {
-        let i = if others.is_empty() { 0 } else { others[k % others.len()] };
+        let i = if others.is_empty() {
+            0
+        } else {
+            others[k % others.len()]
+        };
         held[i] += 1;
         left -= 1;
         k += 1;
@@ -456,9 +500,7 @@ mod tests {
     fn the_scaled_world_has_the_sizes_asked_for() {
         let mut w = build(&scale());
         w.set_pending_page_cap(4);
-        let (l, _) = w
-            .handle("session::list", &json!({"limit": 500}))
-            .unwrap();
+        let (l, _) = w.handle("session::list", &json!({"limit": 500})).unwrap();
         assert_eq!(l.unwrap()["sessions"].as_array().unwrap().len(), 20);
         let (m, _) = w
             .handle(
