@@ -479,7 +479,8 @@ async fn run(sizes: &Sizes, index: usize, res: &mut Results, show: bool) -> Resu
         }
     }
     if index == 0 {
-        res.rss_last = rss_mib();
+        // Raw, before `live_mib` trimmed the heap.
+        res.rss_last = res.rss_each.last().copied().unwrap_or(res.rss_first);
         res.hwm = hwm_mib();
         res.screen = h.screen();
         if !res.screen.contains(FOCUSED_TITLE) {
