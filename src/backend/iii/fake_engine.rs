@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::codec::{self, ErrorBody, FUNCTION_NAMESPACE_CONFLICT, Message};
+pub use super::fake_scale::{Churn, FOCUSED, FOCUSED_TITLE, Scale};
 pub use super::fake_world::World;
 
 /// How the engine answers one invocation of a scripted function.
@@ -79,6 +80,11 @@ struct Inner {
     handshakes: Vec<Vec<(String, String)>>,
     /// Close new connections at once (the engine is down).
     refuse: bool,
+    /// Frames are kept in `log` (tests read them); the benchmark turns this off so the
+    /// process's memory is the client's.
+    no_log: bool,
+    /// When each WebSocket handshake arrived (the reconnect benchmark times from it).
+    handshake_times: Vec<std::time::Instant>,
 }
 
 const LOG_CAP: usize = 100_000;
@@ -125,7 +131,9 @@ impl FakeEngine {
                                     (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into())
                                 })
                                 .collect();
-                            seen.lock().handshakes.push(hs);
+                            let mut i = seen.lock();
+                            i.handshakes.push(hs);
+                            i.handshake_times.push(std::time::Instant::now());
                             Ok(resp)
                         };
                     if let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, keep).await {
@@ -156,6 +164,11 @@ impl FakeEngine {
             .entry(function_id.into())
             .or_default()
             .push_back(reply);
+    }
+
+    /// Keep (default) or stop keeping the frames received (`frames`, `frames_of`).
+    pub fn set_frame_log(&self, on: bool) {
+        self.lock().no_log = !on;
     }
 
     pub fn set_answer_pings(&self, on: bool) {
@@ -218,6 +231,11 @@ impl FakeEngine {
     /// that lasts until it is switched off.
     pub fn set_refuse(&self, on: bool) {
         self.lock().refuse = on;
+    }
+
+    /// When each handshake so far arrived, in order.
+    pub fn handshake_times(&self) -> Vec<std::time::Instant> {
+        self.lock().handshake_times.clone()
     }
 
     /// Drop every socket; the engine forgets their functions and bindings.
@@ -315,7 +333,7 @@ impl FakeEngine {
         if !i.conns.contains_key(&conn) {
             return;
         }
-        if i.log.len() < LOG_CAP {
+        if i.log.len() < LOG_CAP && !i.no_log {
             i.log.push((conn, raw.clone()));
         }
         let send = |m: &Message| {

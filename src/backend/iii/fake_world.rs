@@ -72,6 +72,8 @@ pub struct World {
     approved_always: HashMap<String, Vec<Value>>,
     sends: HashMap<String, Value>,
     counter: u64,
+    /// Largest `approval::list-pending` page (the engine's is not documented; 500 by default).
+    pending_page_cap: usize,
 }
 
 fn text(t: &str) -> Value {
@@ -118,6 +120,37 @@ fn page(data: &Value, len: usize) -> (usize, usize, Option<String>) {
 impl World {
     pub fn empty() -> World {
         World::default()
+    }
+
+    /// Page `approval::list-pending` by at most `cap` records, whatever `limit` asks, so a
+    /// client has to follow `next_cursor` (the benchmark's 50 held calls come in pages).
+    pub fn set_pending_page_cap(&mut self, cap: usize) {
+        self.pending_page_cap = cap.max(1);
+    }
+
+    /// A busy engine for the reconnect benchmark: see `super::fake_scale`.
+    pub fn scaled(scale: &super::fake_scale::Scale) -> World {
+        super::fake_scale::build(scale)
+    }
+
+    /// Another console answers one held call and a new one is held (see `fake_scale::churn`).
+    pub fn churn(
+        &mut self,
+        scale: &super::fake_scale::Scale,
+        round: u64,
+    ) -> Option<super::fake_scale::Churn> {
+        super::fake_scale::churn(self, scale, round)
+    }
+
+    /// Append `message` to `session` (it must exist); returns its entry id.
+    pub fn append(&mut self, session: &str, message: Value) -> String {
+        let (_, ev) = self.add(session, message);
+        ev["entry_id"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// End `session`'s turn with `status` (`completed`, `cancelled`, `failed`).
+    pub fn end_turn(&mut self, session: &str, status: &str) {
+        self.finish(session, status);
     }
 
     /// The `demo-engine` world: two root sessions, one with a sub-agent child; each root holds
@@ -513,7 +546,17 @@ impl World {
             .iter()
             .filter(|r| filter.is_none_or(|f| r["session_id"] == f))
             .collect();
-        let (a, b, next) = page(data, all.len());
+        let cap = match self.pending_page_cap {
+            0 => 500,
+            n => n as u64,
+        };
+        let limit = data
+            .get("limit")
+            .and_then(Value::as_u64)
+            .unwrap_or(50)
+            .min(cap);
+        let capped = json!({"limit": limit, "cursor": data.get("cursor")});
+        let (a, b, next) = page(&capped, all.len());
         let mut out = json!({"pending": all[a..b]});
         if let Some(n) = next {
             out["next_cursor"] = json!(n);

@@ -13,6 +13,7 @@
 pub mod client;
 pub mod codec;
 pub mod fake_engine;
+mod fake_scale;
 mod fake_world;
 pub mod mapping;
 pub mod replay;
