@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream, KeyEventKind,
+    EventStream, KeyEventKind, MouseEventKind,
 };
 use crossterm::terminal::{
     self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
@@ -239,6 +239,10 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
                 let msg = match ev {
                     Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
                     Some(Ok(Event::Paste(p))) => Some(Msg::Paste(p)),
+                    // Pointer motion (any-motion tracking reports every move) does nothing:
+                    // it must not redraw, let alone at the input frame rate.
+                    Some(Ok(Event::Mouse(m)))
+                        if matches!(m.kind, MouseEventKind::Moved | MouseEventKind::Drag(_)) => None,
                     Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
                     Some(Ok(Event::Resize(w, h))) => Some(Msg::Resize(w, h)),
                     Some(Ok(_)) => None,

@@ -224,15 +224,30 @@ impl Command {
 pub struct HarnessSession {
     pub model: String,
     pub title: String,
-    /// Function ids the session may call (never `approval::*` or `configuration::*`).
+    /// Exact function ids the session may call (never `approval::*`, `configuration::*` or a
+    /// pattern).
     pub allow: Vec<String>,
     /// The first message.
     pub message: String,
 }
 
-/// Functions only a human may reach: an agent's allow-list never includes them.
+/// Functions only a human may reach: an agent's allow-list never includes them. Anything but
+/// an exact function id counts too: should the engine read `*`, `appr*` or `*::resolve` as a
+/// pattern, it could reach them, so no pattern is ever passed on.
 pub fn human_only(function_id: &str) -> bool {
-    function_id.starts_with("approval::") || function_id.starts_with("configuration::")
+    let lower = function_id.to_ascii_lowercase();
+    lower.starts_with("approval::")
+        || lower.starts_with("configuration::")
+        || !is_exact_function_id(function_id)
+}
+
+/// `namespace::name` made of letters, digits and `_ . : -` only (no wildcard, no space).
+fn is_exact_function_id(f: &str) -> bool {
+    f.contains("::")
+        && !f.starts_with("::")
+        && !f.ends_with("::")
+        && f.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
 }
 
 /// Most function ids an allow-list takes from the dialog.

@@ -355,7 +355,9 @@ impl Player {
         if self.spare_making.is_some() || self.spare.as_ref().is_some_and(|(p, _)| *p == behind) {
             return;
         }
-        drop_off_thread(self.spare.take());
+        if let Some(old) = self.spare.take() {
+            drop_off_thread(old);
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         if let Some(original) = self.local.remove(&behind) {
             std::thread::spawn(move || {
@@ -607,7 +609,9 @@ impl Player {
             .copied()
             .collect();
         let dropped: Vec<Feeder> = far.iter().filter_map(|p| self.local.remove(p)).collect();
-        drop_off_thread(dropped);
+        if !dropped.is_empty() {
+            drop_off_thread(dropped);
+        }
         if self.feeder.pos == self.total() {
             self.playing = false;
         }

@@ -609,7 +609,10 @@ fn new_session(
                     )
                 } else {
                     (
-                        format!("         left out (human-only): {}", dropped.join(", ")),
+                        format!(
+                            "         left out (human-only, or not an exact id): {}",
+                            dropped.join(", ")
+                        ),
                         theme.warn,
                     )
                 };

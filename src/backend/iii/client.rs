@@ -560,7 +560,13 @@ impl Task {
                     self.previous = Some((worker_id.clone(), reattach_token));
                     break worker_id;
                 }
-                Ok(Some(Message::Error { error })) => return self.refused(error),
+                Ok(Some(Message::Error { error })) => {
+                    // Refused before we were registered: should our reattach be the reason (an
+                    // engine restarted since knows neither the worker id nor its token), the
+                    // next attempt connects fresh instead of being refused the same way for ever.
+                    self.previous = None;
+                    return self.refused(error);
+                }
                 Ok(Some(Message::Ping)) => {
                     if let Err(e) = self.send(&mut ws, &Message::Pong).await {
                         return Ended::Lost(e);

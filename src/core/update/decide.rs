@@ -61,6 +61,11 @@ fn answer_as(state: &mut State, id: &str, decision: Decision, by: By) -> Vec<Eff
         // The card says why too (a long footer can clip the status line).
         if let Some(ui) = state.gate_ui.get_mut(id) {
             ui.error = Some(why.clone());
+            // A rule (or an earlier approval) that matched now, e.g. one saved from this very
+            // card, answers it once the connection is back, if it is still held then.
+            if matches!(by, By::Rule(_) | By::Approval(_)) {
+                ui.rules_later = true;
+            }
         }
         state.status_line = Some(why);
         return Vec::new();

@@ -84,6 +84,12 @@ pub(super) fn key(
                 return;
             };
             let id = entry.entry_id.clone();
+            if let Some(why) = state.session.offline.clone() {
+                state.status_line = Some(format!(
+                    "offline: {why}; the queue cannot be changed until the engine is back"
+                ));
+                return set(state, cursor, None);
+            }
             if confirm_remove.as_deref() != Some(id.as_str()) {
                 // Removing cannot be undone: it takes a second press on the same entry.
                 state.status_line = Some("press d again to remove this queued message".into());
@@ -147,6 +153,26 @@ pub(super) fn send_edit(state: &mut State, fx: &mut Vec<Effect>) -> bool {
         return false;
     };
     let text = state.prompt_text();
+    if edit.session != state.shown().id {
+        // The edit belongs to the session it was started in: never save it into another.
+        state.queue_edit = Some(edit);
+        state.status_line = Some(
+            "this prompt edits a queued message of another session: show that session to save it, or Esc to cancel the edit"
+                .into(),
+        );
+        return true;
+    }
+    if let Some(why) = state
+        .session_by_id(edit.session)
+        .and_then(|s| s.session.offline.clone())
+    {
+        // Nothing can reach the engine: keep the edit and its text for when it is back.
+        state.queue_edit = Some(edit);
+        state.status_line = Some(format!(
+            "offline: {why}; the queued message was not changed (your text stays in the prompt)"
+        ));
+        return true;
+    }
     let still = state
         .session_by_id(edit.session)
         .is_some_and(|s| !s.closed && s.queue.has(&edit.entry_id));

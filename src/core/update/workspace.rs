@@ -410,6 +410,8 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
     let total = refs.len();
     let mut done = 0;
     let mut offline = 0;
+    // Marks of gates left pending because their session is offline stay for the next try.
+    let mut keep: Vec<GateRef> = Vec::new();
     for r in &refs {
         let Some((i, gate)) = gate_of(state, r) else {
             continue;
@@ -420,6 +422,7 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
         if state.sessions[i].session.offline.is_some() {
             // Nothing can be sent there until it reconnects: the gate stays pending.
             offline += 1;
+            keep.push(r.clone());
             continue;
         }
         let GateKind::Permission(p) = &gate.kind else {
@@ -443,13 +446,14 @@ fn decide_batch(state: &mut State, how: BatchAnswer, fx: &mut Vec<Effect>) {
         fx.extend(out);
     }
     state.inbox.marked.clear();
+    state.inbox.marked.extend(keep);
     let verb = match how {
         BatchAnswer::AllowOnce => "allowed once",
         BatchAnswer::Deny(_) => "denied",
     };
     state.status_line = Some(if offline > 0 {
         format!(
-            "batch: {done} of {total} gate(s) {verb}; {offline} not sent: offline, reconnecting (decisions are disabled)"
+            "batch: {done} of {total} gate(s) {verb}; {offline} not sent: offline, reconnecting (decisions are disabled; their marks stay)"
         )
     } else {
         format!("batch: {done} of {total} gate(s) {verb}")
@@ -707,7 +711,7 @@ fn start_harness(state: &mut State, mut form: NewSessionForm, fx: &mut Vec<Effec
     );
     if !dropped.is_empty() {
         note.push_str(&format!(
-            " (left out of its allow-list, human-only: {})",
+            " (left out of its allow-list, human-only or not an exact id: {})",
             dropped.join(", ")
         ));
     }

@@ -470,7 +470,7 @@ impl Mapper {
                 "",
                 Level::Warn,
                 format!(
-                    "left out of the new session's allow-list (human-only functions): {}",
+                    "left out of the new session's allow-list (human-only functions, or not an exact function id): {}",
                     j::clip(&names.join(", "), 400)
                 ),
             );

@@ -385,3 +385,63 @@ fn a_replayed_queue_is_shown_never_changed() {
             .contains("read-only replay")
     );
 }
+
+/// The engine went away while a queued message was edited: Enter keeps the edit and its text
+/// (nothing is sent, nothing claims it was saved); `d` cannot remove one either.
+#[test]
+fn an_edit_or_removal_while_offline_keeps_everything_and_says_so() {
+    let (mut s, root) = iii();
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    typ(&mut s, " too");
+    ev_in(
+        &mut s,
+        root,
+        BackendEvent::Connection {
+            online: false,
+            detail: "reconnecting to the engine".into(),
+        },
+    );
+    let fx = press(&mut s, KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(s.prompt_text(), "also the CHANGELOG too");
+    assert!(s.queue_edit.is_some());
+    assert!(s.status_line.as_deref().unwrap().starts_with("offline:"));
+    press(&mut s, KeyCode::Esc);
+    press(&mut s, KeyCode::Esc);
+    s.focus = Focus::Tree;
+    ch(&mut s, 'u');
+    let mut sent = ch(&mut s, 'd');
+    sent.extend(ch(&mut s, 'd'));
+    assert!(sent.is_empty(), "{sent:?}");
+    assert!(s.status_line.as_deref().unwrap().starts_with("offline:"));
+}
+
+/// An edit started in one session is never saved into another session's queue.
+#[test]
+fn an_edit_is_saved_only_in_its_own_session() {
+    let (mut s, _root) = iii();
+    ch(&mut s, 'u');
+    ch(&mut s, 'e');
+    s.select_session(0, 0);
+    s.focus = Focus::Prompt;
+    let fx = press(&mut s, KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(s.queue_edit.is_some());
+    assert!(
+        s.status_line
+            .as_deref()
+            .unwrap()
+            .contains("another session")
+    );
+}
+
+/// The allow-list takes exact function ids only: a pattern could reach `approval::*`.
+#[test]
+fn the_allow_list_drops_patterns_and_human_only_functions_in_any_case() {
+    let (kept, dropped) = crate::core::msg::split_allow(
+        "shell::exec, *, appr*, *::resolve, Approval::resolve, CONFIGURATION::set, fs read, fs::read",
+    );
+    assert_eq!(kept, vec!["shell::exec", "fs::read"]);
+    assert_eq!(dropped.len(), 6, "{dropped:?}");
+}

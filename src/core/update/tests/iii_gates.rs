@@ -341,6 +341,8 @@ fn offline_refuses_every_decision_and_keeps_the_card() {
     let status = x.s.status_line.clone().unwrap();
     assert!(status.contains("1 not sent: offline"), "{status}");
     assert!(x.resolves().is_empty());
+    // Its mark stays for when the session is back.
+    assert_eq!(x.s.inbox.marked.len(), 1);
     // During the re-read it is still refused (the state on screen is the stale one).
     let out = x.m.reconnected();
     let events = Out {
@@ -471,4 +473,35 @@ fn offline_search_navigation_and_quit_still_work() {
     assert!(x.s.tree.nodes[0].transcript.items.iter().any(
         |i| matches!(&i.kind, ItemKind::Audit { text, .. } if text.starts_with("left pending"))
     ));
+}
+
+/// A rule that matches a card while the session is offline (saved from that card, say) is
+/// not lost: the card waits for the connection and the rule answers it then.
+#[test]
+fn a_rule_matched_while_offline_answers_after_the_reconnect() {
+    let mut x = Iii::new();
+    let id = x.hold("c1");
+    x.offline();
+    let fx = crate::core::update::decide::answer_by_rule(
+        &mut x.s,
+        &id,
+        Decision::Deny {
+            message: "Denied by a switchboard rule".into(),
+            interrupt: false,
+        },
+        "deny shell::exec",
+    );
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(x.s.gates.len(), 1);
+    assert!(x.s.gate_ui.get(&id).is_some_and(|ui| ui.rules_later));
+    // The rule is in place by the time the connection is back.
+    x.s.rules.add(
+        parse_spec_line("deny shell::exec").unwrap(),
+        Origin::Session,
+    );
+    x.reconnect();
+    assert!(x.s.gates.is_empty(), "{:?}", x.s.gates);
+    let r = x.resolves();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["function_call_id"], "c1");
 }
