@@ -50,7 +50,7 @@ const MAX_GAP: Duration = Duration::from_secs(2);
 
 /// Checkpoints are taken at multiples of this many frames: stepping back replays at most this
 /// many frames from a copy of the state.
-pub const CHECKPOINT_SPACING: usize = 8_192;
+pub const CHECKPOINT_SPACING: usize = 4_096;
 /// How many evenly spaced state copies the background pass keeps over the whole recording (plus
 /// one of the end). Full copies, so few: the dense ones are kept only near the viewer.
 const BACKGROUND_CHECKPOINTS: usize = 8;
@@ -131,15 +131,6 @@ impl Drop for Player {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
-}
-
-/// Free a state copy on a helper thread: a long session's state is millions of allocations, and
-/// freeing them in the key handler costs as much as a step back may take in all.
-fn drop_off_thread<T: Send + 'static>(v: T) {
-    // Should no thread be had, the closure (and the copy) is freed here after all.
-    let _ = std::thread::Builder::new()
-        .name("replay-drop".into())
-        .spawn(move || drop(v));
 }
 
 /// Replay the whole recording once in the background, keeping evenly spaced copies of the state
@@ -339,6 +330,10 @@ impl Player {
                 }
                 self.spare = Some((pos, copy));
                 self.spare_making = None;
+                // The viewer may have moved on while this copy was made (a seek lands while
+                // the previous position's spare is still in the making): make the one that
+                // serves where it stands now, or the next step back has none.
+                self.prepare_spare();
             }
             Err(std::sync::mpsc::TryRecvError::Empty) => {}
             // The helper died with the copy: it is prepared again like any missing copy.
@@ -355,9 +350,7 @@ impl Player {
         if self.spare_making.is_some() || self.spare.as_ref().is_some_and(|(p, _)| *p == behind) {
             return;
         }
-        if let Some(old) = self.spare.take() {
-            drop_off_thread(old);
-        }
+        self.spare = None;
         let (tx, rx) = std::sync::mpsc::channel();
         if let Some(original) = self.local.remove(&behind) {
             std::thread::spawn(move || {
@@ -572,7 +565,7 @@ impl Player {
         st.focus_root = focus_root.filter(|r| *r < st.tree.nodes.len());
         st.side_by_side = side_by_side;
         st.status_line = status;
-        drop_off_thread(std::mem::replace(&mut self.feeder, f));
+        self.feeder = f;
     }
 
     /// Apply frames to `feeder` up to `n` (at most `budget` of them), copying the state at each
@@ -602,16 +595,7 @@ impl Player {
     fn landed(&mut self) {
         let pos = self.feeder.pos;
         let keep = pos.saturating_sub(3 * CHECKPOINT_SPACING)..=pos + CHECKPOINT_SPACING;
-        let far: Vec<usize> = self
-            .local
-            .keys()
-            .filter(|p| !keep.contains(p))
-            .copied()
-            .collect();
-        let dropped: Vec<Feeder> = far.iter().filter_map(|p| self.local.remove(p)).collect();
-        if !dropped.is_empty() {
-            drop_off_thread(dropped);
-        }
+        self.local.retain(|p, _| keep.contains(p));
         if self.feeder.pos == self.total() {
             self.playing = false;
         }
@@ -1137,14 +1121,45 @@ mod tests {
         p
     }
 
+    /// A seek that lands while the spare for the previous position is still being made: once
+    /// the work is done, the spare serves the new position (it used to stay at the old one, so
+    /// every step back after a jump copied the state in the key handler).
+    #[test]
+    fn the_spare_follows_the_viewer_after_a_jump() {
+        let mut p = Player::open(long_recording(50_000));
+        p.wait_prepared();
+        p.seek(50_000);
+        // Past a copy the seek itself keeps (and one the background pass has), so no other
+        // work is left to make the spare as a side effect.
+        let target = 5 * CHECKPOINT_SPACING + 100;
+        p.seek(target);
+        p.finish_work();
+        // The race, made certain: the copy for the old position arrives only now (a long
+        // session's copy takes longer than the seek).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let old = p.feeder.clone();
+        p.spare = None;
+        p.spare_making = Some((49_152, rx));
+        tx.send((None, old)).unwrap();
+        p.finish_work();
+        let behind = (target - 1) / CHECKPOINT_SPACING * CHECKPOINT_SPACING;
+        assert_eq!(p.spare.as_ref().map(|s| s.0), Some(behind));
+        p.seek(target - 1);
+        assert_eq!(p.state().replay.as_ref().unwrap().frame, target - 1);
+        assert_eq!(shape(&p), shape(&fresh(50_000, target - 1)));
+    }
+
     #[test]
     fn stepping_back_from_a_checkpoint_equals_replaying_from_the_start() {
         let mut p = Player::open(long_recording(50_000));
         p.wait_prepared();
         p.seek(50_000);
         let kept = p.checkpoint_positions();
-        // The background pass: every multiple of the spacing, and the end.
-        for c in (1..=6).map(|k| k * CHECKPOINT_SPACING).chain([50_000]) {
+        // The background pass: every multiple of its spacing, and the end.
+        for c in (1..=6)
+            .map(|k| k * background_spacing(50_000))
+            .chain([50_000])
+        {
             assert!(kept.contains(&c), "{c} not in {kept:?}");
         }
         for target in [45_001, 40_960, 40_959, 20_123, 3] {
@@ -1288,7 +1303,10 @@ mod tests {
         p.wait_prepared();
         p.seek(total);
         let kept = p.checkpoint_positions();
-        for c in (1..=6).map(|k| k * CHECKPOINT_SPACING).chain([total]) {
+        for c in (1..=6)
+            .map(|k| k * background_spacing(total))
+            .chain([total])
+        {
             assert!(kept.contains(&c), "{c} not in {kept:?}");
         }
         for target in [45_001, 40_960, 40_959, 20_123, 3] {
