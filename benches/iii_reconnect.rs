@@ -35,6 +35,9 @@
 //! broken screen, never on a time. Arguments after `--`: `--sessions N`, `--messages M`,
 //! `--approvals A`, `--runs R` (fresh apps), `--reconnects K` (per app), `--show`.
 
+#[path = "support/checks.rs"]
+mod checks;
+
 use std::time::{Duration, Instant};
 
 use switchboard::app::frames::{FRAME_INTERVAL, FrameScheduler};
@@ -46,6 +49,8 @@ use switchboard::backend::iii::fake_engine::{
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
+
+use checks::Check;
 
 const W: u16 = 200;
 const H: u16 = 50;
@@ -500,13 +505,6 @@ async fn run(sizes: &Sizes, index: usize, res: &mut Results, show: bool) -> Resu
     Ok(())
 }
 
-struct Check {
-    name: String,
-    value: f64,
-    unit: &'static str,
-    target: f64,
-}
-
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let show = std::env::args().any(|a| a == "--show");
@@ -550,7 +548,7 @@ fn main() {
         }
         rt.shutdown_timeout(Duration::from_secs(5));
     }
-    let mut failed = 0;
+    let mut checks: Vec<Check> = Vec::new();
     if broken.is_empty() {
         let phase = |v: &[Phases], f: fn(&Phases) -> Option<f64>| {
             summary(
@@ -638,65 +636,40 @@ fn main() {
         );
         println!("{:<66} {:>7.0} MiB", "VmHWM (peak)", res.hwm);
         println!();
-        let checks = [
-            Check {
-                name: "reconnect p95, handshake → usable screen".into(),
-                value: summary(&res.re_hs).1,
-                unit: "ms",
-                target: 1_000.0,
-            },
-            Check {
-                name: "reconnect p95, socket dropped → usable screen".into(),
-                value: summary(&res.re_drop).1,
-                unit: "ms",
-                target: 1_500.0,
-            },
-            Check {
-                name: "first connect p95, app start → usable screen".into(),
-                value: summary(&res.first).1,
-                unit: "ms",
-                target: 1_500.0,
-            },
-            Check {
-                name: "VmRSS growth at the first usable screen".into(),
-                value: res.rss_first - res.rss_base,
-                unit: "MiB",
-                target: 64.0,
-            },
+        checks = vec![
+            Check::at_most(
+                "reconnect p95, handshake → usable screen",
+                summary(&res.re_hs).1,
+                "ms",
+                1_000.0,
+            ),
+            Check::at_most(
+                "reconnect p95, socket dropped → usable screen",
+                summary(&res.re_drop).1,
+                "ms",
+                1_500.0,
+            ),
+            Check::at_most(
+                "first connect p95, app start → usable screen",
+                summary(&res.first).1,
+                "ms",
+                1_500.0,
+            ),
+            Check::at_most(
+                "VmRSS growth at the first usable screen",
+                res.rss_first - res.rss_base,
+                "MiB",
+                64.0,
+            ),
             // Live memory (after `malloc_trim`): what the reconnects keep, not how glibc
             // happens to fragment the transient frames of 2,000 messages.
-            Check {
-                name: format!("live memory growth over {} reconnects", sizes.reconnects),
-                value: res.live_each.last().copied().unwrap_or(f64::NAN) - res.live_first,
-                unit: "MiB",
-                target: 16.0,
-            },
+            Check::at_most(
+                format!("live memory growth over {} reconnects", sizes.reconnects),
+                res.live_each.last().copied().unwrap_or(f64::NAN) - res.live_first,
+                "MiB",
+                16.0,
+            ),
         ];
-        for c in &checks {
-            let verdict = if !full {
-                "smoke"
-            } else if c.value <= c.target {
-                "PASS"
-            } else {
-                failed += 1;
-                "FAIL"
-            };
-            println!(
-                "{verdict:>5}  {:<52} {:>8.1} {:<3} (target ≤ {})",
-                c.name, c.value, c.unit, c.target
-            );
-            if !c.value.is_finite() {
-                broken.push(format!("{}: no value", c.name));
-            }
-        }
     }
-    for b in &broken {
-        println!("BROKEN {b}");
-    }
-    println!("took {:?}", started.elapsed());
-    let failed = failed + broken.len();
-    println!("iii_reconnect: {failed} failed");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    checks::report("iii_reconnect", &checks, broken, full, started);
 }

@@ -13,6 +13,8 @@
 //! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
 //! after the ingest figures (for profiling); `--keys-only` measures only the key latencies, `--replay-only` only replay seeking.
 
+#[path = "support/checks.rs"]
+mod checks;
 #[path = "support/gen.rs"]
 mod generator;
 
@@ -29,6 +31,8 @@ use switchboard::core::msg::BackendEvent;
 use switchboard::core::transcript::{ItemKind, ItemOp};
 use switchboard::core::{Msg, State, update};
 use switchboard::replay::player::Player;
+
+use checks::Check;
 use switchboard::ui::theme::Theme;
 
 use generator::{AcpGen, ClaudeGen, Rng};
@@ -37,39 +41,6 @@ use generator::{AcpGen, ClaudeGen, Rng};
 const FRAME: Duration = switchboard::app::frames::FRAME_INTERVAL;
 /// Events the terminal loop applies per wake before it may draw (`app::term`).
 const DRAIN: usize = switchboard::app::DRAIN_MAX;
-
-struct Check {
-    name: String,
-    value: f64,
-    unit: &'static str,
-    target: f64,
-    lower_is_better: bool,
-}
-
-impl Check {
-    fn new(
-        name: impl Into<String>,
-        value: f64,
-        unit: &'static str,
-        target: f64,
-        lower: bool,
-    ) -> Check {
-        Check {
-            name: name.into(),
-            value,
-            unit,
-            target,
-            lower_is_better: lower,
-        }
-    }
-    fn ok(&self) -> bool {
-        if self.lower_is_better {
-            self.value <= self.target
-        } else {
-            self.value >= self.target
-        }
-    }
-}
 
 struct Args {
     full: bool,
@@ -661,22 +632,10 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
     );
     let ms = |s: f64| s * 1000.0;
     vec![
-        Check::new("replay: open to first frame", open, "s", 0.5, true),
-        Check::new("replay: End once prepared", ms(end), "ms", 300.0, true),
-        Check::new(
-            "replay: one step back at the end",
-            ms(back),
-            "ms",
-            100.0,
-            true,
-        ),
-        Check::new(
-            "replay: one step back anywhere",
-            ms(anywhere),
-            "ms",
-            100.0,
-            true,
-        ),
+        Check::at_most("replay: open to first frame", open, "s", 0.5),
+        Check::at_most("replay: End once prepared", ms(end), "ms", 300.0),
+        Check::at_most("replay: one step back at the end", ms(back), "ms", 100.0),
+        Check::at_most("replay: one step back anywhere", ms(anywhere), "ms", 100.0),
     ]
 }
 
@@ -796,26 +755,23 @@ fn main() {
     println!("ACP ingest (recorded mapper + reducer): {acp_ns:.0} ns per line");
 
     let mut checks = vec![
-        Check::new(
+        Check::at_least(
             "P4 ingest (decode+map+reduce), lines/s",
             1e9 / ing.reduce_ns,
             "/s",
             50_000.0,
-            false,
         ),
-        Check::new(
+        Check::at_most(
             "ingest: last chunk / first chunk",
             last / first.max(1e-9),
             "x",
             1.2,
-            true,
         ),
-        Check::new(
+        Check::at_most(
             "bytes retained per event (line), text included",
             ing.bytes_per_event,
             "B",
             300.0,
-            true,
         ),
     ];
     // The SDK column (benches/compare.sh): the official SDK's json.loads + parse_message.
@@ -825,12 +781,11 @@ fn main() {
                 "SDK parse_message {sdk:.0} ns per line; switchboard decode {:.0}, decode+map {:.0}, decode+map+reduce {:.0}",
                 ing.decode_ns, ing.map_ns, ing.reduce_ns
             );
-            checks.push(Check::new(
+            checks.push(Check::at_least(
                 "SDK parse_message / decode+map+reduce",
                 sdk / ing.reduce_ns,
                 "x",
                 20.0,
-                false,
             ));
         }
         None => println!(
@@ -850,20 +805,18 @@ fn main() {
         .find(|p| p.0 == 1_000_000)
         .copied()
         .unwrap_or(*p50s.last().unwrap());
-    checks.push(Check::new(
+    checks.push(Check::at_most(
         format!("frame p50 {}k / {}k rows", big.0 / 1000, small.0 / 1000),
         big.1 / small.1,
         "x",
         1.1,
-        true,
     ));
     let worst_p99 = p50s.iter().map(|p| p.2).fold(0.0, f64::max);
-    checks.push(Check::new(
+    checks.push(Check::at_most(
         "frame p99, every size, 200x50",
         worst_p99,
         "ms",
         2.0,
-        true,
     ));
 
     let resize_rows = if full { 1_000_000 } else { 10_000 };
@@ -871,12 +824,11 @@ fn main() {
     println!(
         "resize while scrolled (index rebuilt at the new width, information): {resize_scrolled:.1} ms"
     );
-    checks.push(Check::new(
+    checks.push(Check::at_most(
         format!("first frame after resizes, {}k rows", resize_rows / 1000),
         resize,
         "ms",
         50.0,
-        true,
     ));
 
     let secs = if full { 10.0 } else { 0.5 };
@@ -896,26 +848,23 @@ fn main() {
             flood.len(),
             pct(&flood, 50)
         );
-        checks.push(Check::new(
+        checks.push(Check::at_most(
             "key→frame p95 at 2,000 events/s",
             pct(&paced, 95),
             "ms",
             16.0,
-            true,
         ));
-        checks.push(Check::new(
+        checks.push(Check::at_most(
             "key→frame p99 at 2,000 events/s",
             pct(&paced, 99),
             "ms",
             33.0,
-            true,
         ));
-        checks.push(Check::new(
+        checks.push(Check::at_most(
             "key→frame p99 under a flood",
             pct(&flood, 99),
             "ms",
             100.0,
-            true,
         ));
     }
 
@@ -926,53 +875,16 @@ fn main() {
     match idle_cpu(idle_secs) {
         Ok((cpu, bytes)) => {
             println!("idle {idle_secs:.0} s: {cpu:.2}% CPU, {bytes} bytes drawn");
-            checks.push(Check::new("idle CPU (replay, paused)", cpu, "%", 1.0, true));
-            checks.push(Check::new(
+            checks.push(Check::at_most("idle CPU (replay, paused)", cpu, "%", 1.0));
+            checks.push(Check::at_most(
                 "idle bytes drawn (no redraw)",
                 bytes as f64,
                 "B",
                 0.0,
-                true,
             ));
         }
         Err(e) => println!("SKIP   idle CPU: {e}"),
     }
 
-    let mut failed = 0;
-    for c in &checks {
-        let verdict = if !full {
-            "smoke"
-        } else if c.ok() {
-            "PASS"
-        } else {
-            failed += 1;
-            "FAIL"
-        };
-        println!(
-            "{verdict:>5}  {:<52} {:>12.3} {:<3} (target {} {})",
-            c.name,
-            c.value,
-            c.unit,
-            if c.lower_is_better { "≤" } else { "≥" },
-            c.target
-        );
-    }
-    // A time that is not a finite, positive number means the bench itself broke.
-    for c in &checks {
-        if !c.value.is_finite() || (c.unit != "B" && c.unit != "%" && c.value <= 0.0) {
-            broken.push(format!("{}: {}", c.name, c.value));
-        }
-    }
-    for b in &broken {
-        println!("BROKEN {b}");
-    }
-    println!("took {:?}", started.elapsed());
-    let failed = failed + broken.len();
-    println!(
-        "perf: {} passed, {failed} failed",
-        checks.len().saturating_sub(failed)
-    );
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    checks::report("perf", &checks, broken, full, started);
 }

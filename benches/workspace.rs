@@ -21,9 +21,12 @@
 //! Arguments after `--`: `--lines N` (stream lines per session, default 20000), `--sessions
 //! S` (default 50), `--frames F` (default 300), `--long L` (default 10 × N; 0 skips part 4).
 
+#[path = "support/checks.rs"]
+mod checks;
 #[path = "support/gen.rs"]
 mod generator;
 
+use checks::Check;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -42,13 +45,6 @@ use generator::ClaudeGen;
 const W: u16 = 200;
 const H: u16 = 50;
 const GATES: usize = 10;
-
-struct Check {
-    name: String,
-    value: f64,
-    unit: &'static str,
-    target: f64,
-}
 
 /// VmRSS of this process in bytes (`/proc/self/status`).
 fn vm_rss() -> Option<u64> {
@@ -456,18 +452,18 @@ fn main() {
             ibl50,
             ibl99,
         ));
-        long_checks.push(Check {
-            name: format!("frame median, {n} sessions / 1 session, {long} lines"),
-            value: lm50 / lo50,
-            unit: "x",
-            target: 1.3,
-        });
-        long_checks.push(Check {
-            name: format!("inbox frame median, {long} / {lines} lines per session"),
-            value: ibl50 / ibm50,
-            unit: "x",
-            target: 1.3,
-        });
+        long_checks.push(Check::at_most(
+            format!("frame median, {n} sessions / 1 session, {long} lines"),
+            lm50 / lo50,
+            "x",
+            1.3,
+        ));
+        long_checks.push(Check::at_most(
+            format!("inbox frame median, {long} / {lines} lines per session"),
+            ibl50 / ibm50,
+            "x",
+            1.3,
+        ));
     }
 
     println!();
@@ -559,55 +555,26 @@ fn main() {
     println!();
 
     let mut checks = vec![
-        Check {
-            name: format!("frame median, {n} sessions / 1 session"),
-            value: many_p50 / one_p50,
-            unit: "x",
-            target: 1.3,
-        },
+        Check::at_most(
+            format!("frame median, {n} sessions / 1 session"),
+            many_p50 / one_p50,
+            "x",
+            1.3,
+        ),
         // "The same whatever the transcripts' size": within timing noise of a shared machine.
-        Check {
-            name: format!("g median, {lines} / {small_lines} lines per session"),
-            value: g_big50 / g_small50,
-            unit: "x",
-            target: 1.2,
-        },
-        Check {
-            name: format!("inbox frame median, {lines} / {small_lines} lines per session"),
-            value: ib_big50 / ib_small50,
-            unit: "x",
-            target: 1.2,
-        },
+        Check::at_most(
+            format!("g median, {lines} / {small_lines} lines per session"),
+            g_big50 / g_small50,
+            "x",
+            1.2,
+        ),
+        Check::at_most(
+            format!("inbox frame median, {lines} / {small_lines} lines per session"),
+            ib_big50 / ib_small50,
+            "x",
+            1.2,
+        ),
     ];
     checks.extend(long_checks);
-    let mut failed = 0;
-    for c in &checks {
-        let verdict = if !full {
-            "smoke"
-        } else if c.value <= c.target {
-            "PASS"
-        } else {
-            failed += 1;
-            "FAIL"
-        };
-        println!(
-            "{verdict:>5}  {:<52} {:>8.3} {:<2} (target ≤ {})",
-            c.name, c.value, c.unit, c.target
-        );
-        if !c.value.is_finite() || c.value <= 0.0 {
-            broken.push(format!("{}: {}", c.name, c.value));
-        }
-    }
-    for b in &broken {
-        println!("BROKEN {b}");
-    }
-    println!("took {:?}", started.elapsed());
-    let failed = failed + broken.len();
-    println!(
-        "workspace: {} passed, {failed} failed",
-        checks.len().saturating_sub(failed)
-    );
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    checks::report("workspace", &checks, broken, full, started);
 }
