@@ -341,14 +341,7 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_filter_opens_only_the_roots_named() {
     let engine = FakeEngine::start(0, world()).await.unwrap();
-    let backend = IiiBackend::new(IiiConfig {
-        url: engine.url(),
-        headers: Vec::new(),
-        sessions: vec!["s-site".into()],
-        record: None,
-        argv: vec!["switchboard".into(), "iii".into()],
-    });
-    let mut h = Headless::start(Box::new(backend), 140, 40);
+    let mut h = app(&engine, &["s-site"]);
     h.wait_until("the named root with its held call", WAIT, |s| {
         session_named(s, "Rebuild the site").is_some() && inbox_refs(s).len() == 1
     })
@@ -382,14 +375,7 @@ async fn the_session_filter_opens_only_the_roots_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_reconnect() {
     let engine = FakeEngine::start(0, world()).await.unwrap();
-    let backend = IiiBackend::new(IiiConfig {
-        url: engine.url(),
-        headers: Vec::new(),
-        sessions: Vec::new(),
-        record: None,
-        argv: vec!["switchboard".into(), "iii".into()],
-    });
-    let mut h = Headless::start(Box::new(backend), 140, 40);
+    let mut h = app(&engine, &[]);
     h.wait_until("both iii roots with one held call each", WAIT, |s| {
         session_named(s, "Rebuild the site").is_some()
             && session_named(s, "Tidy the notes").is_some()
@@ -484,6 +470,19 @@ async fn a_key_on_the_card_during_an_outage_sends_nothing_and_works_after_the_re
     assert_eq!(held_calls(&engine), vec!["call-fs-1".to_string()]);
 }
 
+/// `switchboard iii` on `engine` (root sessions filtered to `sessions` unless empty), in a
+/// headless 140x40 app.
+fn app(engine: &FakeEngine, sessions: &[&str]) -> Headless {
+    let backend = IiiBackend::new(IiiConfig {
+        url: engine.url(),
+        headers: Vec::new(),
+        sessions: sessions.iter().map(|s| s.to_string()).collect(),
+        record: None,
+        argv: vec!["switchboard".into(), "iii".into()],
+    });
+    Headless::start(Box::new(backend), 140, 40)
+}
+
 /// The engine session's index (the source's own session: it hosts harness sessions).
 fn engine_live(s: &State) -> bool {
     s.sessions[0].harness_host.is_some()
@@ -517,14 +516,7 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
         fs_access("/home/demo/notes/todo.md"),
     );
     let engine = FakeEngine::start(0, w).await.unwrap();
-    let backend = IiiBackend::new(IiiConfig {
-        url: engine.url(),
-        headers: Vec::new(),
-        sessions: Vec::new(),
-        record: None,
-        argv: vec!["switchboard".into(), "iii".into()],
-    });
-    let mut h = Headless::start(Box::new(backend), 140, 40);
+    let mut h = app(&engine, &[]);
     h.wait_until("the root with its held call, the engine live", WAIT, |s| {
         session_named(s, "Tidy the notes").is_some() && inbox_refs(s).len() == 1 && engine_live(s)
     })

@@ -540,6 +540,23 @@ fn quitting_leaves_held_calls_held() {
     assert!(eng.calls("approval::resolve").is_empty());
 }
 
+/// The assistant texts the events upsert, in order.
+fn assistant_texts(ev: &[(String, BackendEvent)]) -> Vec<&str> {
+    ev.iter()
+        .filter_map(|(_, e)| match e {
+            BackendEvent::Item {
+                op:
+                    ItemOp::Upsert {
+                        kind: ItemKind::Assistant { text, .. },
+                        ..
+                    },
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn events_during_the_reconnect_reads_are_buffered_and_reconciled() {
     let mut eng = Eng::new(&["s1"]);
@@ -560,20 +577,7 @@ fn events_during_the_reconnect_reads_are_buffered_and_reconciled() {
     assert!(mid.events.is_empty());
     let ev = pump(&mut m, &mut eng, first, 5_000);
     assert!(!m.syncing());
-    let texts: Vec<&str> = ev
-        .iter()
-        .filter_map(|(_, e)| match e {
-            BackendEvent::Item {
-                op:
-                    ItemOp::Upsert {
-                        kind: ItemKind::Assistant { text, .. },
-                        ..
-                    },
-                ..
-            } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let texts = assistant_texts(&ev);
     assert_eq!(texts, vec!["hydrated", "live rev 4"]);
 }
 
@@ -630,20 +634,7 @@ fn a_late_stale_event_never_overwrites_the_re_read() {
     // An old revision delivered late, during the reads.
     m.on_event("session::message-updated", &upd(3, "v3"), 3_000);
     let ev = pump(&mut m, &mut eng, first, 3_000);
-    let shown: Vec<&str> = ev
-        .iter()
-        .filter_map(|(_, e)| match e {
-            BackendEvent::Item {
-                op:
-                    ItemOp::Upsert {
-                        kind: ItemKind::Assistant { text, .. },
-                        ..
-                    },
-                ..
-            } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let shown = assistant_texts(&ev);
     assert_eq!(shown, vec!["v7"]);
     // After the re-read, hydrated content no longer overrides live revisions.
     assert!(
