@@ -1496,3 +1496,70 @@ fn up_starts_the_named_profiles_as_one_workspace() {
         .collect();
     assert_eq!(names, vec!["frontend", "release"], "{m}");
 }
+
+/// Kills the child when dropped, so a failing test never leaves a process behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The README's way to see iii without an engine: `switchboard demo-engine` in one terminal,
+/// `switchboard iii --engine …` in another. Both built binaries: the roots and their held
+/// calls show, `y` allows one (the engine's world moves on), and quitting leaves the other
+/// call held and gives the terminal back.
+#[test]
+fn demo_engine_and_iii_binaries_show_the_harness_sessions() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _engine = KillOnDrop(
+        std::process::Command::new(switchboard())
+            .args(["demo-engine", "--port", &port.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("demo-engine starts"),
+    );
+    let url = format!("ws://127.0.0.1:{port}");
+    let data = temp_dir("pty-iii-data");
+    // The engine may take a moment to listen: the client's own backoff retries meanwhile.
+    let mut tui = Tui::spawn(&["iii", "--engine", &url], &[], &[], &data);
+    tui.wait_screen(
+        "the demo engine's root sessions with their held calls",
+        |s| {
+            s.contains("Refactor the parser")
+                && s.contains("Tidy the notes")
+                && s.contains("waiting on you")
+        },
+        STEP,
+    );
+    // Out of the prompt (where `g` would be typed), then to the oldest held call.
+    tui.send(b"\x1b");
+    // Apart, or the terminal reads ESC g as Alt-g.
+    std::thread::sleep(Duration::from_millis(150));
+    tui.send(b"g");
+    tui.wait_screen("a held call's card", |s| s.contains("allow once"), STEP);
+    tui.send(CTRL_D);
+    // With calls still held switchboard may ask first; quitting never answers them.
+    let deadline = Instant::now() + STEP;
+    loop {
+        if tui.screen().contains("quit switchboard?") {
+            tui.send(b"y");
+            break;
+        }
+        if tui.child.try_wait().expect("try_wait").is_some() || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = tui.wait_exit(STEP);
+    assert!(status.success(), "exit status {status:?}");
+    tui.assert_restored();
+}
