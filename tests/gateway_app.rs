@@ -24,6 +24,24 @@ fn call(id: &str, tool: &str, args: Value) -> String {
     fake_host::call(id, WS, "conv-1", INTENT, tool, args)
 }
 
+/// The owner's channel to `url` for the project `base/proj`, journal and recording under
+/// `base/data`.
+fn config(base: &std::path::Path, url: String, mode: Mode) -> GatewayConfig {
+    GatewayConfig {
+        url,
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_write_approved_exec_denied_question_answered() {
     let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-app-{}", std::process::id()));
@@ -31,19 +49,7 @@ async fn remote_write_approved_exec_denied_question_answered() {
     std::fs::create_dir_all(base.join("proj")).unwrap();
     std::fs::write(base.join("proj/README.md"), "# old title\n").unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-    };
+    let cfg = config(&base, host.base_url(), Mode::Ask);
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
     let accept = host.accept(WAIT);
     tokio::pin!(accept);
@@ -193,19 +199,7 @@ async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
     j.executing(&key, &hash, "workspace_write", effect).unwrap();
     drop(j);
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Full,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-    };
+    let cfg = config(&base, host.base_url(), Mode::Full);
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
     h.wait_until("the settle card", WAIT, |s| !s.gates.is_empty())
         .await;
@@ -246,24 +240,8 @@ async fn two_conversations_are_two_sessions_answered_from_the_inbox() {
     let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-app-two-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("proj")).unwrap();
-    let cfg = GatewayConfig {
-        url: String::new(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-    };
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        ..cfg
-    };
+    let cfg = config(&base, host.base_url(), Mode::Ask);
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 140, 40);
     let accept = host.accept(WAIT);
     tokio::pin!(accept);
@@ -386,19 +364,7 @@ async fn closing_a_conversation_moves_its_waiting_card_to_the_channel() {
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("proj")).unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-    };
+    let cfg = config(&base, host.base_url(), Mode::Ask);
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 140, 40);
     let accept = host.accept(WAIT);
     tokio::pin!(accept);
