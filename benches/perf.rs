@@ -11,7 +11,8 @@
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--sdk-ns X` is the
 //! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
-//! after the ingest figures (for profiling); `--keys-only` measures only the key latencies, `--replay-only` only replay seeking.
+//! after the ingest figures (for profiling); `--by-kind` shows where ingest time goes per line
+//! kind; `--keys-only` measures only the key latencies, `--replay-only` only replay seeking.
 
 #[path = "support/checks.rs"]
 mod checks;
@@ -641,6 +642,99 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
 
 // ---------------------------------------------------------------------------------------
 
+/// The kind of a stream-json line for `--by-kind`: its `type`, and the event's `type` for a
+/// `stream_event` (read off the generator's fixed key order; a profiling aid, not a parser).
+fn line_kind(l: &str) -> String {
+    let mut types = l
+        .split("\"type\":\"")
+        .skip(1)
+        .map(|t| t.split('"').next().unwrap_or("?"));
+    match types.next() {
+        Some("stream_event") => format!("stream_event/{}", types.next().unwrap_or("?")),
+        Some(t) => t.to_string(),
+        None => "?".into(),
+    }
+}
+
+/// Where the ingest time goes, per line kind: decode alone, decode+map, decode+map+reduce,
+/// each per line of the kind and as its share of the mean line (so the shares add up to the
+/// mean). Each line is timed on its own, so every figure includes one clock read (printed).
+fn by_kind(lines: &[String]) {
+    use std::collections::BTreeMap;
+    #[derive(Default, Clone, Copy)]
+    struct Acc {
+        n: usize,
+        decode: f64,
+        map: f64,
+        reduce: f64,
+    }
+    let kinds: Vec<String> = lines.iter().map(|l| line_kind(l)).collect();
+    let mut acc: BTreeMap<&str, Acc> = BTreeMap::new();
+    let clock = {
+        let t = Instant::now();
+        for _ in 0..100_000 {
+            std::hint::black_box(Instant::now());
+        }
+        t.elapsed().as_secs_f64() * 1e9 / 100_000.0
+    };
+    for (l, k) in lines.iter().zip(&kinds) {
+        let t = Instant::now();
+        std::hint::black_box(codec::parse(l));
+        let a = acc.entry(k).or_default();
+        a.decode += t.elapsed().as_secs_f64() * 1e9;
+        a.n += 1;
+    }
+    let mut mapper = Mapper::new(&[]);
+    for (l, k) in lines.iter().zip(&kinds) {
+        let t = Instant::now();
+        std::hint::black_box(mapper.on_line(l));
+        acc.get_mut(k.as_str()).unwrap().map += t.elapsed().as_secs_f64() * 1e9;
+    }
+    let mut state = State::new("claude", "main", 0);
+    let mut mapper = Mapper::new(&[]);
+    for (l, k) in lines.iter().zip(&kinds) {
+        let t = Instant::now();
+        let out = mapper.on_line(l);
+        apply(&mut state, out.events);
+        acc.get_mut(k.as_str()).unwrap().reduce += t.elapsed().as_secs_f64() * 1e9;
+    }
+    std::hint::black_box(&state);
+    let n = lines.len() as f64;
+    println!("per line kind, ns (each includes one clock read of {clock:.0} ns):");
+    println!(
+        "{:42} {:>8} {:>8} {:>8} {:>8} | share of the mean line: {:>6} {:>6} {:>6}",
+        "kind", "lines", "decode", "+map", "+reduce", "decode", "+map", "+reduce"
+    );
+    let mut total = Acc::default();
+    for (k, a) in &acc {
+        let c = a.n as f64;
+        println!(
+            "{k:42} {:>8} {:>8.0} {:>8.0} {:>8.0} | {:>29.0} {:>6.0} {:>6.0}",
+            a.n,
+            a.decode / c,
+            a.map / c,
+            a.reduce / c,
+            a.decode / n,
+            a.map / n,
+            a.reduce / n
+        );
+        total.decode += a.decode;
+        total.map += a.map;
+        total.reduce += a.reduce;
+    }
+    println!(
+        "{:42} {:>8} {:>8} {:>8} {:>8} | {:>29.0} {:>6.0} {:>6.0}",
+        "all",
+        lines.len(),
+        "",
+        "",
+        "",
+        total.decode / n,
+        total.map / n,
+        total.reduce / n
+    );
+}
+
 fn read_stream(path: &str) -> Vec<String> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     std::io::BufReader::new(f)
@@ -714,6 +808,10 @@ fn main() {
     let mut broken: Vec<String> = Vec::new();
     if let Err(e) = check_shape(&lines) {
         broken.push(e);
+    }
+    if std::env::args().any(|a| a == "--by-kind") {
+        by_kind(&lines);
+        return;
     }
     let ing = ingest(&lines, chunk);
     let first = ing.chunks_ms.first().copied().unwrap_or(0.0);
