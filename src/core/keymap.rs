@@ -78,6 +78,35 @@ pub fn actions() -> impl Iterator<Item = &'static str> {
     DEFAULTS.iter().map(|(a, _)| *a)
 }
 
+/// A printable key no action has by default or by override, to suggest in an error.
+fn suggest_free(overrides: &BTreeMap<String, String>) -> char {
+    ('A'..='Z')
+        .chain('a'..='z')
+        .find(|c| {
+            !DEFAULTS.iter().any(|(_, k)| k == c)
+                && !overrides
+                    .values()
+                    .any(|v| v.chars().eq(std::iter::once(*c)))
+        })
+        .unwrap_or('~')
+}
+
+/// The keys that do what `default` does once `keymap` (from [`build`]) is applied: the
+/// user's own keys for it, then the default itself unless another action took it. For
+/// help and hints, so they show the keys the user actually has.
+pub fn keys_for(keymap: &HashMap<char, char>, default: char) -> Vec<char> {
+    let mut keys: Vec<char> = keymap
+        .iter()
+        .filter(|(k, d)| **d == default && **k != default)
+        .map(|(k, _)| *k)
+        .collect();
+    keys.sort_unstable();
+    if keymap.get(&default).is_none_or(|d| *d == default) {
+        keys.push(default);
+    }
+    keys
+}
+
 /// Build the translation table (pressed key → default key).
 pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>, String> {
     let mut map = HashMap::new();
@@ -121,10 +150,16 @@ pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>
             c
         };
         // Taking another action's key would silently disable it (e.g. `help = "y"` would
-        // leave no key to allow a permission).
-        if let Some((other, _)) = DEFAULTS.iter().find(|(a, k)| *k == c && a != action) {
+        // leave no key to allow a permission), unless that action is given a key of its own
+        // here too: a default added in a newer version (`queue = 'u'`) must not lock out a
+        // config that already used the key, and the fix is one more line.
+        if let Some((other, _)) = DEFAULTS
+            .iter()
+            .find(|(a, k)| *k == c && a != action && !overrides.contains_key(*a))
+        {
             return Err(format!(
-                "[keys] {action} = {key:?}: {key:?} is already the key of {other}"
+                "[keys] {action} = {key:?}: {key:?} is already the key of {other}; give {other} a key of its own too (e.g. {other} = \"{}\") or pick a free key",
+                suggest_free(overrides)
             ));
         }
         if let Some(prev) = map.insert(c, default)
@@ -170,5 +205,35 @@ mod tests {
             "y stays allow once"
         );
         assert_eq!(actions().count(), DEFAULTS.len());
+    }
+
+    #[test]
+    fn a_taken_default_is_allowed_when_its_action_gets_a_key_of_its_own() {
+        let keys = |pairs: &[(&str, &str)]| {
+            build(
+                &pairs
+                    .iter()
+                    .map(|(a, k)| (a.to_string(), k.to_string()))
+                    .collect(),
+            )
+        };
+        // A config written before `queue` took `u` says what to add.
+        let err = keys(&[("focus_subtree", "u")]).unwrap_err();
+        assert!(err.contains("queue") && err.contains("queue = "), "{err}");
+        let map = keys(&[("focus_subtree", "u"), ("queue", "U")]).unwrap();
+        assert_eq!(map.get(&'u'), Some(&'f'));
+        assert_eq!(map.get(&'U'), Some(&'u'));
+        assert_eq!(
+            keys_for(&map, 'u'),
+            vec!['U'],
+            "u no longer opens the queue"
+        );
+        assert_eq!(keys_for(&map, 'f'), vec!['u', 'f']);
+        assert_eq!(keys_for(&map, 'y'), vec!['y']);
+        // `n` is two actions' default (deny, search_next): both must move.
+        assert!(keys(&[("help", "n"), ("deny", "D")]).is_err());
+        assert!(keys(&[("help", "n"), ("deny", "D"), ("search_next", "M")]).is_ok());
+        // Two actions on one key is still refused.
+        assert!(keys(&[("help", "K"), ("log", "K")]).is_err());
     }
 }

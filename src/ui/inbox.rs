@@ -76,10 +76,13 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
     let mut lines: Vec<Line<'static>> = Vec::new();
     lines.push(Line::from(Span::styled(
         clip(
-            &format!(
-                "{} pending in {} session(s) · Space mark · = mark identical · u clear · y allow once marked · n deny marked · Enter open · Esc close",
-                total,
-                state.sessions.iter().filter(|s| !s.gates.is_empty()).count()
+            &super::keyhint::footer(
+                &state.keymap,
+                &format!(
+                    "{} pending in {} session(s) · Space mark · = mark identical · u clear · y allow once marked · n deny marked · Enter open · Esc close",
+                    total,
+                    state.sessions.iter().filter(|s| !s.gates.is_empty()).count()
+                ),
             ),
             inner_w,
         ),

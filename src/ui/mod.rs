@@ -3,6 +3,7 @@
 pub mod gates;
 pub mod inbox;
 pub mod items;
+pub mod keyhint;
 pub mod overlay;
 pub mod svg;
 pub mod theme;
@@ -742,6 +743,13 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit".into(),
             _ => "? help · g gate · Tab focus · m mode · q quit".into(),
         },
+    };
+    // Hints are written with the default keys; show the user's `[keys]` instead. A status
+    // line is left as it is (it quotes what happened, not which key to press).
+    let hint = if state.status_line.is_none() {
+        keyhint::footer(&state.keymap, &hint)
+    } else {
+        hint
     };
     let room = (area.width as usize).saturating_sub(left_w + 1);
     if room > 3 {

@@ -172,7 +172,10 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                 l.push(Line::from(Span::styled(*group, theme.title)));
                 for (k, v) in *keys {
                     l.push(Line::from(vec![
-                        Span::styled(format!("  {k:<20}"), theme.key),
+                        Span::styled(
+                            format!("  {:<20}", super::keyhint::shown(&state.keymap, k)),
+                            theme.key,
+                        ),
                         Span::raw(*v),
                     ]));
                 }
@@ -825,6 +828,25 @@ mod tests {
         for (w, h) in [(80, 24), (120, 40)] {
             insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(s, w, h));
         }
+    }
+
+    #[test]
+    fn help_and_footer_show_the_users_keys() {
+        let mut s = iii();
+        s.keymap = crate::core::keymap::build(&std::collections::BTreeMap::from([
+            ("focus_subtree".to_string(), "u".to_string()),
+            ("queue".to_string(), "U".to_string()),
+            ("allow_once".to_string(), "Y".to_string()),
+        ]))
+        .unwrap();
+        let footer = screen(&s, 120, 40);
+        assert!(footer.contains("U queued messages"), "{footer}");
+        assert!(!footer.contains("u queued messages"), "{footer}");
+        key(&mut s, KeyCode::Char('?'), KeyModifiers::NONE);
+        let help = screen(&s, 120, 60);
+        assert!(help.contains("u/f · F"), "{help}");
+        assert!(help.contains("Y/y "), "{help}");
+        assert!(help.contains("  U   "), "the queue row shows U: {help}");
     }
 
     #[test]
