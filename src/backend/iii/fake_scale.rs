@@ -429,6 +429,9 @@ pub struct Churn {
     pub resolved: (String, String),
     /// A call held meanwhile: its gate must appear.
     pub held: (String, String),
+    /// Appended to the focused session's first and last messages meanwhile: the re-read must
+    /// show both rows with it.
+    pub edited: String,
 }
 
 /// Another console works while a client is away: the oldest held call outside the focused
@@ -476,9 +479,14 @@ pub fn churn(w: &mut World, scale: &Scale, round: u64) -> Option<Churn> {
         .last()?
         .as_str()?
         .to_string();
+    let edited = format!(" [edited elsewhere, round {round}]");
+    if !(w.edit_text(FOCUSED, 0, false, &edited) && w.edit_text(FOCUSED, 0, true, &edited)) {
+        return None;
+    }
     Some(Churn {
         resolved,
         held: (session, call),
+        edited,
     })
 }
 

@@ -142,6 +142,39 @@ impl World {
         super::fake_scale::churn(self, scale, round)
     }
 
+    /// Edit one message of `session` without an event, as another console's change seen
+    /// only by a later re-read: `marker` is appended to its first text block (or added as a
+    /// text block) and its revision bumped. `from_end` counts `index` from the last entry.
+    pub fn edit_text(&mut self, session: &str, index: usize, from_end: bool, marker: &str) -> bool {
+        let Some(s) = self.session_mut(session) else {
+            return false;
+        };
+        let len = s.entries.len();
+        let i = if from_end {
+            len.checked_sub(index + 1)
+        } else {
+            (index < len).then_some(index)
+        };
+        let Some(e) = i.and_then(|i| s.entries.get_mut(i)) else {
+            return false;
+        };
+        let Some(content) = e.message.get_mut("content").and_then(Value::as_array_mut) else {
+            return false;
+        };
+        match content
+            .iter_mut()
+            .find(|b| b["type"] == "text" && b["text"].is_string())
+        {
+            Some(b) => {
+                let t = format!("{}{marker}", b["text"].as_str().unwrap_or_default());
+                b["text"] = json!(t);
+            }
+            None => content.push(json!({"type": "text", "text": marker})),
+        }
+        e.revision += 1;
+        true
+    }
+
     /// Append `message` to `session` (it must exist); returns its entry id.
     pub fn append(&mut self, session: &str, message: Value) -> String {
         let (_, ev) = self.add(session, message);

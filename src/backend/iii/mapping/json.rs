@@ -71,3 +71,28 @@ pub fn with_cursor(request: &Value, cursor: &str) -> Value {
     next.insert("cursor".into(), Value::String(cursor.to_string()));
     Value::Object(next)
 }
+
+/// Feed a value to `h` (its structure and every scalar), so two values that read the same
+/// hash the same. serde_json's `Value` has no `Hash`; this walk needs no allocation.
+pub fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.as_i64(), n.as_u64(), n.as_f64().map(f64::to_bits)).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(o) => {
+            (5u8, o.len()).hash(h);
+            for (k, x) in o {
+                k.hash(h);
+                hash_value(x, h);
+            }
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! yet waits (bounded) until it is, whatever the arrival order.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 
 use serde_json::{Value, json};
 
@@ -34,8 +35,10 @@ struct Orphan {
 
 #[derive(Clone, Debug, Default)]
 pub struct Msgs {
-    /// entry id → highest revision seen.
-    revisions: HashMap<String, i64>,
+    /// entry id → highest revision seen, and the fingerprint of what was shown for it.
+    revisions: HashMap<String, (i64, u64)>,
+    /// Keys for fingerprints (randomly seeded: the engine cannot aim for a collision).
+    seed: std::collections::hash_map::RandomState,
     /// The last entry placed by the hydrate in progress (its next page chains to it).
     hydrate_tail: Option<String>,
     /// A re-read after a reconnect is running: its content replaces what we show (changes
@@ -52,6 +55,19 @@ impl Msgs {
     pub fn stale(&mut self) {
         self.refresh = true;
         self.hydrate_tail = None;
+    }
+
+    /// What `render` reads of an entry (`custom` and `message`), fingerprinted: a re-read
+    /// that brings the same content back shows nothing new, so it sends nothing.
+    fn fingerprint(&self, body: &Value) -> u64 {
+        let mut h = self.seed.build_hasher();
+        for k in ["custom", "message"] {
+            match body.get(k) {
+                Some(v) => j::hash_value(v, &mut h),
+                None => h.write_u8(0xff),
+            }
+        }
+        h.finish()
     }
 
     /// Entries waiting for their parent.
@@ -355,13 +371,18 @@ impl Mapper {
         let root = s.root.clone();
         let node = node_key(&root, session);
         let msgs = &mut s.msgs;
-        if let Some(&known) = msgs.revisions.get(entry) {
+        if let Some(&(known, shown)) = msgs.revisions.get(entry) {
             let refresh = hydrated && msgs.refresh;
             if known >= revision && !refresh {
                 return;
             }
+            // A re-read brings every entry back; one that reads as it did changes nothing.
+            let fp = msgs.fingerprint(body);
             msgs.revisions
-                .insert(entry.to_string(), known.max(revision));
+                .insert(entry.to_string(), (known.max(revision), fp));
+            if fp == shown {
+                return;
+            }
             for op in render(entry, body, &mut msgs.calls) {
                 out.ev(
                     &root,
@@ -429,7 +450,8 @@ impl Mapper {
             let node = node_key(&root, session);
             let msgs = &mut s.msgs;
             if msgs.revisions.len() < MAX_ENTRIES {
-                msgs.revisions.insert(entry.clone(), revision);
+                let fp = msgs.fingerprint(&body);
+                msgs.revisions.insert(entry.clone(), (revision, fp));
             }
             for op in render(&entry, &body, &mut msgs.calls) {
                 out.ev(

@@ -251,6 +251,47 @@ fn hydrate_then_live_entries_with_tool_rows() {
 }
 
 #[test]
+fn a_re_read_sends_only_the_entries_that_changed_while_offline() {
+    let mut m = online();
+    let page = |second: &str| {
+        json!({"messages": [
+            {"entry_id": "e1", "message": {"role": "user", "content": [{"type": "text", "text": "list files"}]}},
+            {"entry_id": "e2", "message": {"role": "assistant", "content": [{"type": "text", "text": second}]}}]})
+    };
+    let read = json!({"session_id": "s1", "limit": PAGE});
+    let items = |out: &Out| -> Vec<String> {
+        out.events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                BackendEvent::Item {
+                    op: ItemOp::Upsert { key, .. },
+                    ..
+                } => Some(key.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = m.on_result("session::messages", &read, &page("Running ls"), 2);
+    assert_eq!(items(&first), ["e:e1", "e:e2"]);
+    // Reconnected, nothing changed: the re-read sends nothing.
+    m.reconnected();
+    let same = m.on_result("session::messages", &read, &page("Running ls"), 3);
+    assert!(items(&same).is_empty(), "{:?}", items(&same));
+    // Reconnected, e2 was edited while we were away: only e2 is sent again.
+    m.reconnected();
+    let changed = m.on_result("session::messages", &read, &page("Running ls -la"), 4);
+    assert_eq!(items(&changed), ["e:e2"]);
+    // And a late live update older than what the re-read showed still never overwrites it.
+    let late = json!({"session_id": "s1", "entry_id": "e2", "revision": -1, "timestamp": 1,
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "Running ls"}]}});
+    assert!(
+        m.on_event("session::message-updated", &late, 5)
+            .events
+            .is_empty()
+    );
+}
+
+#[test]
 fn an_orphan_waits_for_its_parent() {
     let mut m = online();
     let child = json!({"session_id": "s1", "entry_id": "b", "parent_id": "a", "timestamp": 1,
