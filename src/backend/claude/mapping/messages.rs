@@ -6,7 +6,7 @@ use super::{BlockKind, Mapper, Out};
 use crate::backend::claude::codec::{AnyBlock, Block, Content};
 use crate::backend::claude::{codec, gates};
 use crate::core::msg::{BackendEvent, TurnState};
-use crate::core::text::{pretty_json, sanitize, tool_input_summary};
+use crate::core::text::{pretty_json, sanitize, sanitize_owned, tool_input_summary};
 use crate::core::transcript::{ItemKind, ItemOp, Level};
 use crate::core::tree::{NodePatch, NodeStatus};
 
@@ -211,7 +211,7 @@ impl Mapper {
             Content::Text(text) => out.item(
                 node,
                 ItemOp::Push(ItemKind::User {
-                    text: sanitize(&text),
+                    text: sanitize_owned(text.into()),
                 }),
             ),
             Content::Blocks(blocks) => {
@@ -228,11 +228,11 @@ impl Mapper {
                             let kind = if u.is_synthetic == Some(true) {
                                 ItemKind::System {
                                     label: "synthetic".into(),
-                                    text: sanitize(&text),
+                                    text: sanitize_owned(text.into()),
                                 }
                             } else {
                                 ItemKind::User {
-                                    text: sanitize(&text),
+                                    text: sanitize_owned(text.into()),
                                 }
                             };
                             out.item(node.clone(), ItemOp::Push(kind));
@@ -246,7 +246,7 @@ impl Mapper {
                             out.item(
                                 node.clone(),
                                 ItemOp::Push(ItemKind::ToolResult {
-                                    text: sanitize(&result_text(content.as_ref())),
+                                    text: sanitize_owned(result_text(content).into()),
                                     tool_use_id: tool_use_id.clone(),
                                     is_error,
                                 }),
@@ -348,10 +348,11 @@ impl Mapper {
 }
 
 /// Text of a tool_result `content`: a string or a list of blocks.
-pub(super) fn result_text(content: Option<&Value>) -> String {
+/// Taken by value: the common string content moves out without a copy.
+pub(super) fn result_text(content: Option<Value>) -> String {
     match content {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s,
         Some(Value::Array(blocks)) => blocks
             .iter()
             .map(|b| match b.get("type").and_then(Value::as_str) {

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::{BlockKind, Mapper, Out, StreamBlock};
 use crate::backend::claude::codec;
 use crate::backend::claude::codec::{Delta, StartBlock, StreamPayload};
-use crate::core::text::sanitize;
+use crate::core::text::sanitize_owned;
 use crate::core::transcript::ItemOp;
 
 impl Mapper {
@@ -65,7 +65,7 @@ impl Mapper {
                         ItemOp::AppendText {
                             key: format!("{msg}#{index}"),
                             thinking,
-                            delta: sanitize(&text),
+                            delta: sanitize_owned(text),
                         },
                     );
                 }
