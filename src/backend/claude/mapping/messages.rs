@@ -114,7 +114,7 @@ impl Mapper {
             out.item(
                 node,
                 ItemOp::EndStreaming {
-                    key_prefix: format!("{msg_id}#"),
+                    key_prefix: super::concat(&msg_id, "#"),
                     aborted: true,
                 },
             );
@@ -128,10 +128,10 @@ impl Mapper {
             && let Some(b) = blocks.iter_mut().find(|b| b.kind == kind && !b.settled)
         {
             b.settled = true;
-            return format!("{msg_id}#{}", b.index);
+            return super::block_key(msg_id, b.index);
         }
         self.settle_seq += 1;
-        format!("{msg_id}#s{}", self.settle_seq)
+        super::key_with_number(msg_id, "#s", self.settle_seq)
     }
 
     pub(super) fn tool_use(
@@ -147,7 +147,7 @@ impl Mapper {
         out.item(
             node.clone(),
             ItemOp::Upsert {
-                key: format!("tool:{id}"),
+                key: super::concat("tool:", id),
                 kind: ItemKind::ToolCall {
                     id: id.to_string(),
                     name: name.to_string(),

@@ -54,6 +54,41 @@ impl Out {
     }
 }
 
+/// `{a}{sep}{n}` built directly: keys are made for nearly every line, and `format!` costs
+/// several times the copy.
+fn key_with_number(a: &str, sep: &str, n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut key = String::with_capacity(a.len() + sep.len() + digits.len() - i);
+    key.push_str(a);
+    key.push_str(sep);
+    // Only ASCII digits were written.
+    key.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+    key
+}
+
+/// The transcript key of block `index` of message `msg`: `msg#index`.
+fn block_key(msg: &str, index: u32) -> String {
+    key_with_number(msg, "#", u64::from(index))
+}
+
+/// `a` followed by `b`, in one allocation.
+fn concat(a: &str, b: &str) -> String {
+    let mut s = String::with_capacity(a.len() + b.len());
+    s.push_str(a);
+    s.push_str(b);
+    s
+}
+
 #[derive(Debug, Clone)]
 enum Ours {
     Initialize,

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{BlockKind, Mapper, Out, StreamBlock};
+use super::{BlockKind, Mapper, Out, StreamBlock, block_key, concat};
 use crate::backend::claude::codec;
 use crate::backend::claude::codec::{Delta, StartBlock, StreamPayload};
 use crate::core::text::sanitize_owned;
@@ -63,7 +63,7 @@ impl Mapper {
                     out.item(
                         node,
                         ItemOp::AppendText {
-                            key: format!("{msg}#{index}"),
+                            key: block_key(msg, index),
                             thinking,
                             delta: sanitize_owned(text),
                         },
@@ -75,7 +75,7 @@ impl Mapper {
                     out.item(
                         node,
                         ItemOp::EndStreaming {
-                            key_prefix: format!("{msg}#"),
+                            key_prefix: concat(msg, "#"),
                             aborted: false,
                         },
                     );

@@ -514,3 +514,16 @@ fn per_message_maps_stay_bounded() {
     assert!(m.stream.contains_key(&format!("msg_{}", n - 1)));
     assert!(m.tool_names.contains_key(&format!("toolu_{}", n - 1)));
 }
+
+/// Keys built without `format!` read exactly as `format!` would write them.
+#[test]
+fn keys_match_format() {
+    for n in [0u64, 7, 9, 10, 99, 100, 4_294_967_295, u64::MAX] {
+        assert_eq!(key_with_number("m_1", "#s", n), format!("m_1#s{n}"));
+    }
+    for i in [0u32, 5, 10, 123, u32::MAX] {
+        assert_eq!(block_key("msg_01ab", i), format!("msg_01ab#{i}"));
+    }
+    assert_eq!(concat("tool:", "toolu_1"), "tool:toolu_1");
+    assert_eq!(concat("", ""), "");
+}
