@@ -128,6 +128,7 @@ impl Mapper {
             && let Some(b) = blocks.iter_mut().find(|b| b.kind == kind && !b.settled)
         {
             b.settled = true;
+            self.settle_gen += 1;
             return super::block_key(msg_id, b.index);
         }
         self.settle_seq += 1;

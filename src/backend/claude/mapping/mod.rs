@@ -103,6 +103,14 @@ struct StreamBlock {
     settled: bool,
 }
 
+/// A streamed block known to be unsettled as of `generation` (see `Mapper::open_block`).
+#[derive(Debug, Clone)]
+struct OpenBlock {
+    msg: String,
+    index: u32,
+    generation: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
     Text,
@@ -130,7 +138,18 @@ pub struct Mapper {
     /// the session; entries matter only while their message or tool call is live).
     stream_order: VecDeque<String>,
     tool_order: VecDeque<String>,
-    current_msg: HashMap<Option<String>, String>,
+    /// The message each node is streaming, by `parent_tool_use_id`; the root's is kept apart
+    /// from the map (nearly every line is the root's, and it needs no hashing).
+    root_msg: Option<String>,
+    current_msg: HashMap<String, String>,
+    /// Bumped whenever a streamed block is settled: `open_block` holds only while unchanged.
+    settle_gen: u64,
+    /// The block the last delta went to, known unsettled at `settle_gen`: a block's deltas
+    /// arrive in a row, and this spares each of them the lookup in `stream`.
+    open_block: Option<OpenBlock>,
+    /// Tests turn `open_block` off to compare the lookups it skips with its answers.
+    #[cfg(test)]
+    no_memo: bool,
     tool_uses: HashMap<Option<String>, u64>,
     settle_seq: u64,
     init_seen: bool,
@@ -158,6 +177,26 @@ impl Mapper {
             self.stream_order.push_back(msg.to_string());
         }
         self.stream.entry(msg.to_string()).or_default()
+    }
+
+    /// The message the node of `parent` is streaming.
+    fn current(&self, parent: Option<&str>) -> Option<&String> {
+        match parent {
+            None => self.root_msg.as_ref(),
+            Some(p) => self.current_msg.get(p),
+        }
+    }
+
+    /// Whether `open_block` may answer for the deltas (always, outside tests that compare).
+    fn memo_on(&self) -> bool {
+        #[cfg(test)]
+        {
+            !self.no_memo
+        }
+        #[cfg(not(test))]
+        {
+            true
+        }
     }
 
     /// Remember a tool id's node and name, forgetting the oldest past the cap.
