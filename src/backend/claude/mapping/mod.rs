@@ -41,13 +41,17 @@ pub struct Out {
 
 impl Out {
     fn ev(&mut self, e: BackendEvent) {
+        // Most lines make one event: room for exactly one, not the four a first push makes.
+        if self.events.capacity() == 0 {
+            self.events = Vec::with_capacity(1);
+        }
         self.events.push(e);
     }
     fn item(&mut self, node: Option<String>, op: ItemOp) {
-        self.events.push(BackendEvent::Item { node, op });
+        self.ev(BackendEvent::Item { node, op });
     }
     fn protocol(&mut self, level: Level, text: impl Into<String>) {
-        self.events.push(BackendEvent::Protocol {
+        self.ev(BackendEvent::Protocol {
             level,
             text: text.into(),
         });
