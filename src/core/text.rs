@@ -79,16 +79,26 @@ fn maybe_special(x: u8) -> bool {
 }
 
 /// The index of the first byte at or after `from` where `special_at` holds. Clean text is
-/// checked 16 bytes at a time without branches (the compiler vectorises the fold).
+/// checked 16 bytes at a time without branches (the compiler vectorises the fold); the last
+/// few bytes too, padded with spaces, since most texts are short.
 fn next_special(b: &[u8], from: usize) -> Option<usize> {
+    fn any_maybe(chunk: &[u8; 16]) -> bool {
+        chunk.iter().fold(false, |any, &x| any | maybe_special(x))
+    }
     let mut i = from;
     while let Some(chunk) = b.get(i..i + 16) {
-        if chunk.iter().fold(false, |any, &x| any | maybe_special(x)) {
-            if let Some(j) = (i..i + 16).find(|&j| special_at(b, j)) {
-                return Some(j);
-            }
+        if any_maybe(chunk.try_into().unwrap_or(&[b' '; 16]))
+            && let Some(j) = (i..i + 16).find(|&j| special_at(b, j))
+        {
+            return Some(j);
         }
         i += 16;
+    }
+    let tail = b.get(i..).unwrap_or_default();
+    let mut padded = [b' '; 16];
+    padded[..tail.len()].copy_from_slice(tail);
+    if !any_maybe(&padded) {
+        return None;
     }
     (i..b.len()).find(|&j| special_at(b, j))
 }
