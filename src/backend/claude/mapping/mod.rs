@@ -268,7 +268,13 @@ impl Mapper {
     pub fn on_line(&mut self, line: &str) -> Out {
         let mut out = Out::default();
         let line = line.trim_end_matches(['\r', '\n']);
-        if line.trim().is_empty() {
+        // A line that starts with visible ASCII (every JSON line: `{`) is not blank; only
+        // the rest need the Unicode-aware trim.
+        let starts_visible = line
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_graphic());
+        if !starts_visible && line.trim().is_empty() {
             return out;
         }
         match codec::parse(line) {

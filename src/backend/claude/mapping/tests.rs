@@ -661,3 +661,18 @@ fn delta_memo_matches_the_lookups_past_the_stream_cap() {
         memo_agrees(&mutated_stream(&lines, seed));
     }
 }
+
+/// Blank lines (any Unicode whitespace, any line ending) map to nothing; anything else
+/// that is not JSON is a warning.
+#[test]
+fn blank_lines_are_skipped() {
+    let mut m = Mapper::new(&[]);
+    for blank in ["", "\n", "\r\n", " \t ", "\u{3000}\r", "\u{a0}", "\u{c}\n"] {
+        let out = m.on_line(blank);
+        assert!(out.events.is_empty() && out.replies.is_empty(), "{blank:?}");
+    }
+    for text in ["x", " x", "\u{3000}x", "\u{1b}"] {
+        let out = m.on_line(text);
+        assert_eq!(out.events.len(), 1, "{text:?}");
+    }
+}
