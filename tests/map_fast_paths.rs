@@ -46,7 +46,11 @@ fn check(s: &str) {
     let want = sanitize_reference(s);
     assert_eq!(sanitize(s), want, "sanitize({s:?})");
     assert_eq!(sanitize_owned(Cow::Borrowed(s)), want, "borrowed {s:?}");
-    assert_eq!(sanitize_owned(Cow::Owned(s.to_string())), want, "owned {s:?}");
+    assert_eq!(
+        sanitize_owned(Cow::Owned(s.to_string())),
+        want,
+        "owned {s:?}"
+    );
 }
 
 /// Every string value inside a JSON document (decoded, so escapes are real characters).
@@ -172,7 +176,17 @@ fn sanitize_fast_path_matches_the_reference_on_random_hostile_text() {
     let alphabet: Vec<&str> = HOSTILE
         .iter()
         .copied()
-        .chain(["a", "b", " ", "m", "[", ";", "1", "x y z", "0123456789abcdef"])
+        .chain([
+            "a",
+            "b",
+            " ",
+            "m",
+            "[",
+            ";",
+            "1",
+            "x y z",
+            "0123456789abcdef",
+        ])
         .collect();
     for _ in 0..50_000 {
         let n = rng.range(0, 40);

@@ -153,7 +153,7 @@ impl Mapper {
                     id: id.to_string(),
                     name: name.to_string(),
                     summary: tool_input_summary(name, input),
-                    input: sanitize(&pretty_json(input)),
+                    input: sanitize_owned(pretty_json(input).into()),
                     diff: gates::edit_diff(name, input).map(Box::new),
                 },
             },

@@ -638,7 +638,10 @@ fn delta_memo_matches_the_lookups_past_the_stream_cap() {
     for i in 0..(STREAM_CAP * 3) {
         let id = format!("msg_{}", i % (STREAM_CAP + 7));
         let parent = if i % 3 == 0 { Some("toolu_a") } else { None };
-        lines.push(stream(parent, json!({"type":"message_start","message":{"id":id}})));
+        lines.push(stream(
+            parent,
+            json!({"type":"message_start","message":{"id":id}}),
+        ));
         for index in 0..2 {
             lines.push(stream(
                 parent,
