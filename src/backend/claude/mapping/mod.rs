@@ -113,6 +113,8 @@ struct OpenBlock {
     msg: String,
     index: u32,
     generation: u64,
+    /// Its transcript key (`msg#index`), copied for each delta rather than rebuilt.
+    key: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,16 +173,16 @@ impl Mapper {
     }
 
     /// Remember the blocks of a newly streamed message, forgetting the oldest past the cap.
-    fn stream_blocks(&mut self, msg: &str) -> &mut Vec<StreamBlock> {
-        if !self.stream.contains_key(msg) {
+    fn stream_blocks(&mut self, msg: String) -> &mut Vec<StreamBlock> {
+        if !self.stream.contains_key(&msg) {
             if self.stream_order.len() >= STREAM_CAP
                 && let Some(old) = self.stream_order.pop_front()
             {
                 self.stream.remove(&old);
             }
-            self.stream_order.push_back(msg.to_string());
+            self.stream_order.push_back(msg.clone());
         }
-        self.stream.entry(msg.to_string()).or_default()
+        self.stream.entry(msg).or_default()
     }
 
     /// The message the node of `parent` is streaming.

@@ -43,7 +43,7 @@ impl Mapper {
                     }
                     StartBlock::Other => return,
                 };
-                self.stream_blocks(&msg).push(StreamBlock {
+                self.stream_blocks(msg).push(StreamBlock {
                     index,
                     kind,
                     settled: false,
@@ -78,17 +78,28 @@ impl Mapper {
                         .and_then(|b| b.iter().find(|b| b.index == index))
                         .is_some_and(|b| b.settled);
                 if !settled {
-                    if !known_open && memo_on {
-                        self.open_block = Some(OpenBlock {
-                            msg: msg.clone(),
-                            index,
-                            generation: self.settle_gen,
-                        });
-                    }
+                    let known_key = known_open
+                        .then(|| self.open_block.as_ref().map(|o| o.key.clone()))
+                        .flatten();
+                    let key = match known_key {
+                        Some(key) => key,
+                        None => {
+                            let key = block_key(msg, index);
+                            if memo_on {
+                                self.open_block = Some(OpenBlock {
+                                    msg: msg.clone(),
+                                    index,
+                                    generation: self.settle_gen,
+                                    key: key.clone(),
+                                });
+                            }
+                            key
+                        }
+                    };
                     out.item(
                         node,
                         ItemOp::AppendText {
-                            key: block_key(msg, index),
+                            key,
                             thinking,
                             delta: sanitize_owned(text),
                         },
