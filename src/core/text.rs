@@ -20,7 +20,13 @@ pub fn sanitize(s: &str) -> String {
 /// without a copy.
 pub fn sanitize_owned(s: Cow<'_, str>) -> String {
     let Some(at) = next_special(s.as_bytes(), 0) else {
-        return s.into_owned();
+        let mut s = s.into_owned();
+        // Text built by growing (pretty JSON, joined results) has spare room; a row keeps
+        // its text for the session, so it keeps only what it holds, as the copy did.
+        if s.capacity() > s.len() {
+            s.shrink_to_fit();
+        }
+        return s;
     };
     sanitized_from(&s, at).unwrap_or_else(|| s.into_owned())
 }
