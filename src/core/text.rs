@@ -10,24 +10,103 @@ use std::fmt::Write as _;
 /// characters stay and are neutralized where text is drawn. Gate cards do not use this: what
 /// a person approves stays exact (see `neutralize`).
 pub fn sanitize(s: &str) -> String {
+    match sanitized_from(s, 0) {
+        None => s.to_owned(),
+        Some(out) => out,
+    }
+}
+
+/// `sanitize` for text already owned: clean text (nearly all of it) is returned as it is,
+/// without a copy.
+pub fn sanitize_owned(s: Cow<'_, str>) -> String {
+    let Some(at) = next_special(s.as_bytes(), 0) else {
+        let mut s = s.into_owned();
+        // Text built by growing (pretty JSON, joined results) has spare room; a row keeps
+        // its text for the session, so it keeps only what it holds, as the copy did.
+        if s.capacity() > s.len() {
+            s.shrink_to_fit();
+        }
+        return s;
+    };
+    sanitized_from(&s, at).unwrap_or_else(|| s.into_owned())
+}
+
+/// The sanitized text when `s` needs any change at or after `from` (before it, `s` is known to
+/// be clean), else `None`. Clean runs are copied whole; only the characters `next_special`
+/// stops at go one at a time.
+fn sanitized_from(s: &str, from: usize) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut at = next_special(bytes, from)?;
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(c) = rest.chars().next() {
+    let mut start = 0;
+    loop {
+        // Every byte `next_special` stops at is ASCII or a UTF-8 lead byte: a char boundary.
+        out.push_str(&s[start..at]);
+        let rest = &s[at..];
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
         if c == '\u{1b}'
             && let Some(n) = sgr_len(rest)
         {
-            rest = &rest[n..];
-            continue;
+            at += n;
+        } else {
+            match c {
+                '\r' => {}
+                c if c.is_control() => out.push_str(&neutralize(c.encode_utf8(&mut [0; 4]))),
+                c => out.push(c),
+            }
+            at += c.len_utf8();
         }
-        match c {
-            '\n' | '\t' => out.push(c),
-            '\r' => {}
-            c if c.is_control() => out.push_str(&neutralize(c.encode_utf8(&mut [0; 4]))),
-            c => out.push(c),
+        start = at;
+        match next_special(bytes, at) {
+            Some(next) => at = next,
+            None => at = s.len(),
         }
-        rest = &rest[c.len_utf8()..];
     }
-    out
+    Some(out)
+}
+
+/// Whether the byte at `i` starts a character `sanitize` changes: a C0 control other than
+/// `\n` and `\t` (ESC and `\r` among them), DEL, or a C1 control (U+0080–U+009F, UTF-8
+/// `C2 80`–`C2 9F`). These are exactly the characters for which `char::is_control` holds.
+fn special_at(b: &[u8], i: usize) -> bool {
+    match b[i] {
+        b'\n' | b'\t' => false,
+        0..=0x1f | 0x7f => true,
+        0xc2 => matches!(b.get(i + 1), Some(0x80..=0x9f)),
+        _ => false,
+    }
+}
+
+/// A byte that may start such a character (`C2` also leads clean characters like `©`).
+fn maybe_special(x: u8) -> bool {
+    (x < 0x20 && x != b'\n' && x != b'\t') | (x == 0x7f) | (x == 0xc2)
+}
+
+/// The index of the first byte at or after `from` where `special_at` holds. Clean text is
+/// checked 16 bytes at a time without branches (the compiler vectorises the fold); the last
+/// few bytes too, padded with spaces, since most texts are short.
+fn next_special(b: &[u8], from: usize) -> Option<usize> {
+    fn any_maybe(chunk: &[u8; 16]) -> bool {
+        chunk.iter().fold(false, |any, &x| any | maybe_special(x))
+    }
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 16) {
+        if any_maybe(chunk.try_into().unwrap_or(&[b' '; 16]))
+            && let Some(j) = (i..i + 16).find(|&j| special_at(b, j))
+        {
+            return Some(j);
+        }
+        i += 16;
+    }
+    let tail = b.get(i..).unwrap_or_default();
+    let mut padded = [b' '; 16];
+    padded[..tail.len()].copy_from_slice(tail);
+    if !any_maybe(&padded) {
+        return None;
+    }
+    (i..b.len()).find(|&j| special_at(b, j))
 }
 
 /// Length of a colour sequence (`ESC [ 1;31 m`) at the start of `s`: parameters are digits,

@@ -6,7 +6,7 @@ use super::{BlockKind, Mapper, Out};
 use crate::backend::claude::codec::{AnyBlock, Block, Content};
 use crate::backend::claude::{codec, gates};
 use crate::core::msg::{BackendEvent, TurnState};
-use crate::core::text::{pretty_json, sanitize, tool_input_summary};
+use crate::core::text::{pretty_json, sanitize, sanitize_owned, tool_input_summary};
 use crate::core::transcript::{ItemKind, ItemOp, Level};
 use crate::core::tree::{NodePatch, NodeStatus};
 
@@ -114,7 +114,7 @@ impl Mapper {
             out.item(
                 node,
                 ItemOp::EndStreaming {
-                    key_prefix: format!("{msg_id}#"),
+                    key_prefix: super::concat(&msg_id, "#"),
                     aborted: true,
                 },
             );
@@ -128,10 +128,11 @@ impl Mapper {
             && let Some(b) = blocks.iter_mut().find(|b| b.kind == kind && !b.settled)
         {
             b.settled = true;
-            return format!("{msg_id}#{}", b.index);
+            self.settle_gen += 1;
+            return super::block_key(msg_id, b.index);
         }
         self.settle_seq += 1;
-        format!("{msg_id}#s{}", self.settle_seq)
+        super::key_with_number(msg_id, "#s", self.settle_seq)
     }
 
     pub(super) fn tool_use(
@@ -147,12 +148,12 @@ impl Mapper {
         out.item(
             node.clone(),
             ItemOp::Upsert {
-                key: format!("tool:{id}"),
+                key: super::concat("tool:", id),
                 kind: ItemKind::ToolCall {
                     id: id.to_string(),
                     name: name.to_string(),
                     summary: tool_input_summary(name, input),
-                    input: sanitize(&pretty_json(input)),
+                    input: sanitize_owned(pretty_json(input).into()),
                     diff: gates::edit_diff(name, input).map(Box::new),
                 },
             },
@@ -211,7 +212,7 @@ impl Mapper {
             Content::Text(text) => out.item(
                 node,
                 ItemOp::Push(ItemKind::User {
-                    text: sanitize(&text),
+                    text: sanitize_owned(text.into()),
                 }),
             ),
             Content::Blocks(blocks) => {
@@ -228,11 +229,11 @@ impl Mapper {
                             let kind = if u.is_synthetic == Some(true) {
                                 ItemKind::System {
                                     label: "synthetic".into(),
-                                    text: sanitize(&text),
+                                    text: sanitize_owned(text.into()),
                                 }
                             } else {
                                 ItemKind::User {
-                                    text: sanitize(&text),
+                                    text: sanitize_owned(text.into()),
                                 }
                             };
                             out.item(node.clone(), ItemOp::Push(kind));
@@ -246,7 +247,7 @@ impl Mapper {
                             out.item(
                                 node.clone(),
                                 ItemOp::Push(ItemKind::ToolResult {
-                                    text: sanitize(&result_text(content.as_ref())),
+                                    text: sanitize_owned(result_text(content).into()),
                                     tool_use_id: tool_use_id.clone(),
                                     is_error,
                                 }),
@@ -348,10 +349,11 @@ impl Mapper {
 }
 
 /// Text of a tool_result `content`: a string or a list of blocks.
-pub(super) fn result_text(content: Option<&Value>) -> String {
+/// Taken by value: the common string content moves out without a copy.
+pub(super) fn result_text(content: Option<Value>) -> String {
     match content {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s,
         Some(Value::Array(blocks)) => blocks
             .iter()
             .map(|b| match b.get("type").and_then(Value::as_str) {

@@ -41,17 +41,56 @@ pub struct Out {
 
 impl Out {
     fn ev(&mut self, e: BackendEvent) {
+        // Most lines make one event: room for exactly one, not the four a first push makes.
+        if self.events.capacity() == 0 {
+            self.events = Vec::with_capacity(1);
+        }
         self.events.push(e);
     }
     fn item(&mut self, node: Option<String>, op: ItemOp) {
-        self.events.push(BackendEvent::Item { node, op });
+        self.ev(BackendEvent::Item { node, op });
     }
     fn protocol(&mut self, level: Level, text: impl Into<String>) {
-        self.events.push(BackendEvent::Protocol {
+        self.ev(BackendEvent::Protocol {
             level,
             text: text.into(),
         });
     }
+}
+
+/// `{a}{sep}{n}` built directly: keys are made for nearly every line, and `format!` costs
+/// several times the copy.
+fn key_with_number(a: &str, sep: &str, n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut key = String::with_capacity(a.len() + sep.len() + digits.len() - i);
+    key.push_str(a);
+    key.push_str(sep);
+    // Only ASCII digits were written.
+    key.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+    key
+}
+
+/// The transcript key of block `index` of message `msg`: `msg#index`.
+fn block_key(msg: &str, index: u32) -> String {
+    key_with_number(msg, "#", u64::from(index))
+}
+
+/// `a` followed by `b`, in one allocation.
+fn concat(a: &str, b: &str) -> String {
+    let mut s = String::with_capacity(a.len() + b.len());
+    s.push_str(a);
+    s.push_str(b);
+    s
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +105,16 @@ struct StreamBlock {
     index: u32,
     kind: BlockKind,
     settled: bool,
+}
+
+/// A streamed block known to be unsettled as of `generation` (see `Mapper::open_block`).
+#[derive(Debug, Clone)]
+struct OpenBlock {
+    msg: String,
+    index: u32,
+    generation: u64,
+    /// Its transcript key (`msg#index`), copied for each delta rather than rebuilt.
+    key: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +144,18 @@ pub struct Mapper {
     /// the session; entries matter only while their message or tool call is live).
     stream_order: VecDeque<String>,
     tool_order: VecDeque<String>,
-    current_msg: HashMap<Option<String>, String>,
+    /// The message each node is streaming, by `parent_tool_use_id`; the root's is kept apart
+    /// from the map (nearly every line is the root's, and it needs no hashing).
+    root_msg: Option<String>,
+    current_msg: HashMap<String, String>,
+    /// Bumped whenever a streamed block is settled: `open_block` holds only while unchanged.
+    settle_gen: u64,
+    /// The block the last delta went to, known unsettled at `settle_gen`: a block's deltas
+    /// arrive in a row, and this spares each of them the lookup in `stream`.
+    open_block: Option<OpenBlock>,
+    /// Tests turn `open_block` off to compare the lookups it skips with its answers.
+    #[cfg(test)]
+    no_memo: bool,
     tool_uses: HashMap<Option<String>, u64>,
     settle_seq: u64,
     init_seen: bool,
@@ -113,16 +173,36 @@ impl Mapper {
     }
 
     /// Remember the blocks of a newly streamed message, forgetting the oldest past the cap.
-    fn stream_blocks(&mut self, msg: &str) -> &mut Vec<StreamBlock> {
-        if !self.stream.contains_key(msg) {
+    fn stream_blocks(&mut self, msg: String) -> &mut Vec<StreamBlock> {
+        if !self.stream.contains_key(&msg) {
             if self.stream_order.len() >= STREAM_CAP
                 && let Some(old) = self.stream_order.pop_front()
             {
                 self.stream.remove(&old);
             }
-            self.stream_order.push_back(msg.to_string());
+            self.stream_order.push_back(msg.clone());
         }
-        self.stream.entry(msg.to_string()).or_default()
+        self.stream.entry(msg).or_default()
+    }
+
+    /// The message the node of `parent` is streaming.
+    fn current(&self, parent: Option<&str>) -> Option<&String> {
+        match parent {
+            None => self.root_msg.as_ref(),
+            Some(p) => self.current_msg.get(p),
+        }
+    }
+
+    /// Whether `open_block` may answer for the deltas (always, outside tests that compare).
+    fn memo_on(&self) -> bool {
+        #[cfg(test)]
+        {
+            !self.no_memo
+        }
+        #[cfg(not(test))]
+        {
+            true
+        }
     }
 
     /// Remember a tool id's node and name, forgetting the oldest past the cap.
@@ -190,7 +270,13 @@ impl Mapper {
     pub fn on_line(&mut self, line: &str) -> Out {
         let mut out = Out::default();
         let line = line.trim_end_matches(['\r', '\n']);
-        if line.trim().is_empty() {
+        // A line that starts with visible ASCII (every JSON line: `{`) is not blank; only
+        // the rest need the Unicode-aware trim.
+        let starts_visible = line
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_graphic());
+        if !starts_visible && line.trim().is_empty() {
             return out;
         }
         match codec::parse(line) {

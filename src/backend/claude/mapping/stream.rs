@@ -2,27 +2,32 @@
 
 use serde_json::json;
 
-use super::{BlockKind, Mapper, Out, StreamBlock};
+use super::{BlockKind, Mapper, OpenBlock, Out, StreamBlock, block_key, concat};
 use crate::backend::claude::codec;
 use crate::backend::claude::codec::{Delta, StartBlock, StreamPayload};
-use crate::core::text::sanitize;
+use crate::core::text::sanitize_owned;
 use crate::core::transcript::ItemOp;
 
 impl Mapper {
     pub(super) fn stream_event(&mut self, e: codec::StreamEvent<'_>, out: &mut Out) {
-        let parent = e.parent_tool_use_id.clone();
+        let parent = e.parent_tool_use_id;
         let node = self.node_for(parent.as_deref(), out);
         match e.event {
             StreamPayload::MessageStart { message } => {
                 if let Some(id) = message.id {
-                    self.current_msg.insert(parent, id);
+                    match parent {
+                        None => self.root_msg = Some(id),
+                        Some(p) => {
+                            self.current_msg.insert(p, id);
+                        }
+                    }
                 }
             }
             StreamPayload::ContentBlockStart {
                 index,
                 content_block,
             } => {
-                let Some(msg) = self.current_msg.get(&parent).cloned() else {
+                let Some(msg) = self.current(parent.as_deref()).cloned() else {
                     return;
                 };
                 let kind = match content_block {
@@ -38,44 +43,75 @@ impl Mapper {
                     }
                     StartBlock::Other => return,
                 };
-                self.stream_blocks(&msg).push(StreamBlock {
+                self.stream_blocks(msg).push(StreamBlock {
                     index,
                     kind,
                     settled: false,
                 });
             }
             StreamPayload::ContentBlockDelta { index, delta } => {
-                let Some(msg) = self.current_msg.get(&parent) else {
-                    return;
-                };
                 let (thinking, text) = match delta {
                     Delta::TextDelta { text } => (false, text),
                     Delta::ThinkingDelta { thinking } => (true, thinking),
                     _ => return,
                 };
+                let memo_on = self.memo_on();
+                // Fields, not `current()`: `open_block` is set while `msg` is borrowed.
+                let msg = match parent.as_deref() {
+                    None => self.root_msg.as_ref(),
+                    Some(p) => self.current_msg.get(p),
+                };
+                let Some(msg) = msg else {
+                    return;
+                };
+                // Only `settle_key` settles a block (and bumps `settle_gen`); a block pushed
+                // or forgotten since is unsettled either way, so the memo stays true.
+                let known_open = memo_on
+                    && self.open_block.as_ref().is_some_and(|o| {
+                        o.generation == self.settle_gen && o.index == index && o.msg == *msg
+                    });
                 // A delta for a block already settled by its assistant line is stale.
-                let settled = self
-                    .stream
-                    .get(msg)
-                    .and_then(|b| b.iter().find(|b| b.index == index))
-                    .is_some_and(|b| b.settled);
+                let settled = !known_open
+                    && self
+                        .stream
+                        .get(msg)
+                        .and_then(|b| b.iter().find(|b| b.index == index))
+                        .is_some_and(|b| b.settled);
                 if !settled {
+                    let known_key = known_open
+                        .then(|| self.open_block.as_ref().map(|o| o.key.clone()))
+                        .flatten();
+                    let key = match known_key {
+                        Some(key) => key,
+                        None => {
+                            let key = block_key(msg, index);
+                            if memo_on {
+                                self.open_block = Some(OpenBlock {
+                                    msg: msg.clone(),
+                                    index,
+                                    generation: self.settle_gen,
+                                    key: key.clone(),
+                                });
+                            }
+                            key
+                        }
+                    };
                     out.item(
                         node,
                         ItemOp::AppendText {
-                            key: format!("{msg}#{index}"),
+                            key,
                             thinking,
-                            delta: sanitize(&text),
+                            delta: sanitize_owned(text),
                         },
                     );
                 }
             }
             StreamPayload::MessageStop {} => {
-                if let Some(msg) = self.current_msg.get(&parent) {
+                if let Some(msg) = self.current(parent.as_deref()) {
                     out.item(
                         node,
                         ItemOp::EndStreaming {
-                            key_prefix: format!("{msg}#"),
+                            key_prefix: concat(msg, "#"),
                             aborted: false,
                         },
                     );

@@ -514,3 +514,168 @@ fn per_message_maps_stay_bounded() {
     assert!(m.stream.contains_key(&format!("msg_{}", n - 1)));
     assert!(m.tool_names.contains_key(&format!("toolu_{}", n - 1)));
 }
+
+/// Keys built without `format!` read exactly as `format!` would write them.
+#[test]
+fn keys_match_format() {
+    for n in [0u64, 7, 9, 10, 99, 100, 4_294_967_295, u64::MAX] {
+        assert_eq!(key_with_number("m_1", "#s", n), format!("m_1#s{n}"));
+    }
+    for i in [0u32, 5, 10, 123, u32::MAX] {
+        assert_eq!(block_key("msg_01ab", i), format!("msg_01ab#{i}"));
+    }
+    assert_eq!(concat("tool:", "toolu_1"), "tool:toolu_1");
+    assert_eq!(concat("", ""), "");
+}
+
+#[path = "../../../../benches/support/gen.rs"]
+mod generator;
+
+/// Lines the CLI wrote in every Claude recording.
+fn recorded_claude_lines() -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/recordings/claude");
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        for rec in std::fs::read_to_string(&path).unwrap().lines().skip(1) {
+            let v: Value = serde_json::from_str(rec).unwrap();
+            if let (Some("in"), Some(line)) = (v["dir"].as_str(), v["line"].as_str()) {
+                lines.push(line.to_string());
+            }
+        }
+    }
+    assert!(lines.len() > 500, "only {} lines", lines.len());
+    lines
+}
+
+/// `lines` disordered as a hostile or broken agent might send them: lines swapped with
+/// their neighbours, repeated (late deltas after their settling line), dropped
+/// (`message_start` lost), and `parent_tool_use_id`s moved between root and sub-agents.
+fn mutated_stream(lines: &[String], seed: u64) -> Vec<String> {
+    let mut rng = generator::Rng::new(seed);
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() * 2);
+    for l in lines {
+        match rng.range(0, 99) {
+            0..=4 => {}
+            5..=14 => {
+                out.push(l.clone());
+                out.push(l.clone());
+            }
+            15..=19 => {
+                let to = if rng.chance(50) {
+                    r#""parent_tool_use_id":"toolu_x""#
+                } else {
+                    r#""parent_tool_use_id":null"#
+                };
+                out.push(
+                    l.replace(r#""parent_tool_use_id":null"#, to)
+                        .replace(r#""index":1"#, r#""index":0"#),
+                );
+            }
+            _ => out.push(l.clone()),
+        }
+        if out.len() >= 2 && rng.chance(15) {
+            let n = out.len();
+            out.swap(n - 1, n - 2);
+        }
+        // Now and then a message's settling line comes back much later (a late replay).
+        if rng.chance(2) && out.len() > 50 {
+            let back = out[out.len() - rng.range(1, 50)].clone();
+            out.push(back);
+        }
+    }
+    out
+}
+
+/// The delta memo (`open_block`) against the lookups it skips: the same events, line for
+/// line, with it on and off.
+fn memo_agrees(lines: &[String]) {
+    let mut fast = Mapper::new(&[]);
+    let mut plain = Mapper::new(&[]);
+    plain.no_memo = true;
+    let mut hits = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let a = fast.on_line(line);
+        let b = plain.on_line(line);
+        assert_eq!(
+            format!("{:?}", a.events),
+            format!("{:?}", b.events),
+            "line {i}: {line}"
+        );
+        assert_eq!(a.replies, b.replies, "line {i}: {line}");
+        hits += usize::from(line.contains("content_block_delta") && !a.events.is_empty());
+    }
+    assert!(hits > 0 || lines.len() < 100, "no delta was mapped");
+}
+
+#[test]
+fn delta_memo_matches_the_lookups_on_recordings() {
+    let lines = recorded_claude_lines();
+    memo_agrees(&lines);
+    for seed in 0..20 {
+        memo_agrees(&mutated_stream(&lines, seed));
+    }
+}
+
+#[test]
+fn delta_memo_matches_the_lookups_on_the_generated_stream() {
+    let lines = generator::ClaudeGen::lines(3, 30_000);
+    memo_agrees(&lines);
+    for seed in 0..4 {
+        memo_agrees(&mutated_stream(&lines, seed));
+    }
+}
+
+/// More messages streaming at once than `stream` remembers: blocks are forgotten and
+/// message ids come back, with deltas and settling lines in between.
+#[test]
+fn delta_memo_matches_the_lookups_past_the_stream_cap() {
+    let mut lines = Vec::new();
+    let mut rng = generator::Rng::new(5);
+    for i in 0..(STREAM_CAP * 3) {
+        let id = format!("msg_{}", i % (STREAM_CAP + 7));
+        let parent = if i % 3 == 0 { Some("toolu_a") } else { None };
+        lines.push(stream(
+            parent,
+            json!({"type":"message_start","message":{"id":id}}),
+        ));
+        for index in 0..2 {
+            lines.push(stream(
+                parent,
+                json!({"type":"content_block_start","index":index,"content_block":{"type":"text","text":""}}),
+            ));
+            for _ in 0..rng.range(0, 3) {
+                lines.push(stream(
+                    parent,
+                    json!({"type":"content_block_delta","index":index,"delta":{"type":"text_delta","text":"x"}}),
+                ));
+            }
+            if rng.chance(40) {
+                lines.push(assistant(&id, parent, json!([{"type":"text","text":"x"}])));
+            }
+        }
+    }
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    memo_agrees(&lines);
+    for seed in 0..5 {
+        memo_agrees(&mutated_stream(&lines, seed));
+    }
+}
+
+/// Blank lines (any Unicode whitespace, any line ending) map to nothing; anything else
+/// that is not JSON is a warning.
+#[test]
+fn blank_lines_are_skipped() {
+    let mut m = Mapper::new(&[]);
+    for blank in ["", "\n", "\r\n", " \t ", "\u{3000}\r", "\u{a0}", "\u{c}\n"] {
+        let out = m.on_line(blank);
+        assert!(out.events.is_empty() && out.replies.is_empty(), "{blank:?}");
+    }
+    for text in ["x", " x", "\u{3000}x", "\u{1b}"] {
+        let out = m.on_line(text);
+        assert_eq!(out.events.len(), 1, "{text:?}");
+    }
+}
