@@ -12,6 +12,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+mod fast_stream;
+mod scan;
+
 /// One stdout line, classified. Short-lived (parsed, mapped, dropped), so variant sizes
 /// do not matter.
 #[derive(Debug)]
@@ -570,6 +573,21 @@ fn head_type(line: &str) -> Option<&str> {
 /// Classify and parse one stdout line. Never panics; never loses the line (the caller keeps
 /// the raw text for unknown and malformed kinds).
 pub fn parse(line: &str) -> Inbound<'_> {
+    parse_fast(line).unwrap_or_else(|| parse_reference(line))
+}
+
+/// The fast paths alone: `Some` when one of them read the line (then it is what
+/// `parse_reference` gives), `None` when the line is for the general path.
+pub fn parse_fast(line: &str) -> Option<Inbound<'_>> {
+    match head_type(line)? {
+        "stream_event" => fast_stream::stream_event(line).map(Inbound::StreamEvent),
+        _ => None,
+    }
+}
+
+/// `parse` on the general serde path alone: the reference the fast paths are tested against
+/// (`tests/claude_codec_fast.rs`, the `claude_codec` fuzz target).
+pub fn parse_reference(line: &str) -> Inbound<'_> {
     let owned;
     let kind: &str = match head_type(line) {
         Some(k) => k,
