@@ -81,38 +81,48 @@ fn one_of_each_shape(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The kinds with a fast path.
+fn fast_kind(i: &Inbound) -> bool {
+    matches!(
+        i,
+        Inbound::StreamEvent(_) | Inbound::Assistant(_) | Inbound::User(_)
+    )
+}
+
 #[test]
-fn recorded_lines_agree_and_stream_events_take_the_fast_path() {
+fn recorded_lines_agree_and_take_the_fast_path() {
     let lines = recorded_lines();
     assert!(lines.len() > 500, "only {} lines", lines.len());
-    let (mut events, mut fast) = (0, 0);
+    let (mut kinds, mut fast) = (0, 0);
     for l in &lines {
         let took = same(l);
-        if matches!(parse_reference(l), Inbound::StreamEvent(_)) {
-            events += 1;
+        if fast_kind(&parse_reference(l)) {
+            kinds += 1;
             fast += usize::from(took);
+        } else {
+            assert!(!took, "a fast path read a line of another kind: {l}");
         }
     }
-    assert!(events > 100, "only {events} stream events");
+    assert!(kinds > 100, "only {kinds} lines of the fast kinds");
     assert_eq!(
-        fast, events,
-        "every recorded stream event takes the fast path"
+        fast, kinds,
+        "every recorded line of a fast kind takes the fast path"
     );
 }
 
 #[test]
-fn generated_lines_agree_and_stream_events_take_the_fast_path() {
+fn generated_lines_agree_and_take_the_fast_path() {
     let lines = ClaudeGen::lines(7, 30_000);
-    let mut events = 0;
+    let mut fast = 0;
     for l in &lines {
-        if l.starts_with(r#"{"type":"stream_event""#) {
-            events += 1;
+        if fast_kind(&parse_reference(l)) {
+            fast += 1;
             assert!(same(l), "not on the fast path: {l}");
         } else {
             same(l);
         }
     }
-    assert!(events > 20_000, "only {events} stream events");
+    assert!(fast > 25_000, "only {fast} lines on the fast path");
 }
 
 /// Every cut, every dropped character and a set of inserted tokens at every position, on one
@@ -257,6 +267,9 @@ fn hostile_variants_agree() {
     for v in &variants {
         same(v);
     }
+    for v in block_variants() {
+        same(&v);
+    }
     // The plain ones do take the fast path.
     assert!(same(base));
     assert!(same(&variants[3]), "a skipped field twice is fine");
@@ -264,4 +277,121 @@ fn hostile_variants_agree() {
         same(&variants[29]),
         "escaped text is decoded on the fast path"
     );
+}
+
+/// Content blocks of every kind and shape `Block::from_map` tells apart, and line-level oddities
+/// of `assistant` and `user` lines.
+fn block_variants() -> Vec<String> {
+    let blocks = [
+        r#"{"type":"text","text":"hi"}"#,
+        r#"{"type":"text","text":"h\"i\n\u00e9"}"#,
+        r#"{"type":"text","text":"\ud800"}"#,
+        r#"{"type":"text"}"#,
+        r#"{"type":"text","text":null}"#,
+        r#"{"type":"text","text":7}"#,
+        r#"{"type":"text","text":"a","text":"b"}"#,
+        r#"{"type":"text","text":"a","extra":[1,{"x":null}],"extra":2}"#,
+        r#"{"type":"thinking","thinking":"t","signature":"s"}"#,
+        r#"{"type":"thinking","thinking":"t"}"#,
+        r#"{"type":"thinking","thinking":"t","signature":false}"#,
+        r#"{"type":"redacted_thinking","data":"x"}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","n":[1,2.5,-3e2]}}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash"}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":null}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":"s"}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":true}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"a":1,"a":2}}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"big":1e999}}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"s":"\udc00"}}"#,
+        r#"{"type":"tool_use","id":"t1","input":{}}"#,
+        r#"{"type":"tool_use","id":null,"name":"Bash","input":{}}"#,
+        r#"{"type":"tool_use","id":1,"name":"Bash","input":{}}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":"out","is_error":false}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"o"}]}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":null,"is_error":null}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":3,"is_error":"yes"}"#,
+        r#"{"type":"tool_result","content":"out"}"#,
+        r#"{"type":"tool_result","tool_use_id":7,"content":"out"}"#,
+        r#"{"type":"image","source":{"type":"base64","data":"AAAA"}}"#,
+        r#"{"type":"document"}"#,
+        r#"{"type":"server_tool_use","id":"x","input":{}}"#,
+        r#"{"type":7}"#,
+        r#"{"type":null,"text":"x"}"#,
+        r#"{"text":"x"}"#,
+        r#"{}"#,
+        r#""bare""#,
+        r#"7"#,
+        r#"null"#,
+        r#"[{"type":"text","text":"x"}]"#,
+        r#"{"ty\u0070e":"text","text":"x"}"#,
+        r#"{"type":"te\u0078t","text":"x"}"#,
+    ];
+    let mut out = Vec::new();
+    for b in blocks {
+        out.push(format!(
+            r#"{{"type":"assistant","message":{{"id":"m","model":"x","content":[{b}],"usage":{{"input_tokens":1}}}},"parent_tool_use_id":null,"session_id":"s"}}"#
+        ));
+        out.push(format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{b},{b}]}},"parent_tool_use_id":"p","tool_use_result":{{"stdout":"x"}},"uuid":"u"}}"#
+        ));
+    }
+    let a = r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"hi"}]},"parent_tool_use_id":null,"aborted":false,"error":null}"#;
+    let u = r#"{"type":"user","message":{"content":"plain"},"isSynthetic":true,"isReplay":false,"tool_use_result":null}"#;
+    for (from, to) in [
+        (r#""aborted":false"#, r#""aborted":"no""#),
+        (r#""aborted":false"#, r#""aborted":null,"aborted":true"#),
+        (r#""error":null"#, r#""error":{"type":"overloaded"}"#),
+        (r#""error":null"#, r#""error":"x","error":"y""#),
+        (r#""error":null"#, r#""error":12345678901234567890123"#),
+        (
+            r#""content":[{"type":"text","text":"hi"}]"#,
+            r#""content":null"#,
+        ),
+        (
+            r#""content":[{"type":"text","text":"hi"}]"#,
+            r#""content":7"#,
+        ),
+        (
+            r#""content":[{"type":"text","text":"hi"}]"#,
+            r#""content":[]"#,
+        ),
+        (
+            r#""content":[{"type":"text","text":"hi"}]"#,
+            r#""content":[],"content":[]"#,
+        ),
+        (
+            r#""content":[{"type":"text","text":"hi"}]"#,
+            r#""content":"s\"x""#,
+        ),
+        (r#","content":[{"type":"text","text":"hi"}]"#, ""),
+        (r#""id":"m""#, r#""id":null"#),
+        (r#""id":"m""#, r#""id":5"#),
+        (r#""message":{"#, r#""message":null,"x":{"#),
+        (
+            r#""parent_tool_use_id":null"#,
+            r#""parent_tool_use_id":"p","parent_tool_use_id":"q""#,
+        ),
+    ] {
+        out.push(a.replace(from, to));
+    }
+    for (from, to) in [
+        (r#""isSynthetic":true"#, r#""isSynthetic":1"#),
+        (r#""isReplay":false"#, r#""isReplay":null"#),
+        (
+            r#""tool_use_result":null"#,
+            r#""tool_use_result":[1,"a",{"b":false}]"#,
+        ),
+        (
+            r#""tool_use_result":null"#,
+            r#""tool_use_result":1,"tool_use_result":2"#,
+        ),
+        (r#""content":"plain""#, r#""content":"\ud800""#),
+        (r#""message":{"content":"plain"}"#, r#""message":["plain"]"#),
+        (r#""message":{"content":"plain"},"#, ""),
+    ] {
+        out.push(u.replace(from, to));
+    }
+    out.push(a.into());
+    out.push(u.into());
+    out
 }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+mod fast_message;
 mod fast_stream;
 mod scan;
 
@@ -581,6 +582,8 @@ pub fn parse(line: &str) -> Inbound<'_> {
 pub fn parse_fast(line: &str) -> Option<Inbound<'_>> {
     match head_type(line)? {
         "stream_event" => fast_stream::stream_event(line).map(Inbound::StreamEvent),
+        "assistant" => fast_message::assistant(line).map(Inbound::Assistant),
+        "user" => fast_message::user(line).map(Inbound::User),
         _ => None,
     }
 }

@@ -19,6 +19,10 @@ pub(super) struct Scan<'a> {
     b: &'a [u8],
     i: usize,
     depth: u32,
+    /// Skipping inside a value the general path parses whole (a content block): it must also
+    /// pass serde_json's own decoding there (no lone surrogate, no number out of range), so
+    /// `\u` escapes and numbers with exponents or many digits take the general path.
+    strict: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -28,6 +32,7 @@ impl<'a> Scan<'a> {
             b: s.as_bytes(),
             i: 0,
             depth: 0,
+            strict: false,
         }
     }
 
@@ -37,9 +42,21 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn peek(&mut self) -> Option<u8> {
+    /// The next byte after whitespace.
+    pub(super) fn peek(&mut self) -> Option<u8> {
         self.ws();
         self.b.get(self.i).copied()
+    }
+
+    /// Where the next value starts (after whitespace), for `since`.
+    pub(super) fn mark(&mut self) -> usize {
+        self.ws();
+        self.i
+    }
+
+    /// The text read since `mark`.
+    pub(super) fn since(&self, mark: usize) -> Option<&'a str> {
+        self.s.get(mark..self.i)
     }
 
     /// Only whitespace is left (serde_json's "trailing characters" check).
@@ -83,7 +100,7 @@ impl<'a> Scan<'a> {
             escaped = true;
             match self.b.get(k + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j = k + 2,
-                b'u' => {
+                b'u' if !self.strict => {
                     let hex = self.b.get(k + 2..k + 6)?;
                     if !hex.iter().all(u8::is_ascii_hexdigit) {
                         return None;
@@ -152,6 +169,7 @@ impl<'a> Scan<'a> {
 
     /// A number, checked as serde_json's `ignore_integer`/`ignore_decimal`/`ignore_exponent`.
     fn number(&mut self) -> Option<()> {
+        let start = self.i;
         if self.b.get(self.i) == Some(&b'-') {
             self.i += 1;
         }
@@ -178,11 +196,22 @@ impl<'a> Scan<'a> {
             if let Some(b'+' | b'-') = self.b.get(self.i) {
                 self.i += 1;
             }
-            if self.digits() == 0 {
+            if self.digits() == 0 || self.strict {
                 return None;
             }
         }
+        if self.strict && self.i - start > 18 {
+            return None;
+        }
         Some(())
+    }
+
+    /// Skip one value that the general path parses into a `Value` (see `strict`).
+    pub(super) fn skip_strict(&mut self) -> Option<()> {
+        let was = std::mem::replace(&mut self.strict, true);
+        let r = self.skip();
+        self.strict = was;
+        r
     }
 
     /// Skip one value of any kind, checking it.
@@ -200,6 +229,17 @@ impl<'a> Scan<'a> {
     }
 
     fn array(&mut self) -> Option<()> {
+        self.items(|s| s.skip())
+    }
+
+    /// An array, each element handed to `item`.
+    pub(super) fn items(
+        &mut self,
+        mut item: impl FnMut(&mut Scan<'a>) -> Option<()>,
+    ) -> Option<()> {
+        if self.peek()? != b'[' {
+            return None;
+        }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return None;
@@ -209,7 +249,7 @@ impl<'a> Scan<'a> {
             self.i += 1;
         } else {
             loop {
-                self.skip()?;
+                item(self)?;
                 match self.peek()? {
                     b',' => self.i += 1,
                     b']' => {
@@ -222,6 +262,50 @@ impl<'a> Scan<'a> {
         }
         self.depth -= 1;
         Some(())
+    }
+
+    /// One value of any kind, checked and skipped, as the text it was written as.
+    pub(super) fn raw(&mut self) -> Option<&'a str> {
+        self.ws();
+        let start = self.i;
+        self.skip()?;
+        self.s.get(start..self.i)
+    }
+
+    /// One value as a `serde_json::Value`, parsed by serde_json from its text (so it is the
+    /// value the general path builds; what serde_json refuses, such as a lone surrogate or a
+    /// number out of range, takes the general path).
+    pub(super) fn value(&mut self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.raw()?).ok()
+    }
+
+    /// `null` or a value, as serde reads an `Option<Value>`.
+    pub(super) fn opt_value(&mut self) -> Option<Option<serde_json::Value>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.value().map(Some)
+    }
+
+    /// `null` or a boolean, as serde reads an `Option<bool>`.
+    pub(super) fn opt_bool(&mut self) -> Option<Option<bool>> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|()| None),
+            b't' => self.literal(b"true").map(|()| Some(true)),
+            b'f' => self.literal(b"false").map(|()| Some(false)),
+            _ => None,
+        }
+    }
+
+    /// One value, sorted the way `Block::from_map` looks at a block's fields.
+    pub(super) fn field(&mut self) -> Option<Field<'a>> {
+        Some(match self.peek()? {
+            b'"' => Field::Str(self.string()?),
+            b'n' => self.literal(b"null").map(|()| Field::Null)?,
+            b't' => self.literal(b"true").map(|()| Field::Bool(true))?,
+            b'f' => self.literal(b"false").map(|()| Field::Bool(false))?,
+            _ => Field::Raw(self.raw()?),
+        })
     }
 
     /// An object, each member handed to `member` with its key (a key with escapes takes the
@@ -296,6 +380,28 @@ fn special(b: &[u8], from: usize) -> Option<usize> {
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|p| at + p)
+}
+
+/// A value as `Block::from_map` sorts it: a string, null, a boolean, or anything else (kept as
+/// its text).
+pub(super) enum Field<'a> {
+    Str(Cow<'a, str>),
+    Null,
+    Bool(bool),
+    Raw(&'a str),
+}
+
+impl Field<'_> {
+    /// The `serde_json::Value` the general path would hold.
+    pub(super) fn into_value(self) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        Some(match self {
+            Field::Str(s) => Value::String(s.into_owned()),
+            Field::Null => Value::Null,
+            Field::Bool(b) => Value::Bool(b),
+            Field::Raw(r) => serde_json::from_str(r).ok()?,
+        })
+    }
 }
 
 /// Set a field once: a second occurrence is serde's "duplicate field" error (the general
