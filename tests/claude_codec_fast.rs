@@ -243,6 +243,8 @@ fn hostile_variants_agree() {
         base.replace(r#""session_id":"s""#, r#""session_id":"\ud800""#),
         base.replace(r#""session_id":"s""#, r#""session_id":"\x""#),
         base.replace(r#""type":"text_delta""#, r#""type":"text\u005fdelta""#),
+        base.replace(r#""text":"hi""#, r#""text":"\u0000\u001f\/\b\f\r\t\\ \uD83D\uDE00 \ud83d\u0041 \udc00\ud800""#),
+        base.replace(r#""text":"hi""#, r#""text":"\ud83d\ude00\u00E9\uFFFF""#),
         // Raw control characters, whitespace, trailing bytes.
         base.replace("hi", "h\u{1}i"),
         base.replace("hi", "h\u{7f}i"),

@@ -117,16 +117,11 @@ impl<'a> Scan<'a> {
         if self.peek()? != b'"' {
             return None;
         }
-        let start = self.i;
         let (body, escaped) = self.string_body()?;
         if !escaped {
             return Some(Cow::Borrowed(body));
         }
-        // Escapes are decoded by serde_json itself, so the text is exactly what the general
-        // path gives (and a lone surrogate, which it refuses, takes the general path).
-        serde_json::from_str::<String>(&self.s[start..self.i])
-            .ok()
-            .map(Cow::Owned)
+        unescape(body).map(Cow::Owned)
     }
 
     /// `null` or a string, as serde reads an `Option<String>`.
@@ -348,6 +343,55 @@ impl<'a> Scan<'a> {
         self.depth -= 1;
         Some(())
     }
+}
+
+/// A string body's escapes decoded, as serde_json decodes them, into a string sized once
+/// (serde_json grows its scratch buffer as it goes). A lone surrogate, which serde_json
+/// refuses, gives `None`: the general path. The escapes were checked by `string_body`.
+fn unescape(body: &str) -> Option<String> {
+    let b = body.as_bytes();
+    let mut out = String::with_capacity(body.len());
+    let mut from = 0;
+    while let Some(k) = memchr::memchr(b'\\', &b[from..]).map(|k| from + k) {
+        out.push_str(body.get(from..k)?);
+        from = k + 2;
+        out.push(match *b.get(k + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let n = hex4(b, k + 2)?;
+                from = k + 6;
+                if (0xD800..0xDC00).contains(&n) && b.get(k + 6..k + 8) == Some(b"\\u") {
+                    // A surrogate pair: one char.
+                    let low = hex4(b, k + 8)?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return None;
+                    }
+                    from = k + 12;
+                    char::from_u32(0x10000 + ((n - 0xD800) << 10) + (low - 0xDC00))?
+                } else {
+                    // A lone surrogate is not a char: `None`.
+                    char::from_u32(n)?
+                }
+            }
+            _ => return None,
+        });
+    }
+    out.push_str(body.get(from..)?);
+    Some(out)
+}
+
+/// Four hex digits at `at`.
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4)?
+        .iter()
+        .try_fold(0, |n, &h| Some(n * 16 + char::from(h).to_digit(16)?))
 }
 
 /// The first `"`, `\\` or control character at or after `from`: eight bytes at a time (the
