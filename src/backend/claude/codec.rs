@@ -5,6 +5,12 @@
 //! untagged serde enums: those buffer every object into serde's `Content` before choosing a
 //! variant, which cost more than the parse itself on the `content_block_delta` lines that
 //! make up most of a stream. Tagged shapes are read as one flat struct and classified.
+//!
+//! The kinds that make up nearly all of a stream (`stream_event`, `assistant`, `user`) first
+//! take a fast path (`fast_stream.rs`, `fast_message.rs` on the validating scanner in
+//! `scan.rs`) that reads the same fields by the same rules without serde's machinery, and steps
+//! aside to the serde path on anything it is unsure of, so answers and error texts are the
+//! serde path's (`tests/claude_codec_fast.rs`, fuzz target `claude_codec`).
 
 use std::borrow::Cow;
 
