@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (or the ones named) for a fixed number of executions each.
 #
-#   fuzz/run.sh [RUNS] [TARGET...]     RUNS defaults to 200000; targets: claude_line acp_line
-#                                      recording rules iii_frame
+#   fuzz/run.sh [RUNS] [TARGET...]     RUNS defaults to 200000; targets: claude_line claude_codec
+#                                      acp_line recording rules iii_frame
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`). Seeds come
 # from fixtures/ (and ../shared/recordings, or $FUZZ_SHARED, when present); what libFuzzer finds
@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 runs=${1:-200000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(claude_line acp_line recording rules iii_frame)
+[ ${#targets[@]} -gt 0 ] || targets=(claude_line claude_codec acp_line recording rules iii_frame)
 python3 seeds.py || exit 2
 cargo +nightly fuzz build -s none || exit 2
 mkdir -p logs

@@ -54,6 +54,8 @@ def main():
             except (ValueError, KeyError):
                 continue
             out(target, p.stem, with_keys(lines))
+            if backend == "claude":
+                out("claude_codec", p.stem, "\n".join(lines) + "\n")
     recs = sources["claude"] + sources["acp"]
     recs += sorted((repo / "fixtures/corrupt").glob("*"))
     for p in recs:

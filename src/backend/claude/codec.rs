@@ -5,12 +5,22 @@
 //! untagged serde enums: those buffer every object into serde's `Content` before choosing a
 //! variant, which cost more than the parse itself on the `content_block_delta` lines that
 //! make up most of a stream. Tagged shapes are read as one flat struct and classified.
+//!
+//! The kinds that make up nearly all of a stream (`stream_event`, `assistant`, `user`) first
+//! take a fast path (`fast_stream.rs`, `fast_message.rs` on the validating scanner in
+//! `scan.rs`) that reads the same fields by the same rules without serde's machinery, and steps
+//! aside to the serde path on anything it is unsure of, so answers and error texts are the
+//! serde path's (`tests/claude_codec_fast.rs`, fuzz target `claude_codec`).
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+
+mod fast_message;
+mod fast_stream;
+mod scan;
 
 /// One stdout line, classified. Short-lived (parsed, mapped, dropped), so variant sizes
 /// do not matter.
@@ -560,16 +570,33 @@ struct TypeOnly {
 /// (other key order, escapes, spaces) takes the general path.
 fn head_type(line: &str) -> Option<&str> {
     let rest = line.strip_prefix(r#"{"type":""#)?;
-    let end = rest.find('"')?;
-    let kind = &rest[..end];
-    kind.bytes()
-        .all(|b| b.is_ascii_lowercase() || b == b'_')
-        .then_some(kind)
+    // A byte loop, not `find`: the word is short and a search's setup cost more than it.
+    let end = rest
+        .bytes()
+        .position(|b| !(b.is_ascii_lowercase() || b == b'_'))?;
+    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
 }
 
 /// Classify and parse one stdout line. Never panics; never loses the line (the caller keeps
 /// the raw text for unknown and malformed kinds).
 pub fn parse(line: &str) -> Inbound<'_> {
+    parse_fast(line).unwrap_or_else(|| parse_reference(line))
+}
+
+/// The fast paths alone: `Some` when one of them read the line (then it is what
+/// `parse_reference` gives), `None` when the line is for the general path.
+pub fn parse_fast(line: &str) -> Option<Inbound<'_>> {
+    match head_type(line)? {
+        "stream_event" => fast_stream::stream_event(line).map(Inbound::StreamEvent),
+        "assistant" => fast_message::assistant(line).map(Inbound::Assistant),
+        "user" => fast_message::user(line).map(Inbound::User),
+        _ => None,
+    }
+}
+
+/// `parse` on the general serde path alone: the reference the fast paths are tested against
+/// (`tests/claude_codec_fast.rs`, the `claude_codec` fuzz target).
+pub fn parse_reference(line: &str) -> Inbound<'_> {
     let owned;
     let kind: &str = match head_type(line) {
         Some(k) => k,
