@@ -54,7 +54,10 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
     }
     for i in 0..state.sessions.len() {
-        state.with_session(i, cancel::watch);
+        // Only a session with a cancel out has anything to watch (most steps: none).
+        if state.sessions[i].cancel_sent_ms.is_some() {
+            state.with_session(i, cancel::watch);
+        }
     }
     fx
 }
