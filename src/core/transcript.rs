@@ -1,6 +1,7 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
 use std::cell::{Cell, RefCell};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
 use super::diff::Diff;
@@ -450,43 +451,67 @@ impl Transcript {
         c.rows.push_back((c.generation, i));
     }
 
-    /// The row remembered for `key`.
-    fn find(&mut self, key: &str) -> Option<usize> {
-        if let Some((n, i)) = self.recent
-            && !slow_lookups()
-            && let Some(k) = n
-                .checked_sub(self.forgotten_keys)
-                .and_then(|p| self.key_order.get(p as usize))
-            && k == key
-        {
-            // The fast path and the table agree (every debug build and test checks it).
-            debug_assert_eq!(self.by_key.get(key), Some(&(i, n)), "recent key {key}");
-            return Some(i);
+    /// The row `recent` names when its key is `key` (no hashing).
+    fn recent_row(&self, key: &str) -> Option<usize> {
+        let (n, i) = self.recent?;
+        if slow_lookups() {
+            return None;
         }
-        #[cfg(test)]
-        KEY_LOOKUPS.with(|c| c.set(c.get() + 1));
-        let &(i, n) = self.by_key.get(key)?;
-        self.recent = Some((n, i));
+        let k = self
+            .key_order
+            .get(n.checked_sub(self.forgotten_keys)? as usize)?;
+        if k != key {
+            return None;
+        }
+        // The fast path and the table agree (every debug build and test checks it).
+        debug_assert_eq!(self.by_key.get(key), Some(&(i, n)), "recent key {key}");
         Some(i)
     }
 
-    /// Remember that `key` (not remembered now) names row `i`, forgetting the oldest key
-    /// past `KEY_CAP`.
-    fn remember(&mut self, key: String, i: usize) {
-        if self.key_order.len() >= KEY_CAP
+    /// The row remembered for `key` (`Ok`), or `Err` with the row the caller must push now:
+    /// the key is remembered for it (one hash for the look-up and the insert), forgetting the
+    /// oldest key past `KEY_CAP`. Either way `recent` names `key` afterwards.
+    fn row_for(&mut self, key: String) -> Result<usize, usize> {
+        if let Some(i) = self.recent_row(&key) {
+            return Ok(i);
+        }
+        #[cfg(test)]
+        KEY_LOOKUPS.with(|c| c.set(c.get() + 1));
+        let n = self.forgotten_keys + self.key_order.len() as u64;
+        let i = match self.by_key.entry(key) {
+            Entry::Occupied(e) => {
+                let &(i, n) = e.get();
+                self.recent = Some((n, i));
+                return Ok(i);
+            }
+            Entry::Vacant(e) => {
+                let i = self.items.len();
+                self.key_order.push_back(e.key().clone());
+                e.insert((i, n));
+                i
+            }
+        };
+        if self.key_order.len() > KEY_CAP
             && let Some(old) = self.key_order.pop_front()
         {
             self.by_key.remove(&old);
             self.forgotten_keys += 1;
         }
-        let n = self.forgotten_keys + self.key_order.len() as u64;
-        self.key_order.push_back(key.clone());
-        self.by_key.insert(key, (i, n));
         self.recent = Some((n, i));
+        Err(i)
     }
 
-    /// Keep the live list in step with row `i`'s streaming flag.
-    fn track_streaming(&mut self, key: &str, i: usize) {
+    /// The key `recent` names (the key of the row just looked up or made).
+    fn recent_key(&self) -> &str {
+        self.recent
+            .and_then(|(n, _)| n.checked_sub(self.forgotten_keys))
+            .and_then(|p| self.key_order.get(p as usize))
+            .map_or("", String::as_str)
+    }
+
+    /// Keep the live list in step with row `i`'s streaming flag (`i` is the row of the
+    /// recent key).
+    fn track_streaming(&mut self, i: usize) {
         let live = matches!(
             self.items[i].kind,
             ItemKind::Assistant {
@@ -499,7 +524,10 @@ impl Transcript {
         );
         let pos = self.streaming.iter().position(|(_, j)| *j == i);
         match (live, pos) {
-            (true, None) => self.streaming.push((key.to_string(), i)),
+            (true, None) => {
+                let key = self.recent_key().to_string();
+                self.streaming.push((key, i))
+            }
             (false, Some(p)) => {
                 self.streaming.swap_remove(p);
             }
@@ -516,21 +544,20 @@ impl Transcript {
                 1
             }
             ItemOp::Upsert { key, kind } => {
-                let i = match self.find(&key) {
-                    Some(i) => {
+                let i = match self.row_for(key) {
+                    Ok(i) => {
                         let item = &mut self.items[i];
                         item.kind = kind;
                         item.rev = item.rev.wrapping_add(1);
                         self.touched(i);
                         i
                     }
-                    None => {
-                        let i = self.push(kind, at_ms);
-                        self.remember(key.clone(), i);
-                        i
+                    Err(i) => {
+                        debug_assert_eq!(i, self.items.len());
+                        self.push(kind, at_ms)
                     }
                 };
-                self.track_streaming(&key, i);
+                self.track_streaming(i);
                 1
             }
             ItemOp::AppendText {
@@ -538,9 +565,10 @@ impl Transcript {
                 thinking,
                 delta,
             } => {
-                let i = match self.find(&key) {
-                    Some(i) => i,
-                    None => {
+                let i = match self.row_for(key) {
+                    Ok(i) => i,
+                    Err(i) => {
+                        debug_assert_eq!(i, self.items.len());
                         let text = String::with_capacity(delta.len().max(STREAM_CAPACITY));
                         let kind = if thinking {
                             ItemKind::Thinking {
@@ -556,7 +584,7 @@ impl Transcript {
                             }
                         };
                         let i = self.push(kind, at_ms);
-                        self.remember(key.clone(), i);
+                        let key = self.recent_key().to_string();
                         self.streaming.push((key, i));
                         i
                     }
