@@ -478,6 +478,7 @@ impl Tree {
     }
 
     /// Apply a row operation to node `id`, remembering the node when it is left streaming.
+    #[inline]
     pub fn apply(&mut self, id: NodeId, op: ItemOp, at_ms: u64) {
         let t = &mut self.nodes[id].transcript;
         t.apply(op, at_ms);
