@@ -667,6 +667,7 @@ impl State {
 
     /// Run `f` acting on session index `i` (a backend event, a batch answer), then act on the
     /// selected session again.
+    #[inline]
     pub fn with_session<R>(&mut self, i: usize, f: impl FnOnce(&mut State) -> R) -> R {
         let before = self.acting;
         self.acting = i.min(self.sessions.len() - 1);

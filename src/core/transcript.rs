@@ -1,6 +1,7 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
 use std::cell::{Cell, RefCell};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
 use super::diff::Diff;
@@ -216,12 +217,43 @@ pub const KEY_CAP: usize = 8192;
 /// replay seeks).
 const CHANGE_CAP: usize = 4096;
 
+/// A new streaming row starts with room for this many bytes: a block grows by a few dozen
+/// bytes a delta to a few hundred, so starting at the first delta's size meant four or five
+/// reallocations a block. A row settled without a replacement gives the room back.
+const STREAM_CAPACITY: usize = 512;
+
+#[cfg(test)]
+thread_local! {
+    /// Key-table look-ups (hashing the key): the test that a run of deltas to one row looks
+    /// its key up once.
+    pub static KEY_LOOKUPS: Cell<u64> = const { Cell::new(0) };
+    /// Set by the differential tests: every look-up takes the general path.
+    pub static SLOW_LOOKUPS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True while a differential test wants the general paths only (never outside tests).
+#[inline]
+pub(crate) fn slow_lookups() -> bool {
+    #[cfg(test)]
+    return SLOW_LOOKUPS.with(|c| c.get());
+    #[cfg(not(test))]
+    false
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     pub items: Vec<Item>,
-    by_key: HashMap<String, usize>,
+    /// Key → (row, the key's number: keys are numbered from 0 as they are remembered).
+    by_key: HashMap<String, (usize, u64)>,
     /// Keys in insertion order, for forgetting the oldest past `KEY_CAP`.
     key_order: VecDeque<String>,
+    /// Keys forgotten so far: `key_order[0]` is key number `forgotten_keys`.
+    forgotten_keys: u64,
+    /// The key last looked up or remembered, as (its number, its row). Deltas come in runs to
+    /// one row: comparing the key with `key_order`'s copy skips a SipHash (kept because keys
+    /// come from the agent) and a probe of a table of up to `KEY_CAP` keys. Valid while the
+    /// key is remembered, which its number tells (see `find`).
+    recent: Option<(u64, usize)>,
     /// Rows still streaming, with their key: ending a stream looks at these only.
     streaming: Vec<(String, usize)>,
     /// Recent in-place changes, for the renderer's height index (see `changes_since`).
@@ -419,18 +451,67 @@ impl Transcript {
         c.rows.push_back((c.generation, i));
     }
 
-    fn remember(&mut self, key: String, i: usize) {
-        if self.key_order.len() >= KEY_CAP
+    /// The row `recent` names when its key is `key` (no hashing).
+    fn recent_row(&self, key: &str) -> Option<usize> {
+        let (n, i) = self.recent?;
+        if slow_lookups() {
+            return None;
+        }
+        let k = self
+            .key_order
+            .get(n.checked_sub(self.forgotten_keys)? as usize)?;
+        if k != key {
+            return None;
+        }
+        // The fast path and the table agree (every debug build and test checks it).
+        debug_assert_eq!(self.by_key.get(key), Some(&(i, n)), "recent key {key}");
+        Some(i)
+    }
+
+    /// The row remembered for `key` (`Ok`), or `Err` with the row the caller must push now:
+    /// the key is remembered for it (one hash for the look-up and the insert), forgetting the
+    /// oldest key past `KEY_CAP`. Either way `recent` names `key` afterwards.
+    fn row_for(&mut self, key: String) -> Result<usize, usize> {
+        if let Some(i) = self.recent_row(&key) {
+            return Ok(i);
+        }
+        #[cfg(test)]
+        KEY_LOOKUPS.with(|c| c.set(c.get() + 1));
+        let n = self.forgotten_keys + self.key_order.len() as u64;
+        let i = match self.by_key.entry(key) {
+            Entry::Occupied(e) => {
+                let &(i, n) = e.get();
+                self.recent = Some((n, i));
+                return Ok(i);
+            }
+            Entry::Vacant(e) => {
+                let i = self.items.len();
+                self.key_order.push_back(e.key().clone());
+                e.insert((i, n));
+                i
+            }
+        };
+        if self.key_order.len() > KEY_CAP
             && let Some(old) = self.key_order.pop_front()
         {
             self.by_key.remove(&old);
+            self.forgotten_keys += 1;
         }
-        self.key_order.push_back(key.clone());
-        self.by_key.insert(key, i);
+        self.recent = Some((n, i));
+        Err(i)
     }
 
-    /// Keep the live list in step with row `i`'s streaming flag.
-    fn track_streaming(&mut self, key: &str, i: usize) {
+    /// The key `recent` names (the key of the row just looked up or made).
+    fn recent_key(&self) -> &str {
+        self.recent
+            .and_then(|(n, _)| n.checked_sub(self.forgotten_keys))
+            .and_then(|p| self.key_order.get(p as usize))
+            .map_or("", String::as_str)
+    }
+
+    /// Keep the live list in step with row `i`'s streaming flag (`i` is the row of the
+    /// recent key).
+    fn track_streaming(&mut self, i: usize) {
         let live = matches!(
             self.items[i].kind,
             ItemKind::Assistant {
@@ -443,7 +524,10 @@ impl Transcript {
         );
         let pos = self.streaming.iter().position(|(_, j)| *j == i);
         match (live, pos) {
-            (true, None) => self.streaming.push((key.to_string(), i)),
+            (true, None) => {
+                let key = self.recent_key().to_string();
+                self.streaming.push((key, i))
+            }
             (false, Some(p)) => {
                 self.streaming.swap_remove(p);
             }
@@ -460,21 +544,20 @@ impl Transcript {
                 1
             }
             ItemOp::Upsert { key, kind } => {
-                let i = match self.by_key.get(&key) {
-                    Some(&i) => {
+                let i = match self.row_for(key) {
+                    Ok(i) => {
                         let item = &mut self.items[i];
                         item.kind = kind;
                         item.rev = item.rev.wrapping_add(1);
                         self.touched(i);
                         i
                     }
-                    None => {
-                        let i = self.push(kind, at_ms);
-                        self.remember(key.clone(), i);
-                        i
+                    Err(i) => {
+                        debug_assert_eq!(i, self.items.len());
+                        self.push(kind, at_ms)
                     }
                 };
-                self.track_streaming(&key, i);
+                self.track_streaming(i);
                 1
             }
             ItemOp::AppendText {
@@ -482,24 +565,26 @@ impl Transcript {
                 thinking,
                 delta,
             } => {
-                let i = match self.by_key.get(&key) {
-                    Some(&i) => i,
-                    None => {
+                let i = match self.row_for(key) {
+                    Ok(i) => i,
+                    Err(i) => {
+                        debug_assert_eq!(i, self.items.len());
+                        let text = String::with_capacity(delta.len().max(STREAM_CAPACITY));
                         let kind = if thinking {
                             ItemKind::Thinking {
-                                text: String::new(),
+                                text,
                                 redacted: false,
                                 streaming: true,
                             }
                         } else {
                             ItemKind::Assistant {
-                                text: String::new(),
+                                text,
                                 streaming: true,
                                 aborted: false,
                             }
                         };
                         let i = self.push(kind, at_ms);
-                        self.remember(key.clone(), i);
+                        let key = self.recent_key().to_string();
                         self.streaming.push((key, i));
                         i
                     }
@@ -537,12 +622,20 @@ impl Transcript {
             let item = &mut self.items[i];
             match &mut item.kind {
                 ItemKind::Assistant {
-                    streaming, aborted, ..
+                    streaming,
+                    aborted,
+                    text,
                 } => {
                     *streaming = false;
                     *aborted |= abort;
+                    text.shrink_to_fit();
                 }
-                ItemKind::Thinking { streaming, .. } => *streaming = false,
+                ItemKind::Thinking {
+                    streaming, text, ..
+                } => {
+                    *streaming = false;
+                    text.shrink_to_fit();
+                }
                 _ => continue,
             }
             item.rev = item.rev.wrapping_add(1);
@@ -706,6 +799,78 @@ mod linear_tests {
         let now = t.generation();
         stream(&mut t, 5);
         assert_eq!(t.changes_since(now).unwrap().collect::<Vec<_>>(), vec![5]);
+    }
+
+    fn delta(t: &mut Transcript, key: &str, d: &str) {
+        t.apply(
+            ItemOp::AppendText {
+                key: key.into(),
+                thinking: false,
+                delta: d.into(),
+            },
+            0,
+        );
+    }
+
+    /// A run of deltas to one row looks its key up in the table once (when the row is
+    /// made), however long the run and however many keys are remembered; switching rows
+    /// costs one look-up per switch.
+    #[test]
+    fn delta_runs_look_their_key_up_once() {
+        let mut t = Transcript::default();
+        for k in 0..KEY_CAP + 100 {
+            delta(&mut t, &format!("old{k}#0"), "x");
+        }
+        let before = KEY_LOOKUPS.with(|c| c.get());
+        for _ in 0..1000 {
+            delta(&mut t, "m#0", "abc");
+        }
+        assert_eq!(KEY_LOOKUPS.with(|c| c.get()) - before, 1);
+        // A settled upsert of the same row is a hit too.
+        t.apply(
+            ItemOp::Upsert {
+                key: "m#0".into(),
+                kind: ItemKind::Assistant {
+                    text: "done".into(),
+                    streaming: false,
+                    aborted: false,
+                },
+            },
+            0,
+        );
+        assert_eq!(KEY_LOOKUPS.with(|c| c.get()) - before, 1);
+        // Alternating rows: one look-up per switch.
+        let before = KEY_LOOKUPS.with(|c| c.get());
+        for k in 0..10 {
+            delta(&mut t, if k % 2 == 0 { "a#0" } else { "b#0" }, "y");
+        }
+        assert_eq!(KEY_LOOKUPS.with(|c| c.get()) - before, 10);
+        // Forgotten keys start fresh rows, as before the fast path.
+        let len = t.len();
+        delta(&mut t, "old0#0", "z");
+        assert_eq!(t.len(), len + 1);
+    }
+
+    /// A streaming row grows without reallocating for a typical block, and a row settled
+    /// without a replacement gives the spare room back.
+    #[test]
+    fn streaming_rows_start_with_room_and_shrink_when_settled() {
+        let mut t = Transcript::default();
+        delta(&mut t, "m#0", "Hello");
+        let text = |t: &Transcript| match &t.items[0].kind {
+            ItemKind::Assistant { text, .. } => (text.as_ptr(), text.capacity(), text.len()),
+            _ => unreachable!(),
+        };
+        let (ptr, cap, _) = text(&t);
+        assert!(cap >= STREAM_CAPACITY);
+        for _ in 0..15 {
+            delta(&mut t, "m#0", "twenty-eight bytes of delta ");
+        }
+        assert_eq!(text(&t).0, ptr, "no reallocation for a 425-byte block");
+        t.end_streaming("m#", false);
+        let (_, cap, len) = text(&t);
+        assert_eq!(cap, len);
+        assert_eq!(t.items[0].kind.text().len(), 5 + 15 * 28);
     }
 
     #[test]

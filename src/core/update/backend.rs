@@ -3,7 +3,7 @@
 use super::super::gate::{Decision, GateKind};
 use super::super::msg::{BackendEvent, Effect, TurnState};
 use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
-use super::super::transcript::{ItemKind, Level, Tone};
+use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
 use super::super::tree::NodeStatus;
 use super::decide::{audit_text, gate_subject};
 
@@ -36,10 +36,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 state.tree.patch(id, patch, at);
             }
         }
-        BackendEvent::Item { node, op } => {
-            let id = state.tree.resolve(node.as_deref());
-            state.tree.apply(id, op, at);
-        }
+        BackendEvent::Item { node, op } => on_item(state, node.as_deref(), op, at),
         BackendEvent::GateOpen(mut gate) => {
             // Mappers without a clock (Claude) leave it unset: the event's time is when it
             // opened (the inbox's age column).
@@ -207,6 +204,12 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         BackendEvent::Queue(q) => super::queue::replaced(state, q),
         BackendEvent::HarnessHost(h) => state.harness_host = h,
     }
+}
+
+/// A row operation on node `node` (the root when absent or unknown).
+pub(super) fn on_item(state: &mut State, node: Option<&str>, op: ItemOp, at: u64) {
+    let id = state.tree.resolve(node);
+    state.tree.apply(id, op, at);
 }
 
 /// Close a gate answered elsewhere (in a recording, or by the backend itself) with an audit row.

@@ -10,7 +10,7 @@ mod rules;
 mod view;
 pub mod workspace;
 
-use super::msg::{Effect, Msg};
+use super::msg::{BackendEvent, Effect, Msg};
 use super::state::State;
 
 pub use decide::{answer, audit_text, gate_subject};
@@ -27,6 +27,20 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Mouse(m) => keys::on_mouse(state, m),
         Msg::Resize(w, h) => state.size = (w, h),
         Msg::Tick(now) => state.now_ms = now,
+        // Row operations are most of the stream: taking the op out here moves its 128 bytes,
+        // not the whole event (a `BackendEvent` is as large as its largest kind, a gate).
+        Msg::Backend {
+            session,
+            at_ms,
+            event: BackendEvent::Item { node, op },
+        } => {
+            state.now_ms = state.now_ms.max(at_ms);
+            if let Some(i) = state.index_of(session) {
+                state.with_session(i, |state| {
+                    backend::on_item(state, node.as_deref(), op, at_ms)
+                });
+            }
+        }
         Msg::Backend {
             session,
             at_ms,
@@ -40,7 +54,10 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
     }
     for i in 0..state.sessions.len() {
-        state.with_session(i, cancel::watch);
+        // Only a session with a cancel out has anything to watch (most steps: none).
+        if state.sessions[i].cancel_sent_ms.is_some() {
+            state.with_session(i, cancel::watch);
+        }
     }
     fx
 }

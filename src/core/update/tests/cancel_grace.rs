@@ -84,3 +84,26 @@ fn a_turn_end_clears_the_watch() {
     assert_eq!(s.overlay, None);
     assert!(crate::core::update::cancel::footer_hint(&s).is_none());
 }
+
+/// The watch runs after every step on the sessions with a cancel out, whichever session the
+/// step was for: another session's event that moves the clock past the grace raises it.
+#[test]
+fn another_sessions_event_past_the_grace_raises_the_watch() {
+    let mut s = st();
+    cancelled_at_1s(&mut s);
+    let other = s.add_session("claude", "other");
+    let _ = update(
+        &mut s,
+        Msg::Backend {
+            session: other,
+            at_ms: 11_000,
+            event: BackendEvent::Item {
+                node: None,
+                op: ItemOp::Push(ItemKind::User { text: "x".into() }),
+            },
+        },
+    );
+    assert!(s.cancel_stuck, "the first session's grace is over");
+    assert!(!s.sessions[1].cancel_stuck, "the other never cancelled");
+    assert_eq!(s.overlay, Some(Overlay::AgentStuck));
+}

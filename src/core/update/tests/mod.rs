@@ -2,6 +2,7 @@
 //! gate builders); the tests live in the topical modules below.
 
 mod cancel_grace;
+mod fast_paths;
 mod forms;
 mod gates_open;
 mod harness;
