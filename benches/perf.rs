@@ -110,7 +110,30 @@ struct Ingest {
     malformed: usize,
 }
 
-fn ingest(lines: &[String], chunk: usize) -> Ingest {
+/// Each pass `reps` times; every time (per line and per chunk) is the smallest seen, so a
+/// burst of load from elsewhere on a shared machine does not read as the reducer slowing down
+/// (memory is read on the first pass, before the allocator holds freed pages of other runs).
+fn ingest(lines: &[String], chunk: usize, reps: usize) -> Ingest {
+    let mut best: Option<Ingest> = None;
+    for _ in 0..reps.max(1) {
+        let run = ingest_once(lines, chunk);
+        best = Some(match best {
+            None => run,
+            Some(mut b) => {
+                b.decode_ns = b.decode_ns.min(run.decode_ns);
+                b.map_ns = b.map_ns.min(run.map_ns);
+                b.reduce_ns = b.reduce_ns.min(run.reduce_ns);
+                for (x, y) in b.chunks_ms.iter_mut().zip(&run.chunks_ms) {
+                    *x = x.min(*y);
+                }
+                b
+            }
+        });
+    }
+    best.expect("at least one pass")
+}
+
+fn ingest_once(lines: &[String], chunk: usize) -> Ingest {
     // Reduce first: memory is read before the allocator holds freed pages of other runs.
     let mut state = State::new("claude", "main", 0);
     let mut mapper = Mapper::new(&[]);
@@ -813,7 +836,9 @@ fn main() {
         by_kind(&lines);
         return;
     }
-    let ing = ingest(&lines, chunk);
+    // Three passes at full size (the fastest of each counts), one for the smoke run.
+    let reps = if full { 3 } else { 1 };
+    let ing = ingest(&lines, chunk, reps);
     let first = ing.chunks_ms.first().copied().unwrap_or(0.0);
     let last = ing.chunks_ms.last().copied().unwrap_or(0.0);
     println!(
@@ -821,7 +846,7 @@ fn main() {
         ing.lines, ing.items, ing.decode_ns, ing.map_ns, ing.reduce_ns
     );
     println!(
-        "chunks of {chunk} lines (ms): {}",
+        "chunks of {chunk} lines (ms, the fastest of {reps} passes): {}",
         ing.chunks_ms
             .iter()
             .map(|c| format!("{c:.1}"))
