@@ -16,3 +16,9 @@ pub mod schema_acp;
 pub mod screenshots;
 pub mod ui;
 pub mod workspace;
+
+/// The benches' realistic stream generator, for the unit tests that compare fast paths with
+/// general ones (one copy in the test build).
+#[cfg(test)]
+#[path = "../benches/support/gen.rs"]
+pub(crate) mod test_gen;

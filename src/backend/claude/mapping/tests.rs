@@ -528,8 +528,7 @@ fn keys_match_format() {
     assert_eq!(concat("", ""), "");
 }
 
-#[path = "../../../../benches/support/gen.rs"]
-mod generator;
+use crate::test_gen as generator;
 
 /// Lines the CLI wrote in every Claude recording.
 fn recorded_claude_lines() -> Vec<String> {

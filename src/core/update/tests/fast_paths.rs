@@ -3,8 +3,7 @@
 //! hashed). Each input runs twice, once with `SLOW_LOOKUPS` forcing the general paths, on the
 //! real recordings, the generated stream and hostile variants of it.
 
-#[path = "../../../../benches/support/gen.rs"]
-mod generator;
+use crate::test_gen as generator;
 
 use std::path::{Path, PathBuf};
 
