@@ -603,6 +603,9 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
         })
     })
     .await;
+    // Asked for from the dialog, it is the session shown once it opens.
+    let docs2 = session_named(h.state(), "Write the docs");
+    assert_eq!(Some(h.state().shown().id), docs2, "{}", h.screen());
     h.quit().await;
 
     // The engine saw exactly these calls.

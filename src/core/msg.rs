@@ -115,6 +115,9 @@ pub enum BackendEvent {
     /// This source can start harness sessions (a live iii engine connection, named by its
     /// URL); `None` while it cannot (connecting, reconnecting, closed).
     HarnessHost(Option<String>),
+    /// The user asked for this session (a harness session started from the new-session
+    /// dialog): show it, unless they are busy with something else by now.
+    Reveal,
 }
 
 /// Most queued messages carried to the core; the rest are counted.

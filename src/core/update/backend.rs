@@ -203,6 +203,8 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         }
         BackendEvent::Queue(q) => super::queue::replaced(state, q),
         BackendEvent::HarnessHost(h) => state.harness_host = h,
+        // Handled by `update` (it selects a session, which `with_session` would undo).
+        BackendEvent::Reveal => {}
     }
 }
 

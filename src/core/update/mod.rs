@@ -49,7 +49,12 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.now_ms = state.now_ms.max(at_ms);
             // A closed session's late events change nothing on screen.
             if let Some(i) = state.index_of(session) {
-                state.with_session(i, |state| backend::on_event(state, event, at_ms, &mut fx));
+                if matches!(event, BackendEvent::Reveal) {
+                    // Selecting changes which session acts: done outside `with_session`.
+                    workspace::reveal(state, i);
+                } else {
+                    state.with_session(i, |state| backend::on_event(state, event, at_ms, &mut fx));
+                }
             }
         }
     }

@@ -529,6 +529,25 @@ pub(super) fn restart(state: &mut State, fx: &mut Vec<Effect>) {
     }));
 }
 
+/// A session the user asked for has appeared (`BackendEvent::Reveal`): show it, unless they
+/// are typing, in an overlay or on a gate card, where switching would pull the ground from
+/// under their keys; then the status line says where it is.
+pub(super) fn reveal(state: &mut State, i: usize) {
+    let name = super::super::text::neutralize(state.sessions[i].name()).into_owned();
+    let busy = state.overlay.is_some()
+        || state.focus == Focus::Gate
+        || (state.focus == Focus::Prompt && (!state.prompt.is_empty() || state.typed_since_send));
+    if busy || i == state.selected {
+        if i != state.selected {
+            state.status_line = Some(format!("new session {name} is in the tree"));
+        }
+        return;
+    }
+    state.select_session(i, 0);
+    state.focus = Focus::Tree;
+    state.status_line = Some(format!("showing the new session {name}"));
+}
+
 /// `z` in the tree: fold or unfold the selected session to its root row.
 pub(super) fn toggle_collapse(state: &mut State) {
     if state.sessions.len() < 2 {

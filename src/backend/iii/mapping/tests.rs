@@ -1168,12 +1168,19 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
             title: "Docs".into()
         }]
     );
+    // The user asked for it: the new root is shown when it opens.
+    assert!(
+        r.events
+            .iter()
+            .any(|(root, e)| root == "s-new" && *e == BackendEvent::Reveal)
+    );
     let again = m.on_event(
         "session::created",
         &json!({"session_id": "s-new", "title": "Docs"}),
         7,
     );
     assert!(again.roots.is_empty());
+    assert!(!again.events.iter().any(|(_, e)| *e == BackendEvent::Reveal));
     // Offline: nothing is sent, and it is said.
     m.offline();
     let out = m.command(

@@ -601,7 +601,10 @@ impl Mapper {
                     ),
                 );
             }
-            self.ensure_session(session, None, title, out);
+            // The user asked for it: show it when it opens (roots open before events apply).
+            if let Some(root) = self.ensure_session(session, None, title, out) {
+                out.ev(&root, BackendEvent::Reveal);
+            }
         }
         let Some(root) = self.sessions.get(session).map(|s| s.root.clone()) else {
             return;

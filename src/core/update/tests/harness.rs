@@ -297,6 +297,30 @@ fn the_dialog_starts_a_harness_session_on_its_engine() {
 }
 
 #[test]
+fn a_new_session_the_user_asked_for_is_shown_unless_they_are_busy() {
+    let (mut s, _) = iii();
+    // It opens while the user is idle on the tree: shown.
+    let new = s.add_session("iii", "Write the docs");
+    ev_in(&mut s, new, BackendEvent::Reveal);
+    assert_eq!(s.sid(), new);
+    assert_eq!((s.selected, s.focus), (2, Focus::Tree));
+    assert!(s.status_line.clone().unwrap().contains("Write the docs"));
+    // Another opens while the user types in the prompt: the selection stays, the status says.
+    s.focus = Focus::Prompt;
+    typ(&mut s, "half a sentence");
+    let other = s.add_session("iii", "Fix the tests");
+    ev_in(&mut s, other, BackendEvent::Reveal);
+    assert_eq!(s.sid(), new);
+    assert_eq!(s.focus, Focus::Prompt);
+    assert!(s.status_line.clone().unwrap().contains("is in the tree"));
+    // Nor while an overlay is open; a closed session's reveal changes nothing.
+    s.focus = Focus::Tree;
+    press(&mut s, KeyCode::Char('?'));
+    ev_in(&mut s, other, BackendEvent::Reveal);
+    assert_eq!(s.sid(), new);
+}
+
+#[test]
 fn the_harness_choice_needs_a_model_and_a_message() {
     let (mut s, _) = iii();
     harness_dialog(&mut s);
