@@ -400,3 +400,46 @@ fn block_variants() -> Vec<String> {
     out.push(u.into());
     out
 }
+
+/// serde_json reads a whole content block into a `Value` before it looks at its type, so a
+/// number out of range or a lone surrogate anywhere in the block refuses the line, even in a
+/// field that block kind does not use (found by review: the fast path used to accept these).
+#[test]
+fn unused_block_fields_are_checked_as_serde_reads_them() {
+    let bad_values = [
+        r#"1e400"#,
+        r#"["\ud800"]"#,
+        r#"{"x":-1e999}"#,
+        &"9".repeat(400),
+    ];
+    let good_values = [r#"1e3"#, r#"["\ud83d\ude00"]"#, r#"{"x":[1,2.5,null]}"#];
+    let blocks = [
+        r#"{"type":"text","text":"hi","id":V}"#,
+        r#"{"type":"thinking","thinking":"t","signature":"s","input":V}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{},"content":V}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","name":V}"#,
+        r#"{"type":"redacted_thinking","text":V}"#,
+        r#"{"type":"image","is_error":V}"#,
+        r#"{"type":"document","signature":V}"#,
+    ];
+    for block in blocks {
+        for (v, ok) in bad_values
+            .iter()
+            .map(|v| (*v, false))
+            .chain(good_values.iter().map(|v| (*v, true)))
+        {
+            let b = block.replace('V', v);
+            for line in [
+                format!(r#"{{"type":"assistant","message":{{"content":[{b}]}}}}"#),
+                format!(r#"{{"type":"user","message":{{"content":[{b}]}}}}"#),
+            ] {
+                same(&line);
+                assert_eq!(
+                    !matches!(parse_reference(&line), Inbound::NotJson { .. }),
+                    ok,
+                    "{line}"
+                );
+            }
+        }
+    }
+}

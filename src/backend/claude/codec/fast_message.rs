@@ -204,6 +204,34 @@ fn known(f: Fields<'_>) -> Known {
         Some(Field::Str(k)) => k.as_ref(),
         _ => return Known::No,
     };
+    // serde_json reads the whole block into a `Value` first: a number, list or object in a
+    // field this kind does not use was only checked as JSON text here, so it must still be
+    // one a `Value` can hold (a number in range, no lone surrogate), or serde gives its
+    // verdict. Strings were already checked by `unescape`; used fields are read below.
+    let used: &[&str] = match kind {
+        "text" => &["text"],
+        "thinking" => &["thinking", "signature"],
+        "tool_use" => &["id", "name", "input"],
+        "tool_result" => &["tool_use_id", "content", "is_error"],
+        _ => &[],
+    };
+    let slots = [
+        ("text", &f.text),
+        ("thinking", &f.thinking),
+        ("signature", &f.signature),
+        ("id", &f.id),
+        ("name", &f.name),
+        ("input", &f.input),
+        ("tool_use_id", &f.tool_use_id),
+        ("content", &f.content),
+        ("is_error", &f.is_error),
+    ];
+    if slots.iter().any(|(name, v)| {
+        !used.contains(name)
+            && matches!(v, Some(Field::Raw(r)) if serde_json::from_str::<serde_json::Value>(r).is_err())
+    }) {
+        return Known::GeneralPath;
+    }
     let block = match kind {
         "text" => {
             if string(&f.text).is_none() {
