@@ -125,6 +125,8 @@ struct Sess {
     /// Entry ids of the queued messages last read (a root's; at most `QUEUE_SHOWN`): when
     /// one lands in the transcript the queue is read again.
     queued: Vec<String>,
+    /// When it was made known (`Mapper::made`).
+    made: u64,
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
@@ -155,6 +157,12 @@ pub struct Mapper {
     pages: HashMap<String, usize>,
     /// Monotonic counter ordering our own observations (not time).
     seq: u64,
+    /// Sessions made known so far (each `Sess::made` is its number).
+    made: u64,
+    /// New-session requests from the dialog in flight, by idempotency key: how many sessions
+    /// were known when each was sent. Only a session first seen after it is shown to the
+    /// user, so an engine cannot answer with an old session's id to switch the view.
+    asked: HashMap<String, u64>,
 }
 
 /// The tree node key of a session within its root.
@@ -172,6 +180,8 @@ impl Mapper {
         Mapper {
             instance: json::clip(instance, 64),
             send_seq: 0,
+            made: 0,
+            asked: HashMap::new(),
             sessions: HashMap::new(),
             roots: HashSet::new(),
             gates: gates::Gates::default(),

@@ -50,12 +50,14 @@ impl Mapper {
             },
             None => session.to_string(),
         };
+        self.made += 1;
         self.sessions.insert(
             session.to_string(),
             Sess {
                 root: root.clone(),
                 parent: parent.map(str::to_string),
                 title: j::title(title, session),
+                made: self.made,
                 ..Sess::default()
             },
         );

@@ -1181,6 +1181,34 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
     );
     assert!(again.roots.is_empty());
     assert!(!again.events.iter().any(|(_, e)| *e == BackendEvent::Reveal));
+    // An answer naming a session known before the request is not shown: the engine cannot
+    // pick which session the user looks at.
+    let other = m.new_session("again", "claude-x", "", &[]);
+    let r = m.on_result(
+        "harness::send",
+        &other.calls[0].payload,
+        &json!({"accepted": true, "session_id": "s1", "turn_id": "t2"}),
+        7,
+    );
+    assert!(!r.events.iter().any(|(_, e)| *e == BackendEvent::Reveal));
+    // A new session whose `session::created` came before the answer is still shown.
+    let third = m.new_session("third", "claude-x", "Third", &[]);
+    m.on_event(
+        "session::created",
+        &json!({"session_id": "s-3", "title": "Third"}),
+        7,
+    );
+    let r = m.on_result(
+        "harness::send",
+        &third.calls[0].payload,
+        &json!({"accepted": true, "session_id": "s-3", "turn_id": "t3"}),
+        7,
+    );
+    assert!(
+        r.events
+            .iter()
+            .any(|(root, e)| root == "s-3" && *e == BackendEvent::Reveal)
+    );
     // Offline: nothing is sent, and it is said.
     m.offline();
     let out = m.command(

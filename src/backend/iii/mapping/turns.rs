@@ -476,10 +476,16 @@ impl Mapper {
             );
         }
         self.send_seq += 1;
+        let key = format!("switchboard-{}-{}", self.instance, self.send_seq);
+        // Bounded: requests whose answer never came are forgotten past a few dozen.
+        if self.asked.len() >= 64 {
+            self.asked.clear();
+        }
+        self.asked.insert(key.clone(), self.made);
         let mut payload = json!({
             "message": message,
             "model": model,
-            "idempotency_key": format!("switchboard-{}-{}", self.instance, self.send_seq),
+            "idempotency_key": key,
             "options": {"functions": {"allow": kept}},
         });
         if !title.trim().is_empty() {
@@ -601,8 +607,16 @@ impl Mapper {
                     ),
                 );
             }
-            // The user asked for it: show it when it opens (roots open before events apply).
-            if let Some(root) = self.ensure_session(session, None, title, out) {
+            let asked = request
+                .get("idempotency_key")
+                .and_then(Value::as_str)
+                .and_then(|k| self.asked.remove(k));
+            // The user asked for it: show it when it opens (roots open before events apply),
+            // if it is new since the request (not an old session's id in the answer).
+            if let Some(root) = self.ensure_session(session, None, title, out)
+                && asked
+                    .is_some_and(|then| self.sessions.get(session).is_some_and(|s| s.made > then))
+            {
                 out.ev(&root, BackendEvent::Reveal);
             }
         }
