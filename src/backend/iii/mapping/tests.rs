@@ -27,6 +27,20 @@ fn online() -> Mapper {
     m
 }
 
+/// The row keys an output upserts, in order.
+fn upsert_keys(out: &Out) -> Vec<&str> {
+    out.events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            BackendEvent::Item {
+                op: ItemOp::Upsert { key, .. },
+                ..
+            } => Some(key.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn info<'a>(out: &'a Out, key: &str) -> Option<Option<&'a str>> {
     out.events.iter().rev().find_map(|(_, e)| match e {
         BackendEvent::Info { key: k, value } if k == key => Some(value.as_deref()),
@@ -259,28 +273,16 @@ fn a_re_read_sends_only_the_entries_that_changed_while_offline() {
             {"entry_id": "e2", "message": {"role": "assistant", "content": [{"type": "text", "text": second}]}}]})
     };
     let read = json!({"session_id": "s1", "limit": PAGE});
-    let items = |out: &Out| -> Vec<String> {
-        out.events
-            .iter()
-            .filter_map(|(_, e)| match e {
-                BackendEvent::Item {
-                    op: ItemOp::Upsert { key, .. },
-                    ..
-                } => Some(key.clone()),
-                _ => None,
-            })
-            .collect()
-    };
     let first = m.on_result("session::messages", &read, &page("Running ls"), 2);
-    assert_eq!(items(&first), ["e:e1", "e:e2"]);
+    assert_eq!(upsert_keys(&first), ["e:e1", "e:e2"]);
     // Reconnected, nothing changed: the re-read sends nothing.
     m.reconnected();
     let same = m.on_result("session::messages", &read, &page("Running ls"), 3);
-    assert!(items(&same).is_empty(), "{:?}", items(&same));
+    assert!(upsert_keys(&same).is_empty(), "{:?}", upsert_keys(&same));
     // Reconnected, e2 was edited while we were away: only e2 is sent again.
     m.reconnected();
     let changed = m.on_result("session::messages", &read, &page("Running ls -la"), 4);
-    assert_eq!(items(&changed), ["e:e2"]);
+    assert_eq!(upsert_keys(&changed), ["e:e2"]);
     // And a late live update older than what the re-read showed still never overwrites it.
     let late = json!({"session_id": "s1", "entry_id": "e2", "revision": -1, "timestamp": 1,
         "message": {"role": "assistant", "content": [{"type": "text", "text": "Running ls"}]}});
@@ -304,18 +306,7 @@ fn an_orphan_waits_for_its_parent() {
     let parent = json!({"session_id": "s1", "entry_id": "a", "parent_id": null, "timestamp": 2,
         "message": {"role": "user", "content": "A"}});
     let out = m.on_event("session::message-added", &parent, 3);
-    let keys: Vec<&str> = out
-        .events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            BackendEvent::Item {
-                op: ItemOp::Upsert { key, .. },
-                ..
-            } => Some(key.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(keys, vec!["e:a", "e:b"]);
+    assert_eq!(upsert_keys(&out), vec!["e:a", "e:b"]);
 }
 
 #[test]
