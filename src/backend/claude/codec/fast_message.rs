@@ -13,30 +13,14 @@ use super::{AnyBlock, Assistant, Block, Content, Message, User};
 
 /// The whole line as an `assistant` message, or `None` for the general path.
 pub(super) fn assistant(line: &str) -> Option<Assistant> {
-    let mut s = Scan::new(line);
     let (mut message, mut parent, mut aborted, mut error) = (None, None, None, None);
-    s.object(|s, key| match key {
-        "message" => {
-            let m = message_of(s)?;
-            once(&mut message, m)
-        }
-        "parent_tool_use_id" => {
-            let v = s.opt_string()?;
-            once(&mut parent, v)
-        }
-        "aborted" => {
-            let v = s.opt_bool()?;
-            once(&mut aborted, v)
-        }
-        "error" => {
-            let v = s.opt_value()?;
-            once(&mut error, v)
-        }
+    Scan::document(line, |s, key| match key {
+        "message" => once(&mut message, message_of(s)?),
+        "parent_tool_use_id" => once(&mut parent, s.opt_string()?),
+        "aborted" => once(&mut aborted, s.opt_bool()?),
+        "error" => once(&mut error, s.opt_value()?),
         _ => s.skip(),
     })?;
-    if !s.at_end() {
-        return None;
-    }
     Some(Assistant {
         message: message?,
         parent_tool_use_id: parent.flatten(),
@@ -47,35 +31,16 @@ pub(super) fn assistant(line: &str) -> Option<Assistant> {
 
 /// The whole line as a `user` message, or `None` for the general path.
 pub(super) fn user(line: &str) -> Option<User> {
-    let mut s = Scan::new(line);
     let (mut message, mut parent, mut result) = (None, None, None);
     let (mut synthetic, mut replay) = (None, None);
-    s.object(|s, key| match key {
-        "message" => {
-            let m = message_of(s)?;
-            once(&mut message, m)
-        }
-        "parent_tool_use_id" => {
-            let v = s.opt_string()?;
-            once(&mut parent, v)
-        }
-        "tool_use_result" => {
-            let v = s.opt_value()?;
-            once(&mut result, v)
-        }
-        "isSynthetic" => {
-            let v = s.opt_bool()?;
-            once(&mut synthetic, v)
-        }
-        "isReplay" => {
-            let v = s.opt_bool()?;
-            once(&mut replay, v)
-        }
+    Scan::document(line, |s, key| match key {
+        "message" => once(&mut message, message_of(s)?),
+        "parent_tool_use_id" => once(&mut parent, s.opt_string()?),
+        "tool_use_result" => once(&mut result, s.opt_value()?),
+        "isSynthetic" => once(&mut synthetic, s.opt_bool()?),
+        "isReplay" => once(&mut replay, s.opt_bool()?),
         _ => s.skip(),
     })?;
-    if !s.at_end() {
-        return None;
-    }
     Some(User {
         message: message?,
         parent_tool_use_id: parent.flatten(),
@@ -89,18 +54,9 @@ pub(super) fn user(line: &str) -> Option<User> {
 fn message_of(s: &mut Scan<'_>) -> Option<Message> {
     let (mut id, mut content, mut model) = (None, None, None);
     s.object(|s, key| match key {
-        "id" => {
-            let v = s.opt_string()?;
-            once(&mut id, v)
-        }
-        "model" => {
-            let v = s.opt_string()?;
-            once(&mut model, v)
-        }
-        "content" => {
-            let c = content_of(s)?;
-            once(&mut content, c)
-        }
+        "id" => once(&mut id, s.opt_string()?),
+        "model" => once(&mut model, s.opt_string()?),
+        "content" => once(&mut content, content_of(s)?),
         _ => s.skip(),
     })?;
     Some(Message {

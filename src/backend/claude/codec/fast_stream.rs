@@ -15,23 +15,13 @@ use super::{Delta, StartBlock, StreamEvent, StreamMessage, StreamPayload};
 
 /// The whole line as a `stream_event`, or `None` for the general path.
 pub(super) fn stream_event(line: &str) -> Option<StreamEvent<'_>> {
-    let mut s = Scan::new(line);
     let mut event = None;
     let mut parent = None;
-    s.object(|s, key| match key {
-        "event" => {
-            let e = payload(s)?;
-            once(&mut event, e)
-        }
-        "parent_tool_use_id" => {
-            let p = s.opt_string()?;
-            once(&mut parent, p)
-        }
+    Scan::document(line, |s, key| match key {
+        "event" => once(&mut event, payload(s)?),
+        "parent_tool_use_id" => once(&mut parent, s.opt_string()?),
         _ => s.skip(),
     })?;
-    if !s.at_end() {
-        return None;
-    }
     Some(StreamEvent {
         event: event?,
         parent_tool_use_id: parent.flatten(),
@@ -46,34 +36,11 @@ fn payload<'a>(s: &mut Scan<'a>) -> Option<StreamPayload<'a>> {
     let mut block: Option<Option<StartBlock>> = None;
     let mut message: Option<Option<StreamMessage>> = None;
     s.object(|s, key| match key {
-        "type" => {
-            let k = s.string()?;
-            once(&mut kind, k)
-        }
-        "index" => {
-            let v = if s.null() { None } else { Some(s.u32()?) };
-            once(&mut index, v)
-        }
-        "delta" => {
-            let v = if s.null() { None } else { Some(delta_of(s)?) };
-            once(&mut delta, v)
-        }
-        "content_block" => {
-            let v = if s.null() {
-                None
-            } else {
-                Some(start_block(s)?)
-            };
-            once(&mut block, v)
-        }
-        "message" => {
-            let v = if s.null() {
-                None
-            } else {
-                Some(stream_message(s)?)
-            };
-            once(&mut message, v)
-        }
+        "type" => once(&mut kind, s.string()?),
+        "index" => once(&mut index, s.nullable(Scan::u32)?),
+        "delta" => once(&mut delta, s.nullable(delta_of)?),
+        "content_block" => once(&mut block, s.nullable(start_block)?),
+        "message" => once(&mut message, s.nullable(stream_message)?),
         _ => s.skip(),
     })?;
     Some(match &*kind? {
@@ -107,7 +74,7 @@ fn delta_of<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
             "thinking" => &mut thinking,
             _ => return s.skip(),
         };
-        let v = if s.null() { None } else { Some(s.string()?) };
+        let v = s.nullable(Scan::string)?;
         once(slot, v)
     })?;
     Some(match kind.flatten().as_deref().unwrap_or("") {
@@ -129,18 +96,9 @@ fn start_block(s: &mut Scan<'_>) -> Option<StartBlock> {
     let mut id: Option<Option<String>> = None;
     let mut name: Option<Option<String>> = None;
     s.object(|s, key| match key {
-        "type" => {
-            let k = s.string()?;
-            once(&mut kind, k)
-        }
-        "id" => {
-            let v = s.opt_string()?;
-            once(&mut id, v)
-        }
-        "name" => {
-            let v = s.opt_string()?;
-            once(&mut name, v)
-        }
+        "type" => once(&mut kind, s.string()?),
+        "id" => once(&mut id, s.opt_string()?),
+        "name" => once(&mut name, s.opt_string()?),
         _ => s.skip(),
     })?;
     Some(match &*kind? {
@@ -159,10 +117,7 @@ fn start_block(s: &mut Scan<'_>) -> Option<StartBlock> {
 fn stream_message(s: &mut Scan<'_>) -> Option<StreamMessage> {
     let mut id: Option<Option<String>> = None;
     s.object(|s, key| match key {
-        "id" => {
-            let v = s.opt_string()?;
-            once(&mut id, v)
-        }
+        "id" => once(&mut id, s.opt_string()?),
         _ => s.skip(),
     })?;
     Some(StreamMessage { id: id.flatten() })

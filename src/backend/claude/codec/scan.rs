@@ -26,7 +26,7 @@ pub(super) struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    pub(super) fn new(s: &'a str) -> Scan<'a> {
+    fn new(s: &'a str) -> Scan<'a> {
         Scan {
             s,
             b: s.as_bytes(),
@@ -34,6 +34,17 @@ impl<'a> Scan<'a> {
             depth: 0,
             strict: false,
         }
+    }
+
+    /// `line` as one top-level object, each member handed to `member`, with nothing but
+    /// whitespace after it (serde_json's "trailing characters" check).
+    pub(super) fn document(
+        line: &'a str,
+        member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        let mut s = Scan::new(line);
+        s.object(member)?;
+        s.at_end().then_some(())
     }
 
     fn ws(&mut self) {
@@ -60,7 +71,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Only whitespace is left (serde_json's "trailing characters" check).
-    pub(super) fn at_end(&mut self) -> bool {
+    fn at_end(&mut self) -> bool {
         self.ws();
         self.i == self.b.len()
     }
@@ -124,12 +135,20 @@ impl<'a> Scan<'a> {
         unescape(body).map(Cow::Owned)
     }
 
-    /// `null` or a string, as serde reads an `Option<String>`.
-    pub(super) fn opt_string(&mut self) -> Option<Option<String>> {
+    /// `null`, or what `read` reads: as serde reads an `Option<T>`.
+    pub(super) fn nullable<T>(
+        &mut self,
+        read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
+    ) -> Option<Option<T>> {
         if self.null() {
             return Some(None);
         }
-        self.string().map(|s| Some(s.into_owned()))
+        read(self).map(Some)
+    }
+
+    /// `null` or a string, as serde reads an `Option<String>`.
+    pub(super) fn opt_string(&mut self) -> Option<Option<String>> {
+        self.nullable(|s| s.string().map(Cow::into_owned))
     }
 
     /// A `u32` written as JSON writes integers (no sign, fraction or exponent).
@@ -214,7 +233,7 @@ impl<'a> Scan<'a> {
         match self.peek()? {
             b'"' => self.string_body().map(drop),
             b'{' => self.object(|s, _| s.skip()),
-            b'[' => self.array(),
+            b'[' => self.items(|s| s.skip()),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -223,40 +242,9 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn array(&mut self) -> Option<()> {
-        self.items(|s| s.skip())
-    }
-
     /// An array, each element handed to `item`.
-    pub(super) fn items(
-        &mut self,
-        mut item: impl FnMut(&mut Scan<'a>) -> Option<()>,
-    ) -> Option<()> {
-        if self.peek()? != b'[' {
-            return None;
-        }
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
-        }
-        self.i += 1;
-        if self.peek()? == b']' {
-            self.i += 1;
-        } else {
-            loop {
-                item(self)?;
-                match self.peek()? {
-                    b',' => self.i += 1,
-                    b']' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-        self.depth -= 1;
-        Some(())
+    pub(super) fn items(&mut self, item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
+        self.sequence(b'[', b']', item)
     }
 
     /// One value of any kind, checked and skipped, as the text it was written as.
@@ -276,10 +264,7 @@ impl<'a> Scan<'a> {
 
     /// `null` or a value, as serde reads an `Option<Value>`.
     pub(super) fn opt_value(&mut self) -> Option<Option<serde_json::Value>> {
-        if self.null() {
-            return Some(None);
-        }
-        self.value().map(Some)
+        self.nullable(Scan::value)
     }
 
     /// `null` or a boolean, as serde reads an `Option<bool>`.
@@ -309,7 +294,28 @@ impl<'a> Scan<'a> {
         &mut self,
         mut member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
     ) -> Option<()> {
-        if self.peek()? != b'{' {
+        self.sequence(b'{', b'}', |s| {
+            if s.peek()? != b'"' {
+                return None;
+            }
+            let (key, escaped) = s.string_body()?;
+            if escaped || s.peek()? != b':' {
+                return None;
+            }
+            s.i += 1;
+            member(s, key)
+        })
+    }
+
+    /// `open`, elements separated by commas (each read by `element`), `close`: an array or
+    /// an object, nested at most `MAX_DEPTH` deep.
+    fn sequence(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut element: impl FnMut(&mut Scan<'a>) -> Option<()>,
+    ) -> Option<()> {
+        if self.peek()? != open {
             return None;
         }
         self.depth += 1;
@@ -317,22 +323,14 @@ impl<'a> Scan<'a> {
             return None;
         }
         self.i += 1;
-        if self.peek()? == b'}' {
+        if self.peek()? == close {
             self.i += 1;
         } else {
             loop {
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                let (key, escaped) = self.string_body()?;
-                if escaped || self.peek()? != b':' {
-                    return None;
-                }
-                self.i += 1;
-                member(self, key)?;
+                element(self)?;
                 match self.peek()? {
                     b',' => self.i += 1,
-                    b'}' => {
+                    c if c == close => {
                         self.i += 1;
                         break;
                     }
