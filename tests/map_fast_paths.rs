@@ -150,24 +150,24 @@ fn mutated(s: &str, k: usize) -> Vec<String> {
     out
 }
 
-#[test]
-fn sanitize_fast_path_matches_the_reference_on_recordings_and_their_mutations() {
-    for (k, s) in recorded().iter().enumerate() {
+/// Every string, and hostile mutations of every `every`-th one.
+fn check_with_mutations(strings: &[String], every: usize) {
+    for (k, s) in strings.iter().enumerate() {
         check(s);
-        if k % 7 == 0 {
+        if k % every == 0 {
             mutated(s, k).iter().for_each(|m| check(m));
         }
     }
 }
 
 #[test]
+fn sanitize_fast_path_matches_the_reference_on_recordings_and_their_mutations() {
+    check_with_mutations(&recorded(), 7);
+}
+
+#[test]
 fn sanitize_fast_path_matches_the_reference_on_the_generated_stream_and_its_mutations() {
-    for (k, s) in generated().iter().enumerate() {
-        check(s);
-        if k % 13 == 0 {
-            mutated(s, k).iter().for_each(|m| check(m));
-        }
-    }
+    check_with_mutations(&generated(), 13);
 }
 
 #[test]
