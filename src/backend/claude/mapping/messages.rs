@@ -114,7 +114,7 @@ impl Mapper {
             out.item(
                 node,
                 ItemOp::EndStreaming {
-                    key_prefix: super::concat(&msg_id, "#"),
+                    key_prefix: [msg_id.as_str(), "#"].concat(),
                     aborted: true,
                 },
             );
@@ -148,7 +148,7 @@ impl Mapper {
         out.item(
             node.clone(),
             ItemOp::Upsert {
-                key: super::concat("tool:", id),
+                key: ["tool:", id].concat(),
                 kind: ItemKind::ToolCall {
                     id: id.to_string(),
                     name: name.to_string(),

@@ -85,14 +85,6 @@ fn block_key(msg: &str, index: u32) -> String {
     key_with_number(msg, "#", u64::from(index))
 }
 
-/// `a` followed by `b`, in one allocation.
-fn concat(a: &str, b: &str) -> String {
-    let mut s = String::with_capacity(a.len() + b.len());
-    s.push_str(a);
-    s.push_str(b);
-    s
-}
-
 #[derive(Debug, Clone)]
 enum Ours {
     Initialize,

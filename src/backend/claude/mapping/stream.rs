@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{BlockKind, Mapper, OpenBlock, Out, StreamBlock, block_key, concat};
+use super::{BlockKind, Mapper, OpenBlock, Out, StreamBlock, block_key};
 use crate::backend::claude::codec;
 use crate::backend::claude::codec::{Delta, StartBlock, StreamPayload};
 use crate::core::text::sanitize_owned;
@@ -66,52 +66,48 @@ impl Mapper {
                 };
                 // Only `settle_key` settles a block (and bumps `settle_gen`); a block pushed
                 // or forgotten since is unsettled either way, so the memo stays true.
-                let known_open = memo_on
-                    && self.open_block.as_ref().is_some_and(|o| {
-                        o.generation == self.settle_gen && o.index == index && o.msg == *msg
-                    });
-                // A delta for a block already settled by its assistant line is stale.
-                let settled = !known_open
-                    && self
-                        .stream
-                        .get(msg)
-                        .and_then(|b| b.iter().find(|b| b.index == index))
-                        .is_some_and(|b| b.settled);
-                if !settled {
-                    let known_key = known_open
-                        .then(|| self.open_block.as_ref().map(|o| o.key.clone()))
-                        .flatten();
-                    let key = match known_key {
-                        Some(key) => key,
-                        None => {
-                            let key = block_key(msg, index);
-                            if memo_on {
-                                self.open_block = Some(OpenBlock {
-                                    msg: msg.clone(),
-                                    index,
-                                    generation: self.settle_gen,
-                                    key: key.clone(),
-                                });
-                            }
-                            key
+                let memo = self.open_block.as_ref().filter(|o| {
+                    memo_on && o.generation == self.settle_gen && o.index == index && o.msg == *msg
+                });
+                let key = match memo {
+                    Some(o) => o.key.clone(),
+                    None => {
+                        // A delta for a block already settled by its assistant line is stale.
+                        let settled = self
+                            .stream
+                            .get(msg)
+                            .and_then(|b| b.iter().find(|b| b.index == index))
+                            .is_some_and(|b| b.settled);
+                        if settled {
+                            return;
                         }
-                    };
-                    out.item(
-                        node,
-                        ItemOp::AppendText {
-                            key,
-                            thinking,
-                            delta: sanitize_owned(text),
-                        },
-                    );
-                }
+                        let key = block_key(msg, index);
+                        if memo_on {
+                            self.open_block = Some(OpenBlock {
+                                msg: msg.clone(),
+                                index,
+                                generation: self.settle_gen,
+                                key: key.clone(),
+                            });
+                        }
+                        key
+                    }
+                };
+                out.item(
+                    node,
+                    ItemOp::AppendText {
+                        key,
+                        thinking,
+                        delta: sanitize_owned(text),
+                    },
+                );
             }
             StreamPayload::MessageStop {} => {
                 if let Some(msg) = self.current(parent.as_deref()) {
                     out.item(
                         node,
                         ItemOp::EndStreaming {
-                            key_prefix: concat(msg, "#"),
+                            key_prefix: [msg.as_str(), "#"].concat(),
                             aborted: false,
                         },
                     );
