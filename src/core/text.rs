@@ -10,10 +10,7 @@ use std::fmt::Write as _;
 /// characters stay and are neutralized where text is drawn. Gate cards do not use this: what
 /// a person approves stays exact (see `neutralize`).
 pub fn sanitize(s: &str) -> String {
-    match sanitized_from(s, 0) {
-        None => s.to_owned(),
-        Some(out) => out,
-    }
+    sanitize_owned(Cow::Borrowed(s))
 }
 
 /// `sanitize` for text already owned: clean text (nearly all of it) is returned as it is,
@@ -28,15 +25,14 @@ pub fn sanitize_owned(s: Cow<'_, str>) -> String {
         }
         return s;
     };
-    sanitized_from(&s, at).unwrap_or_else(|| s.into_owned())
+    sanitized_from(&s, at)
 }
 
-/// The sanitized text when `s` needs any change at or after `from` (before it, `s` is known to
-/// be clean), else `None`. Clean runs are copied whole; only the characters `next_special`
-/// stops at go one at a time.
-fn sanitized_from(s: &str, from: usize) -> Option<String> {
+/// `s` sanitized, where `at` is the first byte `next_special` stops at (before it, `s` is
+/// clean). Clean runs are copied whole; only the characters `next_special` stops at go one at
+/// a time.
+fn sanitized_from(s: &str, mut at: usize) -> String {
     let bytes = s.as_bytes();
-    let mut at = next_special(bytes, from)?;
     let mut out = String::with_capacity(s.len());
     let mut start = 0;
     loop {
@@ -59,12 +55,9 @@ fn sanitized_from(s: &str, from: usize) -> Option<String> {
             at += c.len_utf8();
         }
         start = at;
-        match next_special(bytes, at) {
-            Some(next) => at = next,
-            None => at = s.len(),
-        }
+        at = next_special(bytes, at).unwrap_or(s.len());
     }
-    Some(out)
+    out
 }
 
 /// Whether the byte at `i` starts a character `sanitize` changes: a C0 control other than
