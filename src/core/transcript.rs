@@ -221,6 +221,9 @@ const CHANGE_CAP: usize = 4096;
 /// bytes a delta to a few hundred, so starting at the first delta's size meant four or five
 /// reallocations a block. A row settled without a replacement gives the room back.
 const STREAM_CAPACITY: usize = 512;
+/// Rows streaming at once that get that room (a real stream has one or two: text, thinking,
+/// sub-agents); past it a new row starts with what its first delta holds.
+const STREAM_ROOMY: usize = 8;
 
 #[cfg(test)]
 thread_local! {
@@ -569,7 +572,14 @@ impl Transcript {
                     Ok(i) => i,
                     Err(i) => {
                         debug_assert_eq!(i, self.items.len());
-                        let text = String::with_capacity(delta.len().max(STREAM_CAPACITY));
+                        // Room only for the few rows a real stream keeps open at once: an agent
+                        // opening thousands of one-byte streams must not get 512 bytes each.
+                        let room = if self.streaming.len() < STREAM_ROOMY {
+                            STREAM_CAPACITY
+                        } else {
+                            0
+                        };
+                        let text = String::with_capacity(delta.len().max(room));
                         let kind = if thinking {
                             ItemKind::Thinking {
                                 text,
@@ -871,6 +881,30 @@ mod linear_tests {
         let (_, cap, len) = text(&t);
         assert_eq!(cap, len);
         assert_eq!(t.items[0].kind.text().len(), 5 + 15 * 28);
+    }
+
+    /// An agent that opens many streams at once (one-byte deltas to new keys, never ended)
+    /// gets the head room for the first few only: memory follows what it sends.
+    #[test]
+    fn many_open_streams_get_no_head_room() {
+        let mut t = Transcript::default();
+        for k in 0..1000 {
+            delta(&mut t, &format!("m{k}#0"), "x");
+        }
+        let caps: Vec<usize> = t
+            .items
+            .iter()
+            .map(|i| match &i.kind {
+                ItemKind::Assistant { text, .. } => text.capacity(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert!(caps[..STREAM_ROOMY].iter().all(|&c| c >= STREAM_CAPACITY));
+        assert!(
+            caps[STREAM_ROOMY..].iter().all(|&c| c < 16),
+            "{:?}",
+            &caps[..20]
+        );
     }
 
     #[test]
