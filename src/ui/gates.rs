@@ -376,14 +376,12 @@ fn card_parts(
     (out, footer)
 }
 
-/// The key to show for a default key: the user's override from `[keys]` when there is one.
+/// The key to show for a default key: the user's override from `[keys]` when there is one
+/// (the first of `keymap::keys_for`, which the help and footer hints use too).
 fn shown_key(state: &State, default: char) -> String {
-    state
-        .keymap
-        .iter()
-        .filter(|(_, d)| **d == default)
-        .map(|(k, _)| *k)
-        .min()
+    crate::core::keymap::keys_for(&state.keymap, default)
+        .first()
+        .copied()
         .unwrap_or(default)
         .to_string()
 }
