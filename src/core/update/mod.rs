@@ -27,20 +27,6 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Mouse(m) => keys::on_mouse(state, m),
         Msg::Resize(w, h) => state.size = (w, h),
         Msg::Tick(now) => state.now_ms = now,
-        // Row operations are most of the stream: taking the op out here moves its 128 bytes,
-        // not the whole event (a `BackendEvent` is as large as its largest kind, a gate).
-        Msg::Backend {
-            session,
-            at_ms,
-            event: BackendEvent::Item { node, op },
-        } => {
-            state.now_ms = state.now_ms.max(at_ms);
-            if let Some(i) = state.index_of(session) {
-                state.with_session(i, |state| {
-                    backend::on_item(state, node.as_deref(), op, at_ms)
-                });
-            }
-        }
         Msg::Backend {
             session,
             at_ms,
@@ -49,11 +35,15 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.now_ms = state.now_ms.max(at_ms);
             // A closed session's late events change nothing on screen.
             if let Some(i) = state.index_of(session) {
-                if matches!(event, BackendEvent::Reveal) {
+                match event {
+                    // Row operations are most of the stream: the op alone goes on.
+                    BackendEvent::Item { node, op } => state.with_session(i, |state| {
+                        backend::on_item(state, node.as_deref(), op, at_ms)
+                    }),
                     // Selecting changes which session acts: done outside `with_session`.
-                    workspace::reveal(state, i);
-                } else {
-                    state.with_session(i, |state| backend::on_event(state, event, at_ms, &mut fx));
+                    BackendEvent::Reveal => workspace::reveal(state, i),
+                    event => state
+                        .with_session(i, |state| backend::on_event(state, event, at_ms, &mut fx)),
                 }
             }
         }

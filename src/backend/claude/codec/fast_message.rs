@@ -182,9 +182,10 @@ fn known(f: Fields<'_>) -> Known {
         ("content", &f.content),
         ("is_error", &f.is_error),
     ];
+    // Raw fields are rare (a tool's input, a result's content): test for one first.
     if slots.iter().any(|(name, v)| {
-        !used.contains(name)
-            && matches!(v, Some(Field::Raw(r)) if serde_json::from_str::<serde_json::Value>(r).is_err())
+        matches!(v, Some(Field::Raw(r))
+            if !used.contains(name) && serde_json::from_str::<serde_json::Value>(r).is_err())
     }) {
         return Known::GeneralPath;
     }

@@ -38,6 +38,7 @@ impl<'a> Scan<'a> {
 
     /// `line` as one top-level object, each member handed to `member`, with nothing but
     /// whitespace after it (serde_json's "trailing characters" check).
+    #[inline]
     pub(super) fn document(
         line: &'a str,
         member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
@@ -136,6 +137,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `null`, or what `read` reads: as serde reads an `Option<T>`.
+    #[inline]
     pub(super) fn nullable<T>(
         &mut self,
         read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
@@ -243,6 +245,7 @@ impl<'a> Scan<'a> {
     }
 
     /// An array, each element handed to `item`.
+    #[inline]
     pub(super) fn items(&mut self, item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
         self.sequence(b'[', b']', item)
     }
@@ -290,6 +293,7 @@ impl<'a> Scan<'a> {
 
     /// An object, each member handed to `member` with its key (a key with escapes takes the
     /// general path: serde decodes keys before matching them to fields).
+    #[inline]
     pub(super) fn object(
         &mut self,
         mut member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
@@ -309,6 +313,7 @@ impl<'a> Scan<'a> {
 
     /// `open`, elements separated by commas (each read by `element`), `close`: an array or
     /// an object, nested at most `MAX_DEPTH` deep.
+    #[inline]
     fn sequence(
         &mut self,
         open: u8,
