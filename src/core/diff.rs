@@ -10,6 +10,13 @@ use similar::{Algorithm, ChangeTag, TextDiff};
 /// huge Write never stalls the UI, and never degrades to "delete everything, add everything".
 const DIFF_TIME: Duration = Duration::from_millis(150);
 
+/// Changed words are found when a diff is drawn (`emphasis`), so only for what is on screen:
+/// a replaced block longer than this on either side is shown by lines alone (a rewrite that
+/// large reads by its colours), and one frame's word diff never takes longer than
+/// `EMPHASIS_TIME`.
+pub const EMPHASIS_RUN: usize = 100;
+const EMPHASIS_TIME: Duration = Duration::from_millis(10);
+
 /// What `diff -u` prints after a last line that has no newline.
 pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 
@@ -20,9 +27,6 @@ pub struct DiffLine {
     pub old_no: Option<u32>,
     pub new_no: Option<u32>,
     pub text: String,
-    /// Changed words of a removed or added line, as char ranges of `text` (from `similar`'s
-    /// inline diff of the lines it pairs); empty when the whole line is new or gone.
-    pub emph: Vec<(u32, u32)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +150,6 @@ impl Diff {
                 old_no: None,
                 new_no: None,
                 text: format!("{prefix}{text}"),
-                emph: Vec::new(),
             });
         }
     }
@@ -167,66 +170,143 @@ impl Diff {
                 new_no: None,
                 // `@@ -0,0 +1,2 @@` for a new file, `-3` for a one-line range, as `diff -u`.
                 text: UnifiedHunkHeader::new(&group).to_string(),
-                emph: Vec::new(),
             });
             for op in &group {
-                for change in diff.iter_inline_changes_deadline(op, Some(deadline)) {
+                for change in diff.iter_changes(op) {
                     let kind = match change.tag() {
                         ChangeTag::Equal => DiffKind::Context,
                         ChangeTag::Delete => DiffKind::Remove,
                         ChangeTag::Insert => DiffKind::Add,
                     };
-                    let mut text = String::new();
-                    let mut emph: Vec<(u32, u32)> = Vec::new();
-                    let mut pos = 0u32;
-                    for (em, value) in change.iter_strings_lossy() {
-                        let value = value.strip_suffix('\n').unwrap_or(&value);
-                        let n = value.chars().count() as u32;
-                        if em && n > 0 && kind != DiffKind::Context {
-                            match emph.last_mut() {
-                                Some(last) if last.1 == pos => last.1 = pos + n,
-                                _ => emph.push((pos, pos + n)),
-                            }
-                        }
-                        text.push_str(value);
-                        pos += n;
-                    }
-                    // Emphasis helps only when some word of the line stayed the same.
-                    let mut ranges = emph.iter().peekable();
-                    let kept_a_word = text.chars().enumerate().any(|(i, c)| {
-                        while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
-                        let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
-                        !c.is_whitespace() && !inside
-                    });
-                    if !kept_a_word {
-                        emph.clear();
-                    }
                     match kind {
                         DiffKind::Add => self.added += 1,
                         DiffKind::Remove => self.removed += 1,
                         _ => {}
                     }
-                    let missing_newline = change.missing_newline();
+                    let value = change.value();
                     self.lines.push(DiffLine {
                         kind,
                         old_no: change.old_index().map(|i| i as u32 + 1),
                         new_no: change.new_index().map(|i| i as u32 + 1),
-                        text,
-                        emph,
+                        text: value.strip_suffix('\n').unwrap_or(value).to_string(),
                     });
-                    if missing_newline {
+                    if change.missing_newline() {
                         self.lines.push(DiffLine {
                             kind: DiffKind::NoNewline,
                             old_no: None,
                             new_no: None,
                             text: NO_NEWLINE.into(),
-                            emph: Vec::new(),
                         });
                     }
                 }
             }
         }
     }
+}
+
+/// The changed words of `lines[..shown]`: for each line, char ranges of its `text` (empty for
+/// a line that is not a removed or added one, or that was replaced outright).
+///
+/// A run of removed lines followed by added lines is one replace of `similar`'s line diff
+/// (its `Replace` hook merges every delete and insert between two unchanged lines), so the
+/// run is diffed word by word as `similar`'s inline changes do it: the same pairing and the
+/// same words as when the diff was made, only now for the lines drawn rather than for every
+/// diff of the session (`tests::emphasis_matches_similar_inline_changes`).
+pub fn emphasis(lines: &[DiffLine], shown: usize) -> Vec<Vec<(u32, u32)>> {
+    let mut out = vec![Vec::new(); shown.min(lines.len())];
+    let deadline = Instant::now() + EMPHASIS_TIME;
+    let mut i = 0;
+    while i < out.len() {
+        if lines[i].kind != DiffKind::Remove {
+            i += 1;
+            continue;
+        }
+        let run = |from: usize, kind: DiffKind| {
+            let mut j = from;
+            while j < lines.len()
+                && matches!(lines[j].kind, k if k == kind || k == DiffKind::NoNewline)
+            {
+                j += 1;
+            }
+            j
+        };
+        let mid = run(i, DiffKind::Remove);
+        let end = run(mid, DiffKind::Add);
+        let (old, new) = (&lines[i..mid], &lines[mid..end]);
+        let counted = |r: &[DiffLine]| r.iter().filter(|l| l.kind != DiffKind::NoNewline).count();
+        if !new.is_empty() && counted(old) <= EMPHASIS_RUN && counted(new) <= EMPHASIS_RUN {
+            let ranges = run_emphasis(old, new, deadline);
+            let slots = (i..end).filter(|&k| lines[k].kind != DiffKind::NoNewline);
+            for (k, r) in slots.zip(ranges) {
+                if let Some(slot) = out.get_mut(k) {
+                    *slot = r;
+                }
+            }
+        }
+        i = end;
+    }
+    out
+}
+
+/// The text a run of diff lines came from: each line with its newline, but for one followed
+/// by the "no newline" mark.
+fn run_text(run: &[DiffLine]) -> String {
+    let mut text = String::new();
+    for (k, l) in run.iter().enumerate() {
+        if l.kind == DiffKind::NoNewline {
+            continue;
+        }
+        text.push_str(&l.text);
+        if run.get(k + 1).is_none_or(|n| n.kind != DiffKind::NoNewline) {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Word ranges of each removed, then each added, line of one replace.
+fn run_emphasis(old: &[DiffLine], new: &[DiffLine], deadline: Instant) -> Vec<Vec<(u32, u32)>> {
+    let (old, new) = (run_text(old), run_text(new));
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .deadline(deadline)
+        .diff_lines(&old, &new);
+    let op = similar::DiffOp::Replace {
+        old_index: 0,
+        old_len: diff.old_slices().len(),
+        new_index: 0,
+        new_len: diff.new_slices().len(),
+    };
+    diff.iter_inline_changes_deadline(&op, Some(deadline))
+        .map(|change| {
+            let mut text = String::new();
+            let mut emph: Vec<(u32, u32)> = Vec::new();
+            let mut pos = 0u32;
+            for (em, value) in change.iter_strings_lossy() {
+                let value = value.strip_suffix('\n').unwrap_or(&value);
+                let n = value.chars().count() as u32;
+                if em && n > 0 {
+                    match emph.last_mut() {
+                        Some(last) if last.1 == pos => last.1 = pos + n,
+                        _ => emph.push((pos, pos + n)),
+                    }
+                }
+                text.push_str(value);
+                pos += n;
+            }
+            // Emphasis helps only when some word of the line stayed the same.
+            let mut ranges = emph.iter().peekable();
+            let kept_a_word = text.chars().enumerate().any(|(i, c)| {
+                while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
+                let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
+                !c.is_whitespace() && !inside
+            });
+            if !kept_a_word {
+                emph.clear();
+            }
+            emph
+        })
+        .collect()
 }
 
 impl Diff {
@@ -319,20 +399,156 @@ mod tests {
             "const TIMEOUT: u64 = 900;\n",
             3,
         );
-        let rem = d.lines.iter().find(|l| l.kind == DiffKind::Remove).unwrap();
-        let add = d.lines.iter().find(|l| l.kind == DiffKind::Add).unwrap();
-        let part = |l: &DiffLine| {
-            let (a, b) = l.emph[0];
-            l.text
+        let emph = emphasis(&d.lines, d.lines.len());
+        let at = |kind| d.lines.iter().position(|l| l.kind == kind).unwrap();
+        let part = |i: usize| {
+            let (a, b) = emph[i][0];
+            d.lines[i]
+                .text
                 .chars()
                 .skip(a as usize)
                 .take((b - a) as usize)
                 .collect::<String>()
         };
-        assert_eq!((part(rem), part(add)), ("30;".into(), "900;".into()));
+        assert_eq!(
+            (part(at(DiffKind::Remove)), part(at(DiffKind::Add))),
+            ("30;".into(), "900;".into())
+        );
         // A line replaced outright has no emphasis: the colour says it all.
         let d = Diff::unified("f", "alpha beta\n", "gamma delta\n", 3);
-        assert!(d.lines.iter().all(|l| l.emph.is_empty()));
+        assert!(emphasis(&d.lines, d.lines.len()).iter().all(Vec::is_empty));
+    }
+
+    /// What the diff used to hold: each line's emphasis from `similar`'s inline changes of
+    /// the whole diff, taken when it was made (the reference for `emphasis`).
+    fn eager_emphasis(old: &str, new: &str) -> Vec<(String, Vec<(u32, u32)>)> {
+        let diff = TextDiff::configure()
+            .algorithm(Algorithm::Myers)
+            .diff_lines(old, new);
+        let mut out = Vec::new();
+        for group in diff.grouped_ops(3) {
+            for op in &group {
+                for change in diff.iter_inline_changes(op) {
+                    let mut text = String::new();
+                    let mut emph: Vec<(u32, u32)> = Vec::new();
+                    let mut pos = 0u32;
+                    for (em, value) in change.iter_strings_lossy() {
+                        let value = value.strip_suffix('\n').unwrap_or(&value);
+                        let n = value.chars().count() as u32;
+                        if em && n > 0 && change.tag() != ChangeTag::Equal {
+                            match emph.last_mut() {
+                                Some(last) if last.1 == pos => last.1 = pos + n,
+                                _ => emph.push((pos, pos + n)),
+                            }
+                        }
+                        text.push_str(value);
+                        pos += n;
+                    }
+                    let mut ranges = emph.iter().peekable();
+                    let kept_a_word = text.chars().enumerate().any(|(i, c)| {
+                        while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
+                        let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
+                        !c.is_whitespace() && !inside
+                    });
+                    if !kept_a_word {
+                        emph.clear();
+                    }
+                    out.push((text, emph));
+                }
+            }
+        }
+        out
+    }
+
+    /// Emphasis found when drawn is what the inline changes of the whole diff gave, line for
+    /// line, on random edits of random files (changed words, lines in and out, whole blocks
+    /// replaced, a last line without its newline).
+    #[test]
+    fn emphasis_matches_similar_inline_changes() {
+        let words = [
+            "let", "x", "=", "1;", "fn", "foo()", "{", "}", "return", "y", "é", "  ",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut compared = 0;
+        for _ in 0..400 {
+            let line = |next: &mut dyn FnMut(usize) -> usize| {
+                (0..1 + next(6))
+                    .map(|_| words[next(words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let old: Vec<String> = (0..1 + next(30)).map(|_| line(&mut next)).collect();
+            let mut new = old.clone();
+            for _ in 0..1 + next(5) {
+                let at = next(new.len() + 1);
+                match next(4) {
+                    0 if at < new.len() => {
+                        new.remove(at);
+                    }
+                    1 => new.insert(at, line(&mut next)),
+                    2 if at < new.len() => {
+                        let mut w: Vec<&str> = new[at].split(' ').collect();
+                        let k = next(w.len());
+                        w[k] = words[next(words.len())];
+                        new[at] = w.join(" ");
+                    }
+                    _ => {
+                        for k in at..(at + next(4)).min(new.len()) {
+                            new[k] = line(&mut next);
+                        }
+                    }
+                }
+            }
+            let text = |v: &[String], newline: bool| {
+                let mut t = v.join("\n");
+                if newline {
+                    t.push('\n');
+                }
+                t
+            };
+            let (old, new) = (text(&old, next(4) > 0), text(&new, next(4) > 0));
+            let d = Diff::unified("f", &old, &new, 3);
+            let lazy = emphasis(&d.lines, d.lines.len());
+            let shown: Vec<(String, Vec<(u32, u32)>)> = d
+                .lines
+                .iter()
+                .zip(lazy)
+                .filter(|(l, _)| {
+                    matches!(l.kind, DiffKind::Context | DiffKind::Add | DiffKind::Remove)
+                })
+                .map(|(l, e)| (l.text.clone(), e))
+                .collect();
+            let eager = eager_emphasis(&old, &new);
+            assert_eq!(shown, eager, "old {old:?} new {new:?}");
+            compared += eager.iter().filter(|(_, e)| !e.is_empty()).count();
+        }
+        // The random edits do change words inside kept lines.
+        assert!(compared > 100, "{compared}");
+    }
+
+    /// A collapsed diff finds the words of the runs it shows, whole, and nothing past them;
+    /// a run longer than `EMPHASIS_RUN` is left to its colours.
+    #[test]
+    fn emphasis_covers_what_is_shown() {
+        let old: String = (0..40).map(|i| format!("value {i} = old\n")).collect();
+        let new: String = (0..40).map(|i| format!("value {i} = new\n")).collect();
+        let d = Diff::unified("f", &old, &new, 3);
+        let all = emphasis(&d.lines, d.lines.len());
+        let some = emphasis(&d.lines, 5);
+        assert_eq!(some.len(), 5);
+        assert_eq!(some[..], all[..5]);
+        assert!(all.iter().filter(|e| !e.is_empty()).count() == 80);
+        let n = EMPHASIS_RUN + 1;
+        let old: String = (0..n).map(|i| format!("value {i} = old\n")).collect();
+        let new: String = (0..n).map(|i| format!("value {i} = new\n")).collect();
+        let d = Diff::unified("f", &old, &new, 3);
+        assert!(emphasis(&d.lines, d.lines.len()).iter().all(Vec::is_empty));
     }
 
     /// A large file with one changed line: one small hunk, not a full replacement, quickly.

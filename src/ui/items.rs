@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::diff::{Diff, DiffKind};
+use crate::core::diff::{self, Diff, DiffKind};
 use crate::core::text::{human_count, human_duration, neutralize};
 use crate::core::transcript::{Item, ItemKind, Level, Tone, Transcript};
 
@@ -19,6 +19,12 @@ fn pad(n: usize) -> Span<'static> {
 
 /// Render `item` to lines of at most `width` cells.
 pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    lines_of(item, width, theme, true)
+}
+
+/// `item_lines`, with or without the changed words of its diff, which only style lines (so a
+/// height, which needs only the lines, does not diff words).
+fn lines_of(item: &Item, width: u16, theme: &Theme, words: bool) -> Vec<Line<'static>> {
     let w = width.max(8);
     let mut lines = match &item.kind {
         ItemKind::User { text } => {
@@ -85,7 +91,7 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
             ]);
             let mut l = vec![head];
             if let Some(d) = diff {
-                l.extend(diff_lines(d, w, theme, !item.expanded));
+                l.extend(lines_of_diff(d, w, theme, !item.expanded, words));
             }
             if item.expanded {
                 l.extend(wrap(input, w, theme.dim, pad(2), pad(2)));
@@ -220,14 +226,35 @@ pub fn item_lines(item: &Item, width: u16, theme: &Theme) -> Vec<Line<'static>> 
     lines
 }
 
-/// A unified diff with old/new line numbers; changed words (from the diff) stand out.
+/// A unified diff with old/new line numbers; changed words stand out.
 pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<Line<'static>> {
+    lines_of_diff(d, width, theme, collapsed, true)
+}
+
+/// `diff_lines`, its changed words found (for the lines shown) only when `words`.
+fn lines_of_diff(
+    d: &Diff,
+    width: u16,
+    theme: &Theme,
+    collapsed: bool,
+    words: bool,
+) -> Vec<Line<'static>> {
     let num = |n: Option<u32>| {
         n.map(|n| format!("{n:>4}"))
             .unwrap_or_else(|| "    ".into())
     };
     let mut out = Vec::new();
     let total = d.lines.len();
+    let shown = if collapsed {
+        total.min(COLLAPSED_DIFF)
+    } else {
+        total
+    };
+    let emph = if words {
+        diff::emphasis(&d.lines, shown)
+    } else {
+        Vec::new()
+    };
     for (i, l) in d.lines.iter().enumerate() {
         if collapsed && i >= COLLAPSED_DIFF {
             out.push(Line::from(Span::styled(
@@ -250,7 +277,8 @@ pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<L
             )),
             _ => {
                 let head = format!("  {} {} {sign}", num(l.old_no), num(l.new_no));
-                styled_change(&head, &l.text, &l.emph, width as usize, style, word)
+                let ranges = emph.get(i).map_or(&[][..], Vec::as_slice);
+                styled_change(&head, &l.text, ranges, width as usize, style, word)
             }
         };
         out.push(line);
@@ -447,7 +475,9 @@ pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
     {
         return h;
     }
-    let h = item_lines(item, width, theme).len().min(u16::MAX as usize) as u16;
+    let h = lines_of(item, width, theme, false)
+        .len()
+        .min(u16::MAX as usize) as u16;
     item.height_cache
         .set(Some((width, item.rev, item.expanded, h)));
     h
