@@ -15,7 +15,7 @@ const DIFF_TIME: Duration = Duration::from_millis(150);
 /// large reads by its colours), and one frame's word diff never takes longer than
 /// `EMPHASIS_TIME`.
 pub const EMPHASIS_RUN: usize = 100;
-const EMPHASIS_TIME: Duration = Duration::from_millis(10);
+const EMPHASIS_TIME: Duration = Duration::from_millis(4);
 
 /// What `diff -u` prints after a last line that has no newline.
 pub const NO_NEWLINE: &str = "\\ No newline at end of file";
