@@ -29,6 +29,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::backend::claude::codec;
 use switchboard::backend::claude::mapping::Mapper;
+use switchboard::core::diff::Diff;
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::transcript::{ItemKind, ItemOp};
 use switchboard::core::{Msg, State, update};
@@ -296,6 +297,24 @@ fn state_with_items(n: usize, seed: u64) -> State {
                 streaming: false,
                 aborted: false,
             },
+            // One tool call in four an Edit with a diff, whose changed words a frame finds.
+            2 if i % 4 == 2 => {
+                let old: String = (0..6)
+                    .map(|k| format!("    let ttl_{k} = Duration::from_secs({});\n", 30 + k))
+                    .collect();
+                let new = old.replace("from_secs(3", "from_secs(9");
+                let edit = [(old, new)];
+                ItemKind::ToolCall {
+                    id: format!("toolu_{i}"),
+                    name: "Edit".into(),
+                    summary: format!("src/auth_{i}.rs"),
+                    input: String::new(),
+                    diff: Some(Box::new(Diff::from_edits(
+                        &format!("src/auth_{i}.rs"),
+                        &edit,
+                    ))),
+                }
+            }
             2 => ItemKind::ToolCall {
                 id: format!("toolu_{i}"),
                 name: "Bash".into(),
