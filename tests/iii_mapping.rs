@@ -149,7 +149,7 @@ fn record(session: &str, call: &str, f: &str) -> Value {
 fn opened(ev: &[(String, BackendEvent)]) -> Vec<&switchboard::core::gate::Gate> {
     ev.iter()
         .filter_map(|(_, e)| match e {
-            BackendEvent::GateOpen(g) => Some(g),
+            BackendEvent::GateOpen(g) => Some(&**g),
             _ => None,
         })
         .collect()

@@ -735,7 +735,7 @@ mod spawner_tests {
                         .events
                         .send(Stamped {
                             at_ms: now_ms(),
-                            event: BackendEvent::GateOpen(gate),
+                            event: BackendEvent::GateOpen(Box::new(gate)),
                         })
                         .await;
                     links.push(link);

@@ -59,7 +59,9 @@ pub enum BackendEvent {
         node: Option<String>,
         op: ItemOp,
     },
-    GateOpen(Gate),
+    /// Boxed: a gate is several times the size of any other event, and every event (one per
+    /// streamed delta) is moved through the channel and the reducer at the size of the largest.
+    GateOpen(Box<Gate>),
     /// The agent withdrew a request; it must never be answered.
     GateWithdrawn {
         id: String,
@@ -314,4 +316,19 @@ pub struct NewSession {
     pub prompt: String,
     /// Claude: continue this session id (`--resume`).
     pub resume: Option<String>,
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Every event is moved at the size of the largest variant (a streamed delta makes one
+    /// per line): keep big payloads boxed.
+    #[test]
+    fn events_stay_small() {
+        let (event, msg) = (
+            std::mem::size_of::<super::BackendEvent>(),
+            std::mem::size_of::<super::Msg>(),
+        );
+        eprintln!("BackendEvent {event} B, Msg {msg} B");
+        assert!(event <= 176 && msg <= 192, "{event} / {msg}");
+    }
 }

@@ -149,7 +149,7 @@ mod tests {
 
     fn gate(tool: &str, input: Value) -> BackendEvent {
         let req = serde_json::json!({"subtype":"can_use_tool","tool_name":tool,"input":input});
-        BackendEvent::GateOpen(crate::core::gate::Gate {
+        BackendEvent::GateOpen(Box::new(crate::core::gate::Gate {
             id: "g".into(),
             node_key: "root".into(),
             asked_by: None,
@@ -157,7 +157,7 @@ mod tests {
             opened_ms: 0,
             default_reply: String::new(),
             reply_definition: "",
-        })
+        }))
     }
 
     fn diff_of(e: &BackendEvent) -> Diff {

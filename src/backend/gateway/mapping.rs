@@ -46,11 +46,11 @@ pub fn route(o: &Out, now_ms: u64) -> Vec<(Target, BackendEvent)> {
         // A conversation not yet accepted gets no session until the owner says yes.
         Out::Gate(g) if g.ask == Ask::Conversation => vec![(
             Target::Channel,
-            BackendEvent::GateOpen(card(g, ROOT_KEY.to_string(), now_ms)),
+            BackendEvent::GateOpen(Box::new(card(g, ROOT_KEY.to_string(), now_ms))),
         )],
         Out::Gate(g) => vec![(
             Target::Conversation(g.session.clone()),
-            BackendEvent::GateOpen(card(g, ROOT_KEY.to_string(), now_ms)),
+            BackendEvent::GateOpen(Box::new(card(g, ROOT_KEY.to_string(), now_ms))),
         )],
         Out::Ran { session, .. } => Nodes::default()
             .map(o, now_ms)
@@ -114,7 +114,7 @@ impl Nodes {
                 } else {
                     self.node(&g.session, &mut out)
                 };
-                out.push(BackendEvent::GateOpen(card(g, node, now_ms)));
+                out.push(BackendEvent::GateOpen(Box::new(card(g, node, now_ms))));
             }
             Out::Ran {
                 session,

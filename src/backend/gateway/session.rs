@@ -185,7 +185,7 @@ impl Conversations {
                         let cards = self.cards.entry(c).or_default();
                         // Bounded by the engine: at most `IN_FLIGHT` calls wait at once.
                         cards.retain(|k| k.id != g.id);
-                        cards.push(g.clone());
+                        cards.push(crate::core::gate::Gate::clone(g));
                     }
                     link
                 }
@@ -218,7 +218,7 @@ impl Conversations {
             .await;
         }
         for g in cards {
-            ev(channel, BackendEvent::GateOpen(g)).await;
+            ev(channel, BackendEvent::GateOpen(Box::new(g))).await;
         }
         if let Some(c) = self.open.remove(conv) {
             ev(
@@ -378,7 +378,7 @@ async fn run(
         let id = format!("gw-settle-{}", settle.len());
         ev(
             &events,
-            BackendEvent::GateOpen(mapping::settle_card(&id, &k, &e, now_ms())),
+            BackendEvent::GateOpen(Box::new(mapping::settle_card(&id, &k, &e, now_ms()))),
         )
         .await;
         settle.push(k);

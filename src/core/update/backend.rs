@@ -43,7 +43,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             if gate.opened_ms == 0 {
                 gate.opened_ms = at;
             }
-            open_gate(state, gate, fx)
+            open_gate(state, *gate, fx)
         }
         BackendEvent::GateWithdrawn { id } => {
             if let Some(pos) = state.gates.iter().position(|g| g.id == id) {

@@ -113,7 +113,7 @@ impl Mapper {
             },
         );
         self.note_edits(&gid, &view.edits, &view.title);
-        out.ev(BackendEvent::GateOpen(Gate {
+        out.ev(BackendEvent::GateOpen(Box::new(Gate {
             id: gid,
             node_key: ROOT_KEY.into(),
             asked_by: None,
@@ -121,7 +121,7 @@ impl Mapper {
             opened_ms: self.now,
             default_reply,
             reply_definition: "RequestPermissionResponse",
-        }));
+        })));
     }
 
     pub(super) fn client_gate(
@@ -135,7 +135,7 @@ impl Mapper {
     ) {
         self.theirs
             .insert(gid.clone(), Incoming { rpc_id: id, what });
-        out.ev(BackendEvent::GateOpen(Gate {
+        out.ev(BackendEvent::GateOpen(Box::new(Gate {
             id: gid,
             node_key: ROOT_KEY.into(),
             asked_by: None,
@@ -143,7 +143,7 @@ impl Mapper {
             opened_ms: self.now,
             default_reply: "{}".into(),
             reply_definition: def,
-        }));
+        })));
     }
 
     pub(super) fn yes_no(yes: &str) -> Vec<PermOption> {

@@ -171,7 +171,7 @@ impl Mapper {
         let default_reply = pretty_json(&encode::default_body(&pending));
         let reply_definition = encode::reply_definition(&pending);
         self.pending.insert(id.clone(), pending);
-        out.ev(BackendEvent::GateOpen(Gate {
+        out.ev(BackendEvent::GateOpen(Box::new(Gate {
             id,
             node_key: node_key.unwrap_or_else(|| crate::core::tree::ROOT_KEY.to_string()),
             asked_by: agent_id.map(str::to_string),
@@ -179,7 +179,7 @@ impl Mapper {
             opened_ms: 0,
             default_reply,
             reply_definition,
-        }));
+        })));
     }
 
     /// The node a gate belongs to: by `agent_id`, else by where its tool_use appeared.

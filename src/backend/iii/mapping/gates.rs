@@ -617,7 +617,7 @@ impl Mapper {
                 seen,
             },
         );
-        out.ev(&root, BackendEvent::GateOpen(gate));
+        out.ev(&root, BackendEvent::GateOpen(Box::new(gate)));
     }
 
     /// Cards of `session` showing only the excerpt get the full arguments once the

@@ -52,7 +52,7 @@ fn gates(out: &Out) -> Vec<&Gate> {
     out.events
         .iter()
         .filter_map(|(_, e)| match e {
-            BackendEvent::GateOpen(g) => Some(g),
+            BackendEvent::GateOpen(g) => Some(&**g),
             _ => None,
         })
         .collect()

@@ -206,7 +206,7 @@ fn breakpoint(id: &str) -> Gate {
 }
 
 fn open(s: &mut State, g: Gate) -> Vec<Effect> {
-    ev(s, BackendEvent::GateOpen(g))
+    ev(s, BackendEvent::GateOpen(Box::new(g)))
 }
 
 fn answer_fx(id: &str, decision: Decision) -> Vec<Effect> {

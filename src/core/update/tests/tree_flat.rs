@@ -183,7 +183,7 @@ fn kept_rows_totals_and_inbox_match_full_walks() {
                 next_gate += 1;
                 let mut g = bash(&format!("g{next_gate}"), "make");
                 g.node_key = node;
-                ev_in(&mut s, sid, BackendEvent::GateOpen(g));
+                ev_in(&mut s, sid, BackendEvent::GateOpen(Box::new(g)));
                 open.push((i, format!("g{next_gate}")));
             }
             7 if !open.is_empty() => {

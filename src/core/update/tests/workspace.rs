@@ -28,7 +28,7 @@ fn ev_in(s: &mut State, session: SessionId, at_ms: u64, event: BackendEvent) -> 
 
 fn open_in(s: &mut State, session: SessionId, at_ms: u64, mut g: Gate) -> Vec<Effect> {
     g.opened_ms = at_ms;
-    ev_in(s, session, at_ms, BackendEvent::GateOpen(g))
+    ev_in(s, session, at_ms, BackendEvent::GateOpen(Box::new(g)))
 }
 
 /// An ACP permission whose options include allow-once and reject-once.
