@@ -297,7 +297,8 @@ fn state_with_items(n: usize, seed: u64) -> State {
                 streaming: false,
                 aborted: false,
             },
-            // One tool call in four an Edit with a diff, whose changed words a frame finds.
+            // Every other tool call (one row in 12) an Edit with a diff, whose changed words a frame
+            // finds.
             2 if i % 4 == 2 => {
                 let old: String = (0..6)
                     .map(|k| format!("    let ttl_{k} = Duration::from_secs({});\n", 30 + k))

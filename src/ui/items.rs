@@ -482,3 +482,36 @@ pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
         .set(Some((width, item.rev, item.expanded, h)));
     h
 }
+
+#[cfg(test)]
+mod diff_tests {
+    use super::*;
+
+    /// The words a diff changed are drawn in the word style, on the removed and the added
+    /// line, collapsed or not; a height does not look for them and counts the same lines.
+    #[test]
+    fn changed_words_are_drawn_in_the_word_style() {
+        let theme = Theme::dark();
+        let d = Diff::unified(
+            "f",
+            "const TIMEOUT: u64 = 30;\n",
+            "const TIMEOUT: u64 = 900;\n",
+            3,
+        );
+        for collapsed in [false, true] {
+            let lines = diff_lines(&d, 80, &theme, collapsed);
+            let words = |style: Style| -> Vec<String> {
+                lines
+                    .iter()
+                    .flat_map(|l| l.spans.iter())
+                    .filter(|s| s.style == style)
+                    .map(|s| s.content.to_string())
+                    .collect()
+            };
+            assert_eq!(words(theme.diff_remove_word), ["30;"]);
+            assert_eq!(words(theme.diff_add_word), ["900;"]);
+            let plain = lines_of_diff(&d, 80, &theme, collapsed, false);
+            assert_eq!(plain.len(), lines.len());
+        }
+    }
+}
