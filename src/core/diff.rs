@@ -27,6 +27,9 @@ pub struct DiffLine {
     pub old_no: Option<u32>,
     pub new_no: Option<u32>,
     pub text: String,
+    /// The line ended in a lone `\r` (`similar` ends a line there too): `text` keeps it, as it
+    /// keeps the `\r` of a `\r\n`, so this tells the two apart when a run is rebuilt.
+    pub bare_cr: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +153,7 @@ impl Diff {
                 old_no: None,
                 new_no: None,
                 text: format!("{prefix}{text}"),
+                bare_cr: false,
             });
         }
     }
@@ -170,6 +174,7 @@ impl Diff {
                 new_no: None,
                 // `@@ -0,0 +1,2 @@` for a new file, `-3` for a one-line range, as `diff -u`.
                 text: UnifiedHunkHeader::new(&group).to_string(),
+                bare_cr: false,
             });
             for op in &group {
                 for change in diff.iter_changes(op) {
@@ -189,6 +194,7 @@ impl Diff {
                         old_no: change.old_index().map(|i| i as u32 + 1),
                         new_no: change.new_index().map(|i| i as u32 + 1),
                         text: value.strip_suffix('\n').unwrap_or(value).to_string(),
+                        bare_cr: value.ends_with('\r'),
                     });
                     if change.missing_newline() {
                         self.lines.push(DiffLine {
@@ -196,6 +202,7 @@ impl Diff {
                             old_no: None,
                             new_no: None,
                             text: NO_NEWLINE.into(),
+                            bare_cr: false,
                         });
                     }
                 }
@@ -262,7 +269,7 @@ fn emphasis_until(
 }
 
 /// The text a run of diff lines came from: each line with its newline, but for one followed
-/// by the "no newline" mark.
+/// by the "no newline" mark or ended by a lone `\r`.
 fn run_text(run: &[DiffLine]) -> String {
     let mut text = String::new();
     for (k, l) in run.iter().enumerate() {
@@ -270,7 +277,7 @@ fn run_text(run: &[DiffLine]) -> String {
             continue;
         }
         text.push_str(&l.text);
-        if run.get(k + 1).is_none_or(|n| n.kind != DiffKind::NoNewline) {
+        if !l.bare_cr && run.get(k + 1).is_none_or(|n| n.kind != DiffKind::NoNewline) {
             text.push('\n');
         }
     }
@@ -528,17 +535,19 @@ mod tests {
                     }
                 }
             }
-            // `\n` or `\r\n` line ends (a bare `\r` is not told apart from `\r\n` by a
-            // diff line's text, and is left out).
-            let eol = if next(3) == 0 { "\r\n" } else { "\n" };
-            let text = |v: &[String], newline: bool| {
+            // `\n`, `\r\n` or lone `\r` line ends, each side its own (a lone `\r` line beside
+            // a `\r\n` one is where a line's text alone cannot tell them apart).
+            let ends = ["\n", "\n", "\r\n", "\r"];
+            let text = |v: &[String], eol: &str, newline: bool| {
                 let mut t = v.join(eol);
                 if newline {
                     t.push_str(eol);
                 }
                 t
             };
-            let (old, new) = (text(&old, next(4) > 0), text(&new, next(4) > 0));
+            let (old_eol, new_eol) = (ends[next(4)], ends[next(4)]);
+            let old = text(&old, old_eol, next(4) > 0);
+            let new = text(&new, new_eol, next(4) > 0);
             let d = Diff::unified("f", &old, &new, 3);
             let lazy = emphasis_until(&d.lines, d.lines.len(), None);
             // A collapsed view finds the same words for the lines it shows.
@@ -557,6 +566,16 @@ mod tests {
             assert_eq!(shown, eager, "old {old:?} new {new:?}");
             compared += eager.iter().filter(|(_, e)| !e.is_empty()).count();
         }
+        // The reviewer's case: a lone `\r` line replaced by a `\r\n` one.
+        let (old, new) = ("k aa\r", "k\tbb\r\n");
+        let d = Diff::unified("f", old, new, 3);
+        let lazy: Vec<_> = emphasis_until(&d.lines, d.lines.len(), None)
+            .into_iter()
+            .zip(&d.lines)
+            .filter(|(_, l)| matches!(l.kind, DiffKind::Add | DiffKind::Remove))
+            .map(|(e, l)| (l.text.clone(), e))
+            .collect();
+        assert_eq!(lazy, eager_emphasis(old, new));
         // The random edits do change words inside kept lines.
         assert!(compared > 100, "{compared}");
     }
