@@ -15,6 +15,9 @@ const DIFF_TIME: Duration = Duration::from_millis(150);
 /// large reads by its colours), and one diff's word search stops at `EMPHASIS_TIME` (its
 /// later runs are then shown by their colours).
 pub const EMPHASIS_RUN: usize = 100;
+/// Nor one holding more text than this on a side: the word search reads every word of a run
+/// before its deadline can stop it, and an agent can send one line of megabytes.
+pub const EMPHASIS_BYTES: usize = 64 * 1024;
 const EMPHASIS_TIME: Duration = Duration::from_millis(4);
 
 /// What `diff -u` prints after a last line that has no newline.
@@ -253,8 +256,12 @@ fn emphasis_until(
         let mid = run(i, DiffKind::Remove);
         let end = run(mid, DiffKind::Add);
         let (old, new) = (&lines[i..mid], &lines[mid..end]);
-        let counted = |r: &[DiffLine]| r.iter().filter(|l| l.kind != DiffKind::NoNewline).count();
-        if !new.is_empty() && counted(old) <= EMPHASIS_RUN && counted(new) <= EMPHASIS_RUN {
+        let small = |r: &[DiffLine]| {
+            let lines = r.iter().filter(|l| l.kind != DiffKind::NoNewline);
+            lines.clone().count() <= EMPHASIS_RUN
+                && lines.map(|l| l.text.len()).sum::<usize>() <= EMPHASIS_BYTES
+        };
+        if !new.is_empty() && small(old) && small(new) {
             let ranges = run_emphasis(old, new, deadline);
             let slots = (i..end).filter(|&k| lines[k].kind != DiffKind::NoNewline);
             for (k, r) in slots.zip(ranges) {
@@ -304,35 +311,38 @@ fn run_emphasis(
         new_len: diff.new_slices().len(),
     };
     diff.iter_inline_changes_deadline(&op, deadline)
-        .map(|change| {
-            let mut text = String::new();
-            let mut emph: Vec<(u32, u32)> = Vec::new();
-            let mut pos = 0u32;
-            for (em, value) in change.iter_strings_lossy() {
-                let value = value.strip_suffix('\n').unwrap_or(&value);
-                let n = value.chars().count() as u32;
-                if em && n > 0 {
-                    match emph.last_mut() {
-                        Some(last) if last.1 == pos => last.1 = pos + n,
-                        _ => emph.push((pos, pos + n)),
-                    }
-                }
-                text.push_str(value);
-                pos += n;
-            }
-            // Emphasis helps only when some word of the line stayed the same.
-            let mut ranges = emph.iter().peekable();
-            let kept_a_word = text.chars().enumerate().any(|(i, c)| {
-                while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
-                let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
-                !c.is_whitespace() && !inside
-            });
-            if !kept_a_word {
-                emph.clear();
-            }
-            emph
-        })
+        .map(|change| line_emphasis(&change).1)
         .collect()
+}
+
+/// One line of `similar`'s inline changes: its text (no newline) and its changed words as
+/// char ranges, dropped when no word of the line stayed the same (the colour says it all).
+fn line_emphasis(change: &similar::InlineChange<'_, str>) -> (String, Vec<(u32, u32)>) {
+    let mut text = String::new();
+    let mut emph: Vec<(u32, u32)> = Vec::new();
+    let mut pos = 0u32;
+    for (em, value) in change.iter_strings_lossy() {
+        let value = value.strip_suffix('\n').unwrap_or(&value);
+        let n = value.chars().count() as u32;
+        if em && n > 0 && change.tag() != ChangeTag::Equal {
+            match emph.last_mut() {
+                Some(last) if last.1 == pos => last.1 = pos + n,
+                _ => emph.push((pos, pos + n)),
+            }
+        }
+        text.push_str(value);
+        pos += n;
+    }
+    let mut ranges = emph.iter().peekable();
+    let kept_a_word = text.chars().enumerate().any(|(i, c)| {
+        while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
+        let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
+        !c.is_whitespace() && !inside
+    });
+    if !kept_a_word {
+        emph.clear();
+    }
+    (text, emph)
 }
 
 impl Diff {
@@ -458,33 +468,7 @@ mod tests {
         let mut out = Vec::new();
         for group in diff.grouped_ops(3) {
             for op in &group {
-                for change in diff.iter_inline_changes(op) {
-                    let mut text = String::new();
-                    let mut emph: Vec<(u32, u32)> = Vec::new();
-                    let mut pos = 0u32;
-                    for (em, value) in change.iter_strings_lossy() {
-                        let value = value.strip_suffix('\n').unwrap_or(&value);
-                        let n = value.chars().count() as u32;
-                        if em && n > 0 && change.tag() != ChangeTag::Equal {
-                            match emph.last_mut() {
-                                Some(last) if last.1 == pos => last.1 = pos + n,
-                                _ => emph.push((pos, pos + n)),
-                            }
-                        }
-                        text.push_str(value);
-                        pos += n;
-                    }
-                    let mut ranges = emph.iter().peekable();
-                    let kept_a_word = text.chars().enumerate().any(|(i, c)| {
-                        while ranges.next_if(|&&(_, b)| b as usize <= i).is_some() {}
-                        let inside = ranges.peek().is_some_and(|&&(a, _)| a as usize <= i);
-                        !c.is_whitespace() && !inside
-                    });
-                    if !kept_a_word {
-                        emph.clear();
-                    }
-                    out.push((text, emph));
-                }
+                out.extend(diff.iter_inline_changes(op).map(|c| line_emphasis(&c)));
             }
         }
         out
@@ -498,13 +482,9 @@ mod tests {
         let words = [
             "let", "x", "=", "1;", "fn", "foo()", "{", "}", "return", "y", "é", "  ", "\t", "",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = crate::test_gen::Rng::new(0x2545_f491_4f6c_dd1d);
+        // Uniform in `0..n`.
+        let mut next = |n: usize| rng.range(0, n - 1);
         let mut compared = 0;
         for _ in 0..400 {
             let line = |next: &mut dyn FnMut(usize) -> usize| {
@@ -581,7 +561,8 @@ mod tests {
     }
 
     /// A collapsed diff finds the words of the runs it shows, whole, and nothing past them;
-    /// a run longer than `EMPHASIS_RUN` is left to its colours.
+    /// a run longer than `EMPHASIS_RUN`, or larger than `EMPHASIS_BYTES`, is left to its
+    /// colours.
     #[test]
     fn emphasis_covers_what_is_shown() {
         let old: String = (0..40).map(|i| format!("value {i} = old\n")).collect();
@@ -592,6 +573,21 @@ mod tests {
         assert_eq!(some.len(), 5);
         assert_eq!(some[..], all[..5]);
         assert!(all.iter().filter(|e| !e.is_empty()).count() == 80);
+        // One line of more than `EMPHASIS_BYTES` (an agent's megabyte line) is not searched.
+        let long = "word ".repeat(EMPHASIS_BYTES / 5 + 1);
+        let d = Diff::unified("f", &format!("{long}old\n"), &format!("{long}new\n"), 3);
+        assert!(
+            emphasis_until(&d.lines, d.lines.len(), None)
+                .iter()
+                .all(Vec::is_empty)
+        );
+        let short = "word ".repeat(100);
+        let d = Diff::unified("f", &format!("{short}old\n"), &format!("{short}new\n"), 3);
+        assert!(
+            emphasis_until(&d.lines, d.lines.len(), None)
+                .iter()
+                .any(|e| !e.is_empty())
+        );
         let n = EMPHASIS_RUN + 1;
         let old: String = (0..n).map(|i| format!("value {i} = old\n")).collect();
         let new: String = (0..n).map(|i| format!("value {i} = new\n")).collect();
