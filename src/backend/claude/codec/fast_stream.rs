@@ -211,6 +211,15 @@ mod tests {
                 "the CLI layout takes the fixed-text path: {line}"
             );
             assert_eq!(shown(fast), shown(any_stream_event(line)), "{line}");
+            // And what serde reads, not only what the other fast path reads.
+            assert_eq!(
+                format!(
+                    "{:?}",
+                    super::super::Inbound::StreamEvent(cli_delta(line).unwrap())
+                ),
+                format!("{:?}", super::super::parse_reference(line)),
+                "{line}"
+            );
         }
     }
 

@@ -62,19 +62,15 @@ impl<'a> Scan<'a> {
         &mut self,
         mut member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
     ) -> Option<()> {
-        loop {
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.member(&mut member)?;
-                }
-                b'}' => {
-                    self.i += 1;
-                    return self.at_end().then_some(());
-                }
-                _ => return None,
+        match self.peek()? {
+            b'}' => self.i += 1,
+            b',' => {
+                self.i += 1;
+                self.elements(b'}', |s| s.member(&mut member))?;
             }
+            _ => return None,
         }
+        self.at_end().then_some(())
     }
 
     /// `line` as one top-level object, each member handed to `member`, with nothing but
@@ -380,20 +376,30 @@ impl<'a> Scan<'a> {
         if self.peek()? == close {
             self.i += 1;
         } else {
-            loop {
-                element(self)?;
-                match self.peek()? {
-                    b',' => self.i += 1,
-                    c if c == close => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
+            self.elements(close, element)?;
         }
         self.depth -= 1;
         Some(())
+    }
+
+    /// One or more elements, separated by commas, then `close`.
+    #[inline]
+    fn elements(
+        &mut self,
+        close: u8,
+        mut element: impl FnMut(&mut Scan<'a>) -> Option<()>,
+    ) -> Option<()> {
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                c if c == close => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
     }
 }
 
@@ -573,13 +579,8 @@ mod tests {
         let plain = [
             b' ', b'a', 0x20, 0x7f, 0x80, 0xc3, 0xff, b'!', b'#', b'[', b']',
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_gen::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next();
         for len in 0..70 {
             for _ in 0..60 {
                 let bytes: Vec<u8> = (0..len)
