@@ -363,7 +363,7 @@ impl<'a> Scan<'a> {
         &mut self,
         open: u8,
         close: u8,
-        mut element: impl FnMut(&mut Scan<'a>) -> Option<()>,
+        element: impl FnMut(&mut Scan<'a>) -> Option<()>,
     ) -> Option<()> {
         if self.peek()? != open {
             return None;
