@@ -84,6 +84,10 @@ pub struct Permission {
     /// `reason`): the card's deny option asks for it, and an empty one sends this default.
     /// `None` where the protocol has no room for one (ACP options are sent as they are).
     pub deny_reason: Option<String>,
+    /// The backend runs an edited input exactly as edited (Claude's `updatedInput`, the
+    /// gateway's writes and commands): only then does the card offer `e`. Where an edit
+    /// could not run as shown, the card never pretends it can.
+    pub editable: bool,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more
@@ -257,11 +261,10 @@ impl Permission {
         if self.always_allowed {
             v.push(PermChoice::AllowAlways);
         }
-        v.extend([
-            PermChoice::Deny,
-            PermChoice::DenyInterrupt,
-            PermChoice::EditInput,
-        ]);
+        v.extend([PermChoice::Deny, PermChoice::DenyInterrupt]);
+        if self.editable {
+            v.push(PermChoice::EditInput);
+        }
         v
     }
 

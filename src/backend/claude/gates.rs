@@ -217,6 +217,7 @@ pub fn permission(req: &Value) -> GateKind {
         env: Vec::new(),
         covered_by: None,
         deny_reason: None,
+        editable: true,
         tool,
     })
 }

@@ -76,11 +76,25 @@ pub struct Gate {
     pub tool: String,
     pub intention: String,
     pub ask: Ask,
+    /// The call's arguments, for the owner to edit, when an edit can run (`EDITABLE`).
+    pub editable: Option<Map<String, Value>>,
 }
+
+/// Tools whose arguments the owner may edit on the card: the edit is checked like the
+/// host's arguments (schema, containment) and is what runs. Deleting or stopping another
+/// target than the one asked, or calling another extra tool, is a new call, not an edit.
+pub const EDITABLE: &[&str] = &[
+    "workspace_write",
+    "workspace_patch",
+    "workspace_exec",
+    "workspace_input",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
     Allow,
+    /// Allowed with the owner's edit of the call's arguments: this is what runs.
+    AllowEdited(Map<String, Value>),
     Deny(Option<String>),
     Answer(String),
     Cancel,
@@ -104,6 +118,11 @@ pub enum Out {
     },
     /// A frame that cannot be answered: logged and dropped.
     Dropped(String),
+    /// The owner's edit of card `gate` was refused (`why`); the card is shown again.
+    EditRefused { gate: u64, why: String },
+    /// The receipts journal became unavailable (`Some(why)`: effects are refused until an
+    /// append succeeds) or available again (`None`).
+    Journal(Option<String>),
     /// Close the channel with this reason.
     Close(String),
 }
@@ -115,6 +134,8 @@ struct Waiting {
     tool: &'static str,
     args: Map<String, Value>,
     kind: Kind,
+    /// The card as shown (shown again when an edit is refused).
+    shown: Gate,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -125,7 +146,8 @@ enum Kind {
 }
 
 /// Environment variable of the crash test: `after_executing` aborts the process right after
-/// an `executing` receipt is on disk and before its effect (the window §11 tests).
+/// an `executing` receipt is on disk and before its effect (the window §11 tests). Read only
+/// in debug builds (the tests'): the release binary has no such hook.
 pub const CRASH_HOOK: &str = "SWITCHBOARD_GATEWAY_TEST_CRASH";
 
 pub struct Engine {
@@ -139,6 +161,8 @@ pub struct Engine {
     last_tools: HashMap<String, Vec<String>>,
     next_gate: u64,
     crash_after_executing: bool,
+    /// The journal's availability as last reported (`Out::Journal`).
+    journal_down: bool,
 }
 
 fn key_of(c: &Call) -> Key {
@@ -165,7 +189,9 @@ impl Engine {
             waiting: HashMap::new(),
             last_tools: HashMap::new(),
             next_gate: 1,
-            crash_after_executing: std::env::var(CRASH_HOOK).as_deref() == Ok("after_executing"),
+            crash_after_executing: cfg!(debug_assertions)
+                && std::env::var(CRASH_HOOK).as_deref() == Ok("after_executing"),
+            journal_down: false,
         }
     }
 
@@ -193,6 +219,21 @@ impl Engine {
 
     /// One inbound text frame.
     pub fn on_frame(&mut self, text: &str) -> Vec<Out> {
+        let mut out = self.frame(text);
+        self.journal_news(&mut out);
+        out
+    }
+
+    /// Report a change in the journal's availability after a step that may have written.
+    fn journal_news(&mut self, out: &mut Vec<Out>) {
+        let down = self.journal.unavailable().map(str::to_string);
+        if down.is_some() != self.journal_down {
+            self.journal_down = down.is_some();
+            out.push(Out::Journal(down));
+        }
+    }
+
+    fn frame(&mut self, text: &str) -> Vec<Out> {
         match codec::decode(text) {
             Err(e) => vec![Out::Dropped(e.to_string())],
             Ok(Inbound::Ready { protocol }) if protocol == json!(codec::PROTOCOL) => Vec::new(),
@@ -215,8 +256,21 @@ impl Engine {
         ))
     }
 
-    /// A final refusal: journaled, so the same id always gets the same answer.
+    /// A final refusal before anything ran (wrong workspace, schema, unknown tool,
+    /// containment): remembered with its id in the seen table, so a re-send gets the same
+    /// bytes, without taking room in the effect journal (issue 21 item 6). Kept in memory
+    /// even when the journal cannot be written; nothing happened, so nothing is at stake.
     fn refuse_final(&mut self, c: &Call, hash: &str, tool: &str, r: Refusal) -> Vec<Out> {
+        let body = codec::error_body(&r);
+        if let Err(e) = self.journal.remember(&key_of(c), hash, tool, Some(&body)) {
+            tracing::warn!(target: "gateway", "refusal of {} not journaled: {e}", codec::clip(&c.id));
+        }
+        vec![self.send(c, &body)]
+    }
+
+    /// A final answer decided by the owner, or a refusal after the owner approved: a
+    /// receipt, so the same id always gets the same answer, also after a restart.
+    fn decided_final(&mut self, c: &Call, hash: &str, tool: &str, r: Refusal) -> Vec<Out> {
         let body = codec::error_body(&r);
         if let Err(e) = self
             .journal
@@ -259,28 +313,33 @@ impl Engine {
             c.tool.as_deref(),
             &hashed,
         );
-        // Step 2: the id against what waits and what the journal holds (§5.3).
+        // Step 2: the id against what waits and what the journal holds (§5.3). One final
+        // answer per id: a re-send with other arguments while the first call waits gets no
+        // result frame at all (the host takes the first call's result as the id's answer);
+        // once the id is answered, such a re-send gets `id_conflict`, which is not final
+        // (like `busy`: it answers that frame, never the id).
         if let Some(w) = self.waiting.get(&key) {
             if w.hash == hash {
                 return vec![Out::Joined { gate: w.gate }];
             }
-            return vec![self.send(
-                &c,
+            return vec![Out::Dropped(format!(
+                "call {} re-sent with other arguments while it waits for card {}; ignored, the first call keeps the id",
+                codec::clip(&c.id),
+                super::mapping::gate_id(w.gate)
+            ))];
+        }
+        let conflict = |e: &Engine, c: &Call| {
+            vec![e.send(
+                c,
                 &codec::error_body(&Refusal::new(
                     Code::IdConflict,
-                    "this id is in use with other arguments",
+                    "this id was used with other arguments",
                 )),
-            )];
-        }
+            )]
+        };
         if let Some(e) = self.journal.get(&key) {
             if e.hash != hash {
-                return vec![self.send(
-                    &c,
-                    &codec::error_body(&Refusal::new(
-                        Code::IdConflict,
-                        "this id was used with other arguments",
-                    )),
-                )];
+                return conflict(self, &c);
             }
             match e.state {
                 State::Completed | State::Sent => {
@@ -288,15 +347,20 @@ impl Engine {
                     return vec![self.send(&c, &body)];
                 }
                 State::Executing => {
-                    let what = e.effect.clone();
-                    return vec![self.send(&c, &codec::error_body(&Refusal::new(
-                        Code::UncertainEffect,
-                        format!("an earlier attempt of this call was interrupted and may or may not have taken effect ({what}); inspect its effects before retrying under a new id"),
-                    )))];
+                    let body = uncertain_body(&e.effect);
+                    return vec![self.send(&c, &body)];
                 }
                 // A question shown by an earlier process: it has no effect, ask it again.
-                State::Asked => {}
+                State::Asked | State::Seen => {}
             }
+        } else if let Some(s) = self.journal.seen(&key) {
+            if s.hash != hash {
+                return conflict(self, &c);
+            }
+            if let Some(body) = s.refusal.clone() {
+                return vec![self.send(&c, &body)];
+            }
+            // A read: it has no effect and is run again (reference §5.3).
         }
         // Step 3.
         if c.workspace_id.as_deref() != Some(self.pin.workspace_id.as_str()) {
@@ -374,7 +438,7 @@ impl Engine {
         }
         // Step 9 (read-only tools run at once; the rest by the mode or the owner).
         match class {
-            Class::Read => self.run_read(&c, tool, &args),
+            Class::Read => self.run_read(&c, &hash, tool, &args),
             Class::Ask => {
                 let question = args
                     .get("question")
@@ -404,7 +468,7 @@ impl Engine {
                 if self.pin.mode.needs_gate(class) {
                     self.wait(c, hash, tool, args, Kind::Permission, ask)
                 } else {
-                    let mut out = self.execute(&c, &hash, tool, &args);
+                    let mut out = self.execute(&c, &hash, tool, &args, false);
                     out.insert(
                         0,
                         Out::Ran {
@@ -472,6 +536,7 @@ impl Engine {
             },
             intention: self.pin.intention.clone(),
             ask,
+            editable: (kind == Kind::Permission && EDITABLE.contains(&tool)).then(|| args.clone()),
         };
         self.waiting.insert(
             key_of(&c),
@@ -482,6 +547,7 @@ impl Engine {
                 tool,
                 args,
                 kind,
+                shown: g.clone(),
             },
         );
         vec![Out::Gate(g)]
@@ -541,7 +607,13 @@ impl Engine {
         })
     }
 
-    fn run_read(&mut self, c: &Call, tool: &str, args: &Map<String, Value>) -> Vec<Out> {
+    fn run_read(
+        &mut self,
+        c: &Call,
+        hash: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+    ) -> Vec<Out> {
         let owner = (
             self.pin.workspace_id.clone(),
             c.session_id.clone().unwrap_or_default(),
@@ -574,6 +646,10 @@ impl Engine {
             _ => Err(Refusal::new(Code::UnknownTool, tool.to_string())),
         };
         let (body, outcome) = self.body(c, r);
+        // Remembered with its digest, so the id is never reused for other arguments.
+        if let Err(e) = self.journal.remember(&key_of(c), hash, tool, None) {
+            tracing::warn!(target: "gateway", "read {} not journaled: {e}", codec::clip(&c.id));
+        }
         vec![
             Out::Ran {
                 session: owner.1,
@@ -634,7 +710,14 @@ impl Engine {
 
     /// Steps 10 and 11 for an approved effect: re-check, journal `executing`, perform, journal
     /// `completed` with the exact body, and only then hand the frame out.
-    fn execute(&mut self, c: &Call, hash: &str, tool: &str, args: &Map<String, Value>) -> Vec<Out> {
+    fn execute(
+        &mut self,
+        c: &Call,
+        hash: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+        edited: bool,
+    ) -> Vec<Out> {
         let key = key_of(c);
         let owner = (key.0.clone(), key.1.clone());
         let s = |k: &str| {
@@ -663,7 +746,7 @@ impl Engine {
             };
             match r {
                 Ok(x) => x,
-                Err(r) => return self.refuse_final(c, hash, tool, r),
+                Err(r) => return self.decided_final(c, hash, tool, r),
             }
         };
         if let Err(e) = self.journal.executing(&key, hash, tool, effect.clone()) {
@@ -691,17 +774,57 @@ impl Engine {
                 Err(r) => Err(r),
             },
         };
+        // The host learns that what ran is the owner's edit of its call.
+        let r = r.map(|mut v| {
+            if let (true, Some(o)) = (edited, v.as_object_mut()) {
+                o.insert("editedByOwner".into(), Value::Bool(true));
+                if tool == "workspace_exec" {
+                    o.insert("command".into(), json!(s("command")));
+                }
+            }
+            v
+        });
         let (body, _) = self.body(c, r);
-        if let Err(e) = self.journal.completed(&key, hash, tool, effect, &body) {
-            // The effect happened but its result is not on disk: the receipt stays
-            // `executing`, and after a restart the id is uncertain, never re-run.
-            return vec![self.journal_failed(c, e)];
+        if let Err(e) = self
+            .journal
+            .completed(&key, hash, tool, effect.clone(), &body)
+        {
+            // The effect ran but its result is not on disk: the receipt stays `executing`
+            // and the id is uncertain from now on, answered as it will be after a restart
+            // (one final answer per id), never `failed` for an effect that happened.
+            tracing::warn!(target: "gateway", "completed receipt of {} not written: {e}", codec::clip(&c.id));
+            self.journal.mark_uncertain(&key);
+            return vec![self.send(c, &uncertain_body(&effect))];
         }
         vec![self.send(c, &body)]
     }
 
     /// The owner's decision on a card.
     pub fn decide(&mut self, gate: u64, d: Decision) -> Vec<Out> {
+        let mut out = self.decision(gate, d);
+        self.journal_news(&mut out);
+        out
+    }
+
+    /// The owner's edit of a waiting call, checked as the host's arguments are (schema,
+    /// containment, ownership): the arguments that will run and the card they make.
+    fn check_edit(
+        &mut self,
+        w: &Waiting,
+        edited: Map<String, Value>,
+    ) -> Result<(Map<String, Value>, Ask), Refusal> {
+        if !EDITABLE.contains(&w.tool) {
+            return Err(Refusal::new(
+                Code::SchemaViolation,
+                format!("the input of {} cannot be edited", w.tool),
+            ));
+        }
+        validate::check_args(w.tool, &edited)?;
+        let ask = self.preview(&w.call, w.tool, &edited)?;
+        Ok((edited, ask))
+    }
+
+    fn decision(&mut self, gate: u64, d: Decision) -> Vec<Out> {
         let Some(key) = self
             .waiting
             .iter()
@@ -727,7 +850,7 @@ impl Engine {
                     Code::SessionUnknown,
                     "the owner did not accept this conversation",
                 );
-                self.refuse_final(&w.call, &w.hash, "", r)
+                self.decided_final(&w.call, &w.hash, "", r)
             }
             (Kind::Question, Decision::Answer(text)) => {
                 let body = codec::ok_body(&json!({"answer": text}));
@@ -739,9 +862,38 @@ impl Engine {
             }
             (Kind::Question, _) => {
                 let r = Refusal::new(Code::Cancelled, "the owner cancelled the question");
-                self.refuse_final(&w.call, &w.hash, w.tool, r)
+                self.decided_final(&w.call, &w.hash, w.tool, r)
             }
-            (Kind::Permission, Decision::Allow) => self.execute(&w.call, &w.hash, w.tool, &w.args),
+            (Kind::Permission, Decision::Allow) => {
+                self.execute(&w.call, &w.hash, w.tool, &w.args, false)
+            }
+            (Kind::Permission, Decision::AllowEdited(edited)) => {
+                match self.check_edit(&w, edited) {
+                    Ok((args, ask)) => {
+                        // The audit row quotes what runs, not what the host asked.
+                        let mut out = vec![Out::Ran {
+                            session: w.call.session_id.clone().unwrap_or_default(),
+                            tool: w.tool.to_string(),
+                            summary: summary_of(&ask),
+                            outcome: "edited by the owner, then run".to_string(),
+                        }];
+                        out.extend(self.execute(&w.call, &w.hash, w.tool, &args, true));
+                        out
+                    }
+                    Err(r) => {
+                        // An edit that could not run changes nothing: the call waits on its card.
+                        let shown = w.shown.clone();
+                        self.waiting.insert(key, w);
+                        vec![
+                            Out::EditRefused {
+                                gate,
+                                why: r.message,
+                            },
+                            Out::Gate(shown),
+                        ]
+                    }
+                }
+            }
             (Kind::Permission, d) => {
                 let msg = match d {
                     Decision::Deny(Some(m)) if !m.trim().is_empty() => {
@@ -749,7 +901,7 @@ impl Engine {
                     }
                     _ => "denied by the owner".to_string(),
                 };
-                self.refuse_final(
+                self.decided_final(
                     &w.call,
                     &w.hash,
                     w.tool,
@@ -825,6 +977,18 @@ impl Engine {
             .map_err(|e| e.to_string())?;
         Ok(body)
     }
+}
+
+/// The answer for an id whose effect may or may not have happened: the same bytes whether
+/// the `completed` receipt failed to be written just now or a restart found it missing.
+fn uncertain_body(effect: &Value) -> String {
+    codec::error_body(&Refusal::new(
+        Code::UncertainEffect,
+        format!(
+            "this call's effect may or may not have happened (its receipt is incomplete: {}); inspect its effects before retrying under a new id",
+            codec::clip(&effect.to_string())
+        ),
+    ))
 }
 
 fn summary_of(a: &Ask) -> String {

@@ -528,3 +528,6 @@ fn the_accept_conversation_wait_holds_an_in_flight_slot() {
     );
     assert_eq!(t.e.waiting(), 3, "refusing the conversation frees its slot");
 }
+
+#[path = "engine_hostile_tests.rs"]
+mod hostile;

@@ -1,12 +1,21 @@
 //! The receipts journal (reference §5): one append-only JSON Lines file per gateway
-//! workspace, 0600, every record fsync'd before the step it guards.
+//! workspace, 0600, every effect record fsync'd before the step it guards.
 //!
 //! An effect is `executing` on disk before it starts and `completed`, with the exact result
 //! body, before the result frame is sent; so after any crash a call id is either answered
 //! from here byte for byte, or known to be uncertain and never run again. File contents are
 //! never stored, only their SHA-256. The token is never handed to this module.
+//!
+//! Two tables share the file, each with its own budget (issue 21 items 4 and 6):
+//! - **receipts**: effects, questions and the owner's decisions. Only calls that ran or that
+//!   a person answered are here, so a host cannot fill this budget with calls that never ran.
+//! - **seen ids**: every other call id (reads and pre-execution refusals) with its arguments'
+//!   digest, and a refusal's exact body, so an id is never reused for other arguments and a
+//!   refused id is refused the same way again. Bounded: past the cap the oldest is forgotten
+//!   (it had no effect to protect). Written without fsync: they survive a crash of
+//!   switchboard (the page cache), and reach the disk with the next effect's fsync.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -14,12 +23,21 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::journal_file::{Appender, Wrap};
+
 /// Receipts are kept at least this long after they complete (reference §5.3).
 pub const RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// Receipts held at most (within the retention): a host that floods ids gets transient
-/// refusals, never an unbounded journal. Completing a receipt already held is always allowed.
+/// Receipts held at most (within the retention). Only calls that ran or that the owner
+/// answered take room here; completing a receipt already held is always allowed.
 pub const MAX_RECEIPTS: usize = 250_000;
+
+/// Ids of calls without an effect remembered at most; the oldest is forgotten past this.
+pub const MAX_SEEN: usize = 250_000;
+
+/// A refusal body longer than this is not kept with its seen id (refusals are short; a
+/// hostile path echoed in one is clipped at 200 characters already).
+const SEEN_BODY_MAX: usize = 4096;
 
 /// `(workspaceId, sessionId, id)`.
 pub type Key = (String, String, String);
@@ -37,6 +55,8 @@ pub enum State {
     /// (informational, reference §5.1; answered from `result` like `Completed`). On disk a
     /// `sent` line carries no result: it marks the completed receipt before it.
     Sent,
+    /// On disk only: a seen id (a read, or a refusal with its body), not a receipt.
+    Seen,
 }
 
 impl State {
@@ -76,6 +96,26 @@ impl Record {
             at: entry.at,
         }
     }
+
+    fn of_seen(key: &Key, s: &Seen) -> Record {
+        Record {
+            ws: key.0.clone(),
+            session: key.1.clone(),
+            id: key.2.clone(),
+            state: State::Seen,
+            hash: s.hash.clone(),
+            tool: s.tool.clone(),
+            effect: Value::Null,
+            result: s.refusal.clone(),
+            at: s.at,
+        }
+    }
+
+    fn line(&self) -> io::Result<Vec<u8>> {
+        let mut line = serde_json::to_vec(self).map_err(io::Error::other)?;
+        line.push(b'\n');
+        Ok(line)
+    }
 }
 
 /// What the journal knows about one call id.
@@ -93,13 +133,30 @@ pub struct Entry {
     pub live: bool,
 }
 
+/// A call id without an effect: its arguments' digest, and the refusal it got if it was
+/// refused (a read is run again on a re-send; it has no effect).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub hash: String,
+    pub tool: String,
+    pub refusal: Option<String>,
+    pub at: u64,
+}
+
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    out: Appender,
+    wrap: Option<Wrap>,
     entries: HashMap<Key, Entry>,
-    /// Lines that could not be read back (a torn last line after a crash).
+    seen: HashMap<Key, Seen>,
+    /// Seen ids, oldest first (for forgetting past the cap).
+    seen_order: VecDeque<Key>,
+    /// Lines that could not be read back at open (torn bytes; merged lines are salvaged).
     pub skipped: usize,
+    /// Lines in the file now (for compacting when most of them are superseded).
+    lines: usize,
     cap: usize,
+    seen_cap: usize,
 }
 
 impl std::fmt::Debug for Journal {
@@ -107,12 +164,26 @@ impl std::fmt::Debug for Journal {
         f.debug_struct("Journal")
             .field("path", &self.path)
             .field("entries", &self.entries.len())
+            .field("seen", &self.seen.len())
             .finish()
     }
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// A line that does not parse may be a torn record with a whole one appended straight after
+/// it (journals written before appends were rolled back): the last record start inside it
+/// that parses to the end of the line is kept.
+fn salvage(line: &[u8]) -> Option<Record> {
+    let starts: Vec<usize> = memchr::memmem::find_iter(line, b"{\"ws\":")
+        .filter(|&i| i > 0)
+        .collect();
+    starts
+        .into_iter()
+        .rev()
+        .find_map(|i| serde_json::from_slice::<Record>(&line[i..]).ok())
 }
 
 impl Journal {
@@ -125,79 +196,140 @@ impl Journal {
         ))
     }
 
-    /// Open (creating 0600 in a 0700 directory), read every receipt back, and compact away
-    /// what retention allows at `now_ms`.
+    /// Open (creating 0600 in a 0700 directory), read every receipt back, repair a torn
+    /// tail, and compact away what retention allows at `now_ms`.
     pub fn open(path: &Path, now_ms: u64) -> io::Result<Journal> {
+        Journal::open_with(path, now_ms, None)
+    }
+
+    /// `open`, with the file wrapped by `wrap` (the tests' fault injection).
+    pub fn open_with(path: &Path, now_ms: u64, wrap: Option<Wrap>) -> io::Result<Journal> {
         let dir = path.parent().unwrap_or(Path::new("."));
         crate::paths::ensure_private_dir(dir)?;
         let existed = path.exists();
-        let mut entries = HashMap::new();
-        let mut skipped = 0;
-        let mut lines = 0usize;
-        if existed {
-            let f = File::open(path)?;
-            for line in BufReader::new(f).split(b'\n') {
-                let line = line?;
-                if line.is_empty() {
-                    continue;
-                }
-                lines += 1;
-                match serde_json::from_slice::<Record>(&line) {
-                    // A `sent` mark: the receipt before it reached the socket.
-                    Ok(r) if r.state == State::Sent && r.result.is_none() => {
-                        match entries.get_mut(&(r.ws, r.session, r.id)) {
-                            Some(
-                                e @ &mut Entry {
-                                    state: State::Completed,
-                                    ..
-                                },
-                            ) => {
-                                e.state = State::Sent;
-                                e.at = r.at;
-                            }
-                            _ => skipped += 1,
-                        }
-                    }
-                    Ok(r) => {
-                        entries.insert(
-                            (r.ws, r.session, r.id),
-                            Entry {
-                                state: r.state,
-                                hash: r.hash,
-                                tool: r.tool,
-                                effect: r.effect,
-                                result: r.result,
-                                at: r.at,
-                                live: false,
-                            },
-                        );
-                    }
-                    Err(_) => skipped += 1,
-                }
-            }
-        }
         let file = crate::paths::create_private_file(path, true)?;
-        if !existed {
-            sync_dir(dir)?;
-        }
+        let sink = match &wrap {
+            Some(w) => w(file),
+            None => Box::new(file),
+        };
         let mut j = Journal {
             path: path.to_path_buf(),
-            file,
-            entries,
-            skipped,
+            out: Appender::new(sink, 0),
+            wrap,
+            entries: HashMap::new(),
+            seen: HashMap::new(),
+            seen_order: VecDeque::new(),
+            skipped: 0,
+            lines: 0,
             cap: MAX_RECEIPTS,
+            seen_cap: MAX_SEEN,
         };
+        let mut whole = true;
+        if existed {
+            whole = j.load(now_ms)?;
+        } else {
+            sync_dir(dir)?;
+        }
         let expired = j.expire(now_ms);
-        if expired > 0 || lines > 2 * j.entries.len() + 1024 || skipped > 0 {
+        let live = j.entries.len() + j.seen.len();
+        if !whole || expired > 0 || j.skipped > 0 || j.lines > 2 * live + 1024 {
+            // Also the repair of a torn tail: the rewrite holds every complete record.
             j.compact()?;
+        } else {
+            j.out = Appender::new(j.reopen()?, std::fs::metadata(path)?.len());
         }
         Ok(j)
+    }
+
+    /// Read the file's records; false when it does not end at a complete line.
+    fn load(&mut self, now_ms: u64) -> io::Result<bool> {
+        let f = File::open(&self.path)?;
+        let mut whole = true;
+        for line in BufReader::new(f).split(b'\n') {
+            let line = line?;
+            if line.is_empty() {
+                continue;
+            }
+            self.lines += 1;
+            let rec = serde_json::from_slice::<Record>(&line)
+                .ok()
+                .or_else(|| salvage(&line));
+            match rec {
+                Some(r) => self.load_record(r, now_ms),
+                None => self.skipped += 1,
+            }
+        }
+        let len = std::fs::metadata(&self.path)?.len();
+        if len > 0 {
+            let mut f = File::open(&self.path)?;
+            use std::io::{Read, Seek, SeekFrom};
+            f.seek(SeekFrom::Start(len - 1))?;
+            let mut last = [0u8];
+            f.read_exact(&mut last)?;
+            whole = last[0] == b'\n';
+        }
+        Ok(whole)
+    }
+
+    fn load_record(&mut self, r: Record, now_ms: u64) {
+        let key = (r.ws, r.session, r.id);
+        match r.state {
+            // A `sent` mark: the receipt before it reached the socket.
+            State::Sent if r.result.is_none() => match self.entries.get_mut(&key) {
+                Some(
+                    e @ &mut Entry {
+                        state: State::Completed,
+                        ..
+                    },
+                ) => {
+                    e.state = State::Sent;
+                    e.at = r.at;
+                }
+                _ => self.skipped += 1,
+            },
+            State::Seen => {
+                if now_ms.saturating_sub(r.at) < RETENTION_MS {
+                    self.insert_seen(
+                        key,
+                        Seen {
+                            hash: r.hash,
+                            tool: r.tool,
+                            refusal: r.result,
+                            at: r.at,
+                        },
+                    );
+                }
+            }
+            _ => {
+                self.entries.insert(
+                    key,
+                    Entry {
+                        state: r.state,
+                        hash: r.hash,
+                        tool: r.tool,
+                        effect: r.effect,
+                        result: r.result,
+                        at: r.at,
+                        live: false,
+                    },
+                );
+            }
+        }
+    }
+
+    fn reopen(&self) -> io::Result<Box<dyn super::journal_file::Sink>> {
+        let file = crate::paths::create_private_file(&self.path, true)?;
+        Ok(match &self.wrap {
+            Some(w) => w(file),
+            None => Box::new(file),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Receipts held (seen ids aside).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -206,12 +338,26 @@ impl Journal {
         self.entries.is_empty()
     }
 
+    /// Seen ids held.
+    pub fn seen_len(&self) -> usize {
+        self.seen.len()
+    }
+
     pub fn get(&self, key: &Key) -> Option<&Entry> {
         self.entries.get(key)
     }
 
-    /// Executing receipts left by an earlier process: effects that may or may not have
-    /// happened, for the owner to inspect and settle.
+    pub fn seen(&self, key: &Key) -> Option<&Seen> {
+        self.seen.get(key)
+    }
+
+    /// Why the journal cannot be written now (its last append failed and was rolled back).
+    pub fn unavailable(&self) -> Option<&str> {
+        self.out.broken()
+    }
+
+    /// Executing receipts left by an earlier process, or whose `completed` receipt could not
+    /// be written: effects that may or may not have happened, for the owner to settle.
     pub fn uncertain(&self) -> Vec<(Key, Entry)> {
         let mut v: Vec<(Key, Entry)> = self
             .entries
@@ -223,9 +369,36 @@ impl Journal {
         v
     }
 
+    /// The effect of a live `executing` receipt ended but its `completed` receipt could not
+    /// be written: from now on the id is uncertain, here as after a restart.
+    pub fn mark_uncertain(&mut self, key: &Key) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.live = false;
+        }
+    }
+
     /// Change the receipt cap (tests).
     pub fn set_cap(&mut self, cap: usize) {
         self.cap = cap;
+    }
+
+    /// Change the seen-id cap (tests).
+    pub fn set_seen_cap(&mut self, cap: usize) {
+        self.seen_cap = cap;
+    }
+
+    fn write(&mut self, line: &[u8], sync: bool) -> io::Result<()> {
+        self.out.line(line, sync)?;
+        self.lines += 1;
+        let live = self.entries.len() + self.seen.len();
+        if self.lines > 4 * live + 100_000 {
+            // Most lines are superseded (a flood of seen ids past the cap): rewrite. A failed
+            // compaction leaves the old file, which still holds every record.
+            if let Err(e) = self.compact() {
+                tracing::warn!(target: "gateway", "journal compaction failed: {e}");
+            }
+        }
+        Ok(())
     }
 
     fn append(&mut self, key: &Key, entry: Entry) -> io::Result<()> {
@@ -235,13 +408,50 @@ impl Journal {
                 self.entries.len()
             )));
         }
-        let r = Record::of(key, &entry);
-        let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.sync_data()?;
+        let line = Record::of(key, &entry).line()?;
+        self.write(&line, true)?;
         self.entries.insert(key.clone(), entry);
         Ok(())
+    }
+
+    fn insert_seen(&mut self, key: Key, s: Seen) {
+        if self.seen.insert(key.clone(), s).is_none() {
+            self.seen_order.push_back(key);
+        }
+        while self.seen.len() > self.seen_cap {
+            match self.seen_order.pop_front() {
+                Some(old) => {
+                    self.seen.remove(&old);
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Remember a call id that had no effect: a read (`refusal: None`, run again on a
+    /// re-send) or a pre-execution refusal (the exact body, sent again on a re-send). Kept in
+    /// memory even when the line cannot be written (the error says the journal is down).
+    pub fn remember(
+        &mut self,
+        key: &Key,
+        hash: &str,
+        tool: &str,
+        refusal: Option<&str>,
+    ) -> io::Result<()> {
+        if self.seen.contains_key(key) || self.entries.contains_key(key) {
+            return Ok(());
+        }
+        let s = Seen {
+            hash: hash.to_string(),
+            tool: tool.to_string(),
+            refusal: refusal
+                .filter(|b| b.len() <= SEEN_BODY_MAX)
+                .map(str::to_string),
+            at: crate::record::now_ms(),
+        };
+        let line = Record::of_seen(key, &s).line()?;
+        self.insert_seen(key.clone(), s);
+        self.write(&line, false)
     }
 
     /// Step 11a: the effect is about to start (fsync'd before this returns).
@@ -327,10 +537,7 @@ impl Journal {
             result: None,
             at,
         };
-        let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.sync_data()?;
+        self.write(&r.line()?, true)?;
         if let Some(e) = self.entries.get_mut(key) {
             e.state = State::Sent;
             e.at = at;
@@ -360,9 +567,7 @@ impl Journal {
             result: Some(result.to_string()),
             at: crate::record::now_ms(),
         };
-        let mut line = serde_json::to_vec(&r).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)
+        self.out.line(&r.line()?, false)
     }
 
     /// Drop completed receipts older than the retention. Executing ones stay until settled.
@@ -374,8 +579,8 @@ impl Journal {
         before - self.entries.len()
     }
 
-    /// Rewrite the journal as one line per receipt: a temporary file in the same directory,
-    /// fsync'd, renamed over the journal, the directory fsync'd.
+    /// Rewrite the journal as one line per receipt and seen id: a temporary file in the same
+    /// directory, fsync'd, renamed over the journal, the directory fsync'd.
     pub fn compact(&mut self) -> io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let tmp = self
@@ -383,166 +588,36 @@ impl Journal {
             .with_extension(format!("jsonl.{}.tmp", std::process::id()));
         let mut keys: Vec<&Key> = self.entries.keys().collect();
         keys.sort_by_key(|k| self.entries[*k].at);
+        let mut lines = 0;
         {
             let mut out = io::BufWriter::new(crate::paths::create_private_file(&tmp, false)?);
             for k in keys {
-                let r = Record::of(k, &self.entries[k]);
-                serde_json::to_writer(&mut out, &r).map_err(io::Error::other)?;
+                serde_json::to_writer(&mut out, &Record::of(k, &self.entries[k]))
+                    .map_err(io::Error::other)?;
                 out.write_all(b"\n")?;
+                lines += 1;
+            }
+            for k in &self.seen_order {
+                if let Some(s) = self.seen.get(k) {
+                    serde_json::to_writer(&mut out, &Record::of_seen(k, s))
+                        .map_err(io::Error::other)?;
+                    out.write_all(b"\n")?;
+                    lines += 1;
+                }
             }
             let f = out.into_inner().map_err(|e| e.into_error())?;
             f.sync_all()?;
         }
         std::fs::rename(&tmp, &self.path)?;
         sync_dir(&dir)?;
-        self.file = crate::paths::create_private_file(&self.path, true)?;
+        let len = std::fs::metadata(&self.path)?.len();
+        self.out = Appender::new(self.reopen()?, len);
+        self.lines = lines;
         self.skipped = 0;
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("sb-journal-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d.join("j.jsonl")
-    }
-
-    fn key(id: &str) -> Key {
-        ("w".into(), "s".into(), id.into())
-    }
-
-    #[test]
-    fn completed_results_come_back_byte_for_byte_after_reopen() {
-        let p = scratch("reopen");
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        j.executing(
-            &key("1"),
-            "h",
-            "workspace_write",
-            serde_json::json!({"path": "a"}),
-        )
-        .unwrap();
-        j.completed(
-            &key("1"),
-            "h",
-            "workspace_write",
-            Value::Null,
-            "{\"x\": 1 }",
-        )
-        .unwrap();
-        j.executing(
-            &key("2"),
-            "h2",
-            "workspace_exec",
-            serde_json::json!({"commandId": "c"}),
-        )
-        .unwrap();
-        assert!(j.uncertain().is_empty(), "live effects are not uncertain");
-        drop(j);
-        let j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        let e = j.get(&key("1")).unwrap();
-        assert_eq!(e.state, State::Completed);
-        assert_eq!(e.result.as_deref(), Some("{\"x\": 1 }"));
-        let u = j.uncertain();
-        assert_eq!(u.len(), 1);
-        assert_eq!(u[0].0, key("2"));
-        assert_eq!(u[0].1.effect["commandId"], "c");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        let dmode = std::fs::metadata(p.parent().unwrap())
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777;
-        assert_eq!(dmode, 0o700);
-    }
-
-    #[test]
-    fn a_sent_mark_survives_a_restart_and_a_compaction_and_keeps_the_result() {
-        let p = scratch("sent");
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        j.completed(&key("1"), "h", "workspace_write", Value::Null, "{\"r\":1}")
-            .unwrap();
-        j.completed(&key("2"), "h", "workspace_write", Value::Null, "{\"r\":2}")
-            .unwrap();
-        j.executing(&key("3"), "h", "workspace_exec", Value::Null)
-            .unwrap();
-        assert!(j.sent(&key("1")).unwrap());
-        assert!(!j.sent(&key("1")).unwrap(), "marked once");
-        assert!(
-            !j.sent(&key("3")).unwrap(),
-            "only a completed receipt is sent"
-        );
-        assert!(!j.sent(&key("9")).unwrap());
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert_eq!(text.matches("\"state\":\"sent\"").count(), 1, "{text}");
-        drop(j);
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        assert_eq!(j.skipped, 0);
-        let e = j.get(&key("1")).unwrap();
-        assert_eq!(e.state, State::Sent);
-        assert_eq!(e.result.as_deref(), Some("{\"r\":1}"));
-        assert_eq!(
-            j.get(&key("2")).unwrap().state,
-            State::Completed,
-            "not sent"
-        );
-        j.compact().unwrap();
-        drop(j);
-        let j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        let e = j.get(&key("1")).unwrap();
-        assert_eq!(
-            (e.state, e.result.as_deref()),
-            (State::Sent, Some("{\"r\":1}"))
-        );
-        assert_eq!(j.get(&key("2")).unwrap().state, State::Completed);
-    }
-
-    #[test]
-    fn a_full_journal_refuses_new_receipts_but_completes_held_ones() {
-        let p = scratch("cap");
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        j.set_cap(2);
-        j.executing(&key("1"), "h", "t", Value::Null).unwrap();
-        j.completed(&key("2"), "h", "t", Value::Null, "{}").unwrap();
-        assert!(j.executing(&key("3"), "h", "t", Value::Null).is_err());
-        assert!(j.get(&key("3")).is_none());
-        j.completed(&key("1"), "h", "t", Value::Null, "{}").unwrap();
-    }
-
-    #[test]
-    fn torn_last_line_is_skipped_and_compacted_away() {
-        let p = scratch("torn");
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        j.completed(&key("1"), "h", "t", Value::Null, "{}").unwrap();
-        drop(j);
-        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(b"{\"ws\":\"w\",\"sess").unwrap();
-        drop(f);
-        let j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        assert_eq!(j.len(), 1);
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert_eq!(text.lines().count(), 1);
-    }
-
-    #[test]
-    fn retention_drops_old_completed_receipts_but_never_uncertain_ones() {
-        let p = scratch("retain");
-        let mut j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        j.completed(&key("old"), "h", "t", Value::Null, "{}")
-            .unwrap();
-        j.executing(&key("unsure"), "h", "t", Value::Null).unwrap();
-        drop(j);
-        let later = crate::record::now_ms() + RETENTION_MS + 1;
-        let j = Journal::open(&p, later).unwrap();
-        assert!(j.get(&key("old")).is_none());
-        assert!(j.get(&key("unsure")).is_some());
-        let j = Journal::open(&p, crate::record::now_ms()).unwrap();
-        assert!(j.get(&key("old")).is_none(), "compaction rewrote the file");
-    }
-}
+#[path = "journal_tests.rs"]
+mod tests;

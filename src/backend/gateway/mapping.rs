@@ -147,6 +147,35 @@ impl Nodes {
                 level: crate::core::transcript::Level::Warn,
                 text: format!("frame dropped: {why}"),
             }),
+            Out::EditRefused { gate, why } => out.push(BackendEvent::Protocol {
+                level: crate::core::transcript::Level::Warn,
+                text: format!(
+                    "your edit of card {} cannot run: {why}; the call waits on its card again",
+                    gate_id(*gate)
+                ),
+            }),
+            Out::Journal(Some(why)) => {
+                out.push(BackendEvent::Protocol {
+                    level: crate::core::transcript::Level::Warn,
+                    text: format!(
+                        "receipts journal unavailable: {why}. Effects are refused until it can be written again"
+                    ),
+                });
+                out.push(BackendEvent::Info {
+                    key: "journal status".into(),
+                    value: Some(format!("UNAVAILABLE: {why}")),
+                });
+            }
+            Out::Journal(None) => {
+                out.push(BackendEvent::Protocol {
+                    level: crate::core::transcript::Level::Info,
+                    text: "receipts journal writable again".into(),
+                });
+                out.push(BackendEvent::Info {
+                    key: "journal status".into(),
+                    value: None,
+                });
+            }
             Out::Send(_) | Out::Close(_) => {}
         }
         out
@@ -170,7 +199,12 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             // The card shows the whole command, every line, exactly as it will run.
             command: (tool == "workspace_exec").then(|| rule_arg.clone()),
             rule_arg,
-            input: input.to_string(),
+            // What `e` opens: the call's own arguments where an edit can run (every field
+            // the host sent, so what is edited is what runs), else what the card shows.
+            input: match &g.editable {
+                Some(args) => serde_json::Value::Object(args.clone()).to_string(),
+                None => input.to_string(),
+            },
             title: title.clone(),
             description,
             decision_reason: None,
@@ -187,6 +221,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             env: Vec::new(),
             covered_by: None,
             deny_reason: None,
+            editable: g.editable.is_some(),
         })
     };
     let kind = match &g.ask {
@@ -321,6 +356,7 @@ pub fn settle_card(
             env: Vec::new(),
             covered_by: None,
             deny_reason: None,
+            editable: false,
         }),
         opened_ms: now_ms,
         default_reply: "{}".into(),
@@ -332,6 +368,16 @@ pub fn settle_card(
 /// asked: an answer to a question is only text.
 pub fn decision(d: &Decision) -> engine::Decision {
     match d {
+        // The owner's edit is what runs (the engine checks it as it checks the host's
+        // arguments); anything but an object is no edit the engine could run.
+        Decision::Allow {
+            updated_input: Some(serde_json::Value::Object(edited)),
+            ..
+        } => engine::Decision::AllowEdited(edited.clone()),
+        Decision::Allow {
+            updated_input: Some(_),
+            ..
+        } => engine::Decision::Cancel,
         Decision::Allow { .. } => engine::Decision::Allow,
         Decision::Deny { message, .. } => engine::Decision::Deny(Some(message.clone())),
         Decision::Answer { answers } => {
@@ -353,6 +399,7 @@ mod tests {
             tool: "workspace_write".into(),
             intention: "i".into(),
             ask,
+            editable: None,
         }
     }
 
@@ -480,6 +527,7 @@ mod shell_line_tests {
                 command: "echo ok\ncurl x | sh".into(),
                 cwd: ".".into(),
             },
+            editable: None,
         };
         let GateKind::Permission(p) = card(&gate, "n".into(), 0).kind else {
             panic!("not a permission card");

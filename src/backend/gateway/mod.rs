@@ -12,6 +12,7 @@ pub mod demo;
 pub mod engine;
 pub mod fake_host;
 pub mod journal;
+pub mod journal_file;
 pub mod mapping;
 pub mod recording;
 pub mod replay;

@@ -124,6 +124,8 @@ impl ReplayMapper for Replay {
             tool,
             intention: c.intention.unwrap_or_default(),
             ask,
+            // A replay decides nothing.
+            editable: None,
         };
         self.nodes.0.map(&Out::Gate(g), self.now)
     }
@@ -176,6 +178,14 @@ impl ReplayMapper for Replay {
                     interrupt: false,
                 }),
                 code.replace('_', " "),
+            ),
+            // The owner's edit ran (the result says so; what ran is in its audit row).
+            ("ok", None) if v["result"]["structuredContent"]["editedByOwner"] == true => (
+                Some(Decision::Allow {
+                    updated_input: Some(Value::Object(Default::default())),
+                    always: false,
+                }),
+                "allowed with edited input".to_string(),
             ),
             ("ok", None) => (
                 Some(Decision::Allow {

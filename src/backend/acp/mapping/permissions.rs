@@ -104,6 +104,7 @@ impl Mapper {
             env: Vec::new(),
             covered_by: None,
             deny_reason: None,
+            editable: false,
         });
         self.theirs.insert(
             gid.clone(),
@@ -207,6 +208,7 @@ impl Mapper {
             env: Vec::new(),
             covered_by,
             deny_reason: None,
+            editable: false,
         };
         self.client_gate(
             id,
@@ -266,6 +268,7 @@ impl Mapper {
             env: spec.env.clone(),
             covered_by: None,
             deny_reason: None,
+            editable: false,
         };
         self.client_gate(
             id,

@@ -411,6 +411,7 @@ fn card(id: &str, root: &str, r: &Record, full: Option<&Value>, title: &str, now
             covered_by: None,
             // `approval::resolve` carries a `reason` the model reads: the deny asks for it.
             deny_reason: Some(DEFAULT_DENY.into()),
+            editable: false,
         }),
         opened_ms: opened,
         default_reply: pretty_json(&allow),
