@@ -521,3 +521,71 @@ async fn wss_verifies_the_host_certificate_and_sends_the_token_only_in_the_heade
     );
     assert_eq!(first, r#"{"type":"ready","protocol":1}"#);
 }
+
+/// Issue 21 item 9: a host that accepts the upgrade and closes at once is retried at a
+/// growing delay (the delay starts over only after a connection stayed healthy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_closes_at_once_is_retried_at_a_growing_delay() {
+    let base = scratch("backoff");
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let mut a = start(&base, &host, Mode::Full);
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        let c = host.accept(WAIT).await.expect("A connects");
+        c.close().await;
+        waits.push(a.disconnected().await.expect("A retries"));
+    }
+    let first = transport::BACKOFF_FIRST;
+    for (i, w) in waits.iter().enumerate() {
+        let floor = first * 2u32.pow(i as u32);
+        assert!(
+            *w >= floor && *w <= floor + floor / 4,
+            "attempt {i}: {w:?} ({waits:?})"
+        );
+    }
+    a.task.abort();
+}
+
+/// Issue 22 item 8: HTTP 401 from the host ends the retry loop with one row that says what
+/// to check, instead of a new row every attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_stops_the_retry_loop_with_one_row() {
+    let host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let e = Arc::new(Mutex::new(engine(&scratch("refused"), Mode::Full)));
+    let url = transport::channel_url(&host.base_url(), WS).unwrap();
+    let (etx, mut erx) = mpsc::channel(64);
+    let (_dtx, drx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(transport::run(
+        e,
+        url,
+        Token::new("wrong-token".into()).unwrap(),
+        None,
+        etx,
+        drx,
+    ));
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the loop ends")
+        .unwrap();
+    let mut rows = Vec::new();
+    while let Ok(ev) = erx.try_recv() {
+        rows.push(ev);
+    }
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let Event::Disconnected {
+        reason,
+        retry_in: None,
+    } = &rows[0]
+    else {
+        panic!("{rows:?}")
+    };
+    assert!(
+        reason.starts_with(transport::REFUSED) && reason.contains("401"),
+        "{reason}"
+    );
+    assert!(reason.contains("--token-file"), "{reason}");
+    assert_eq!(
+        host.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+}

@@ -2,6 +2,7 @@
 //! into wire frames. The app only sees this trait.
 
 pub mod acp;
+pub mod backoff;
 pub mod claude;
 pub mod gateway;
 pub mod iii;

@@ -1,6 +1,9 @@
 //! `switchboard validate` for gateway recordings: every frame against the spec's frame
-//! shapes and tool input schemas, and the exactly-once rule per call id (once an id has a
-//! final answer, every later answer for it is the same bytes).
+//! shapes and tool input schemas, and the exactly-once rule per call id: once an id has a
+//! final answer, every later answer for it is the same bytes. Not final: `busy`, `failed`
+//! (nothing ran), `invalid_frame`, and `id_conflict` (it answers a re-send with other
+//! arguments, never the id). A read-only call has no effect and is run again on a re-send
+//! (reference §5.3), so its answers may differ.
 
 use std::collections::HashMap;
 
@@ -16,7 +19,7 @@ use crate::replay::validate::{Finding, Report};
 fn transient(body: &Value) -> bool {
     matches!(
         body["structuredContent"]["code"].as_str(),
-        Some("busy") | Some("failed") | Some("invalid_frame")
+        Some("busy") | Some("failed") | Some("invalid_frame") | Some("id_conflict")
     )
 }
 
@@ -32,8 +35,8 @@ pub fn validate(loaded: &Loaded) -> Report {
             message,
         })
     };
-    // (sessionId, id) → line of the first call.
-    let mut called: HashMap<(String, String), usize> = HashMap::new();
+    // (sessionId, id) → whether the first call with it is read-only.
+    let mut called: HashMap<(String, String), bool> = HashMap::new();
     // (sessionId, id) → (line, the final result's bytes).
     let mut final_answer: HashMap<(String, String), (usize, String)> = HashMap::new();
     let (mut requests, mut replies) = (0, 0);
@@ -89,9 +92,12 @@ pub fn validate(loaded: &Loaded) -> Report {
                             }
                         }
                     }
+                    let read = c.tool.as_deref().is_some_and(|t| {
+                        t != "workspace_tool" && validate::class_of(t) == validate::Class::Read
+                    });
                     called
                         .entry((c.session_id.unwrap_or_default(), c.id))
-                        .or_insert(fr.src_line);
+                        .or_insert(read);
                 }
             },
             Dir::Out => {
@@ -131,14 +137,15 @@ pub fn validate(loaded: &Loaded) -> Report {
                             );
                         }
                         let key = (session.to_string(), id.to_string());
-                        if !called.contains_key(&key) {
+                        let read = called.get(&key).copied();
+                        if read.is_none() {
                             f(
                                 fr.src_line,
                                 "orphan-result",
                                 format!("result {id} answers no call of conversation {session}"),
                             );
                         }
-                        if transient(&v["result"]) {
+                        if transient(&v["result"]) || read == Some(true) {
                             continue;
                         }
                         let bytes = v["result"].to_string();
@@ -186,22 +193,63 @@ mod tests {
     const CALL: &str = r#"{"type":"call","protocol":1,"id":"1","workspaceId":"w","sessionId":"s","intention":"i","tool":"workspace_read","args":{"path":"a"}}"#;
     const OK: &str = r#"{"type":"result","id":"1","sessionId":"s","result":{"content":[],"structuredContent":{}}}"#;
 
+    const WRITE: &str = r#"{"type":"call","protocol":1,"id":"1","workspaceId":"w","sessionId":"s","intention":"i","tool":"workspace_write","args":{"path":"a","content":"x","expectedSha256":null}}"#;
+
     #[test]
     fn a_clean_exchange_passes_and_a_changed_answer_is_flagged() {
         let r = validate(&rec(&[
             ("out", r#"{"type":"ready","protocol":1}"#),
-            ("in", CALL),
+            ("in", WRITE),
             ("out", OK),
-            ("in", CALL),
+            ("in", WRITE),
             ("out", OK),
         ]));
         assert!(r.findings.is_empty(), "{:?}", r.findings);
         let other = OK.replace("{}}}", r#"{"x":1}}}"#);
         let r = validate(&rec(&[
+            ("in", WRITE),
+            ("out", OK),
+            ("in", WRITE),
+            ("out", &other),
+        ]));
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].rule, "exactly-once");
+    }
+
+    /// The decision of issue 21: `id_conflict`, `busy` and `failed` answer a frame, not the
+    /// id; a read is run again on a re-send. Anything else answered twice differently is a
+    /// second final answer.
+    #[test]
+    fn non_final_answers_and_reads_are_not_second_answers() {
+        let body = |code: &str| {
+            format!(
+                r#"{{"type":"result","id":"1","sessionId":"s","result":{{"content":[],"isError":true,"structuredContent":{{"code":"{code}"}}}}}}"#
+            )
+        };
+        let other = OK.replace("{}}}", r#"{"x":1}}}"#);
+        let r = validate(&rec(&[
+            ("in", WRITE),
+            ("out", &body("failed")),
+            ("in", WRITE),
+            ("out", OK),
+            ("in", WRITE),
+            ("out", &body("id_conflict")),
+            ("in", WRITE),
+            ("out", &body("busy")),
+        ]));
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        let r = validate(&rec(&[
             ("in", CALL),
             ("out", OK),
             ("in", CALL),
             ("out", &other),
+        ]));
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        let r = validate(&rec(&[
+            ("in", WRITE),
+            ("out", OK),
+            ("in", WRITE),
+            ("out", &body("denied_by_owner")),
         ]));
         assert_eq!(r.findings.len(), 1);
         assert_eq!(r.findings[0].rule, "exactly-once");

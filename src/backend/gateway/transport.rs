@@ -27,6 +27,8 @@ pub const CHANNELS: usize = 20;
 /// Reconnect backoff: doubling from the first to the cap, with jitter.
 pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(60);
+/// A connection that stayed up this long was healthy: the reconnect delay starts over.
+pub const HEALTHY: Duration = Duration::from_secs(30);
 
 /// The bearer token. It prints as `[redacted]` in every `Debug` and `Display`, so no log
 /// line, panic message or recording can carry it; only the handshake header sees the bytes.
@@ -241,6 +243,15 @@ pub async fn connect_with_roots(
     .await
     {
         Ok((ws, _)) => Ok(ws),
+        // The token itself was refused: retrying with the same one cannot help.
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp))
+            if matches!(resp.status().as_u16(), 401 | 403) =>
+        {
+            Err(format!(
+                "{REFUSED}: the host answered HTTP {}; check the token (--token-file / --token-env or the profile's token_file / token_env) and start the channel again",
+                resp.status()
+            ))
+        }
         Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(format!(
             "the host answered HTTP {} instead of switching protocols (redirects are not followed)",
             resp.status()
@@ -251,6 +262,9 @@ pub async fn connect_with_roots(
 
 /// The channel's life: connect, send `ready`, serve frames, reconnect with backoff, until
 /// `decisions` closes (the owner quit). Waiting calls stay unanswered and unjournaled.
+/// How a connection error that no retry can heal begins (the token was refused).
+pub const REFUSED: &str = "the host refused our credentials";
+
 pub async fn run(
     engine: Arc<Mutex<Engine>>,
     url: String,
@@ -279,12 +293,22 @@ pub async fn run(
             return;
         }
     };
-    let mut backoff = BACKOFF_FIRST;
+    let mut backoff = crate::backend::backoff::Backoff::new(BACKOFF_FIRST, BACKOFF_CAP);
     loop {
         let reason = match connect(&url, &token).await {
+            Err(e) if e.starts_with(REFUSED) => {
+                // One row, no retry loop: the owner fixes the token and starts again.
+                let _ = events
+                    .send(Event::Disconnected {
+                        reason: e,
+                        retry_in: None,
+                    })
+                    .await;
+                return;
+            }
             Err(e) => e,
             Ok(mut ws) => {
-                backoff = BACKOFF_FIRST;
+                let up = std::time::Instant::now();
                 let _ = events.send(Event::Connected { url: url.clone() }).await;
                 // Never wait for B's ready first: both waiting would deadlock.
                 let ready = codec::ready_frame();
@@ -308,18 +332,16 @@ pub async fn run(
                                 .await;
                             return;
                         }
-                        Served::Lost(reason) => reason,
+                        Served::Lost(reason) => {
+                            backoff.ended_after(up.elapsed(), HEALTHY);
+                            reason
+                        }
                     },
                 }
             }
         };
         // Jitter: up to a quarter of the delay, from the clock's low bits.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0) as u64;
-        let jitter = Duration::from_millis(nanos % (backoff.as_millis() as u64 / 4 + 1));
-        let wait = backoff + jitter;
+        let (_, wait) = backoff.next_wait();
         let _ = events
             .send(Event::Disconnected {
                 reason,
@@ -345,7 +367,6 @@ pub async fn run(
                 },
             }
         }
-        backoff = (backoff * 2).min(BACKOFF_CAP);
     }
 }
 

@@ -204,52 +204,7 @@ fn tls_config() -> Result<rustls::ClientConfig, String> {
     .map(|b| b.with_root_certificates(roots).with_no_client_auth())
 }
 
-/// Exponential backoff with up to +25 % jitter.
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    next: Duration,
-    first: Duration,
-    cap: Duration,
-    attempt: u32,
-}
-
-impl Default for Backoff {
-    fn default() -> Backoff {
-        Backoff::new(BACKOFF_FIRST, BACKOFF_CAP)
-    }
-}
-
-impl Backoff {
-    pub fn new(first: Duration, cap: Duration) -> Backoff {
-        Backoff {
-            next: first,
-            first,
-            cap,
-            attempt: 0,
-        }
-    }
-
-    /// The attempt number (1-based) and the wait before it.
-    pub fn next_wait(&mut self) -> (u32, Duration) {
-        let base = self.next;
-        self.next = (self.next * 2).min(self.cap);
-        self.attempt += 1;
-        let quarter = (base.as_millis() as u64 / 4).max(1);
-        let jitter = Duration::from_millis(random_u64() % (quarter + 1));
-        (self.attempt, base + jitter)
-    }
-
-    pub fn reset(&mut self) {
-        self.next = self.first;
-        self.attempt = 0;
-    }
-}
-
-fn random_u64() -> u64 {
-    let b = uuid::Uuid::new_v4();
-    let bytes = b.as_bytes();
-    u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]))
-}
+pub use crate::backend::backoff::Backoff;
 
 #[cfg(test)]
 mod tests {
