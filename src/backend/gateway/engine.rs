@@ -165,14 +165,6 @@ pub struct Engine {
     journal_down: bool,
 }
 
-fn key_of(c: &Call) -> Key {
-    (
-        c.workspace_id.clone().unwrap_or_default(),
-        c.session_id.clone().unwrap_or_default(),
-        c.id.clone(),
-    )
-}
-
 fn first_line(s: &str) -> String {
     codec::clip(s.lines().next().unwrap_or_default())
 }
@@ -193,6 +185,17 @@ impl Engine {
                 && std::env::var(CRASH_HOOK).as_deref() == Ok("after_executing"),
             journal_down: false,
         }
+    }
+
+    /// The id's key. A result names only the conversation and the id, so that is what the
+    /// host can tell apart: a call naming another workspace shares its id with ours (the
+    /// channel's pinned workspace is the key's first part, whatever the call says).
+    fn key_of(&self, c: &Call) -> Key {
+        (
+            self.pin.workspace_id.clone(),
+            c.session_id.clone().unwrap_or_default(),
+            c.id.clone(),
+        )
     }
 
     pub fn pinned(&self) -> &Pinned {
@@ -258,12 +261,16 @@ impl Engine {
 
     /// A final refusal before anything ran (wrong workspace, schema, unknown tool,
     /// containment): remembered with its id in the seen table, so a re-send gets the same
-    /// bytes, without taking room in the effect journal (issue 21 item 6). Kept in memory
-    /// even when the journal cannot be written; nothing happened, so nothing is at stake.
+    /// bytes, without taking room in the effect journal (issue 21 item 6). When it cannot be
+    /// remembered the answer is the transient `failed`: a final one that a restart forgets
+    /// could be followed by another final answer for the same id.
     fn refuse_final(&mut self, c: &Call, hash: &str, tool: &str, r: Refusal) -> Vec<Out> {
         let body = codec::error_body(&r);
-        if let Err(e) = self.journal.remember(&key_of(c), hash, tool, Some(&body)) {
-            tracing::warn!(target: "gateway", "refusal of {} not journaled: {e}", codec::clip(&c.id));
+        if let Err(e) = self
+            .journal
+            .remember(&self.key_of(c), hash, tool, Some(&body))
+        {
+            return vec![self.journal_failed(c, e)];
         }
         vec![self.send(c, &body)]
     }
@@ -274,7 +281,7 @@ impl Engine {
         let body = codec::error_body(&r);
         if let Err(e) = self
             .journal
-            .completed(&key_of(c), hash, tool, Value::Null, &body)
+            .completed(&self.key_of(c), hash, tool, Value::Null, &body)
         {
             return vec![self.journal_failed(c, e)];
         }
@@ -300,14 +307,14 @@ impl Engine {
                 &codec::error_body(&Refusal::new(Code::InvalidFrame, "protocol must be 1")),
             )];
         }
-        let key = key_of(&c);
+        let key = self.key_of(&c);
         let decoded = validate::decode_args(c.args.as_ref());
         let hashed = match &decoded {
             Ok(m) => Value::Object(m.clone()),
             Err(_) => c.args.clone().unwrap_or(Value::Null),
         };
         let hash = validate::args_hash(
-            &key.0,
+            c.workspace_id.as_deref().unwrap_or_default(),
             &key.1,
             c.intention.as_deref(),
             c.tool.as_deref(),
@@ -446,7 +453,7 @@ impl Engine {
                     .unwrap_or_default()
                     .to_string();
                 let effect = json!({"question_sha256": sha256_hex(question.as_bytes())});
-                if let Err(e) = self.journal.asked(&key_of(&c), &hash, effect) {
+                if let Err(e) = self.journal.asked(&self.key_of(&c), &hash, effect) {
                     return vec![self.journal_failed(&c, e)];
                 }
                 self.wait(
@@ -539,7 +546,7 @@ impl Engine {
             editable: (kind == Kind::Permission && EDITABLE.contains(&tool)).then(|| args.clone()),
         };
         self.waiting.insert(
-            key_of(&c),
+            self.key_of(&c),
             Waiting {
                 gate,
                 call: c,
@@ -614,6 +621,12 @@ impl Engine {
         tool: &str,
         args: &Map<String, Value>,
     ) -> Vec<Out> {
+        // Remembered with its digest first, so the id is never reused for other arguments;
+        // a read that cannot be remembered does not run (the answer is the transient
+        // `failed`).
+        if let Err(e) = self.journal.remember(&self.key_of(c), hash, tool, None) {
+            return vec![self.journal_failed(c, e)];
+        }
         let owner = (
             self.pin.workspace_id.clone(),
             c.session_id.clone().unwrap_or_default(),
@@ -646,10 +659,6 @@ impl Engine {
             _ => Err(Refusal::new(Code::UnknownTool, tool.to_string())),
         };
         let (body, outcome) = self.body(c, r);
-        // Remembered with its digest, so the id is never reused for other arguments.
-        if let Err(e) = self.journal.remember(&key_of(c), hash, tool, None) {
-            tracing::warn!(target: "gateway", "read {} not journaled: {e}", codec::clip(&c.id));
-        }
         vec![
             Out::Ran {
                 session: owner.1,
@@ -718,7 +727,7 @@ impl Engine {
         args: &Map<String, Value>,
         edited: bool,
     ) -> Vec<Out> {
-        let key = key_of(c);
+        let key = self.key_of(c);
         let owner = (key.0.clone(), key.1.clone());
         let s = |k: &str| {
             args.get(k)

@@ -373,7 +373,7 @@ fn an_interrupted_effect_is_uncertain_never_rerun_and_settled_by_its_sha() {
     let plan = files::plan_write(&t.e.root, args.as_object().unwrap()).unwrap();
     t.e.journal
         .executing(
-            &key_of(&c),
+            &t.e.key_of(&c),
             &hash,
             "workspace_write",
             plan.effect("workspace_write"),

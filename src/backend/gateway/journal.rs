@@ -13,7 +13,8 @@
 //!   digest, and a refusal's exact body, so an id is never reused for other arguments and a
 //!   refused id is refused the same way again. Bounded: past the cap the oldest is forgotten
 //!   (it had no effect to protect). Written without fsync: they survive a crash of
-//!   switchboard (the page cache), and reach the disk with the next effect's fsync.
+//!   switchboard (the page cache), and reach the disk with the next effect's fsync; a power
+//!   loss may forget the newest of them, never a receipt.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -429,8 +430,9 @@ impl Journal {
     }
 
     /// Remember a call id that had no effect: a read (`refusal: None`, run again on a
-    /// re-send) or a pre-execution refusal (the exact body, sent again on a re-send). Kept in
-    /// memory even when the line cannot be written (the error says the journal is down).
+    /// re-send) or a pre-execution refusal (the exact body, sent again on a re-send). When
+    /// the line cannot be written the id is not remembered, and the caller's answer must not
+    /// be final: a restart would forget it and could answer the id differently.
     pub fn remember(
         &mut self,
         key: &Key,
@@ -449,9 +451,9 @@ impl Journal {
                 .map(str::to_string),
             at: crate::record::now_ms(),
         };
-        let line = Record::of_seen(key, &s).line()?;
+        self.write(&Record::of_seen(key, &s).line()?, false)?;
         self.insert_seen(key.clone(), s);
-        self.write(&line, false)
+        Ok(())
     }
 
     /// Step 11a: the effect is about to start (fsync'd before this returns).
