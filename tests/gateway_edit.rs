@@ -1,0 +1,149 @@
+//! Issue 21 item 1 through the real app: `e` on a remote agent's exec and write cards opens
+//! the call's own arguments, and what the owner saves is what runs (the file system says
+//! so), with the audit row quoting it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use serde_json::{Value, json};
+
+use switchboard::app::headless::Headless;
+use switchboard::backend::gateway::engine::Pinned;
+use switchboard::backend::gateway::fake_host::{self, FakeHost};
+use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
+use switchboard::backend::gateway::transport::Token;
+use switchboard::backend::gateway::validate::Mode;
+
+const WS: &str = "ws-edit";
+const INTENT: &str = "tidy";
+const TOKEN: &str = "edit-token-0a1b2c3d";
+const WAIT: Duration = Duration::from_secs(20);
+
+fn call(id: &str, tool: &str, args: Value) -> String {
+    fake_host::call(id, WS, "conv-1", INTENT, tool, args)
+}
+
+async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> String {
+    let fut = c.result_for(id, WAIT);
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            r = &mut fut => return r.expect("a result"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    }
+}
+
+/// Replace the tail of a line of the open editor by keys (the cursor starts at the end of
+/// the text): up `ups` lines, to the line's end, back over the old tail, type the new one.
+fn edit_line_tail(h: &mut Headless, ups: usize, old_tail: &str, new_tail: &str) {
+    for _ in 0..ups {
+        h.key(KeyCode::Up);
+    }
+    h.key(KeyCode::End);
+    for _ in 0..old_tail.chars().count() {
+        h.key(KeyCode::Backspace);
+    }
+    h.type_text(new_tail);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_exec_and_an_edited_write_run_as_edited() {
+    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-edit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Ask,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+
+    // An exec: `e`, the command's tail rewritten, Ctrl-S.
+    c.send(call(
+        "x1",
+        "workspace_exec",
+        json!({"command": "touch ORIGINAL-COMMAND-RAN"}),
+    ))
+    .await;
+    h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)
+        .await;
+    h.app.state.focus = switchboard::core::state::Focus::Tree;
+    h.key(KeyCode::Char('g'));
+    h.key(KeyCode::Char('e'));
+    let screen = h.screen();
+    assert!(
+        screen.contains("\"command\": \"touch ORIGINAL-COMMAND-RAN\""),
+        "{screen}"
+    );
+    edit_line_tail(&mut h, 1, "ORIGINAL-COMMAND-RAN\"", "EDITED-SAFE-COMMAND\"");
+    h.ctrl('s');
+    let r = pump_result(&mut h, &mut c, "x1").await;
+    let v: Value = serde_json::from_str(&r).unwrap();
+    assert_eq!(
+        v["result"]["structuredContent"]["editedByOwner"], true,
+        "{r}"
+    );
+    let id = v["result"]["structuredContent"]["commandId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.send(call("p1", "workspace_poll", json!({"commandId": id})))
+        .await;
+    pump_result(&mut h, &mut c, "p1").await;
+    let deadline = std::time::Instant::now() + WAIT;
+    while !base.join("proj/EDITED-SAFE-COMMAND").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edited command ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!base.join("proj/ORIGINAL-COMMAND-RAN").exists());
+    let screen = h.screen();
+    assert!(
+        screen.contains("touch EDITED-SAFE-COMMAND"),
+        "the audit row quotes what ran\n{screen}"
+    );
+
+    // A write: its content rewritten before it runs.
+    c.send(call(
+        "w1",
+        "workspace_write",
+        json!({"path": "notes.txt", "content": "from the host", "expectedSha256": null}),
+    ))
+    .await;
+    h.wait_until("the write card", WAIT, |s| s.pending_total() > 0)
+        .await;
+    h.app.state.focus = switchboard::core::state::Focus::Tree;
+    h.key(KeyCode::Char('g'));
+    h.key(KeyCode::Char('e'));
+    edit_line_tail(&mut h, 2, "from the host\",", "from the owner\",");
+    h.ctrl('s');
+    let r = pump_result(&mut h, &mut c, "w1").await;
+    assert_eq!(fake_host::code_of(&r), "ok", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(base.join("proj/notes.txt")).unwrap(),
+        "from the owner"
+    );
+    h.quit().await;
+}
