@@ -890,7 +890,12 @@ impl Engine {
                         out
                     }
                     Err(r) => {
-                        // An edit that could not run changes nothing: the call waits on its card.
+                        // An edit that could not run changes nothing: the call waits on a card
+                        // again, under a new number (the old card was answered on screen).
+                        let mut w = w;
+                        w.gate = self.next_gate;
+                        w.shown.gate = self.next_gate;
+                        self.next_gate += 1;
                         let shown = w.shown.clone();
                         self.waiting.insert(key, w);
                         vec![
