@@ -66,6 +66,13 @@ pub enum BackendEvent {
     GateWithdrawn {
         id: String,
     },
+    /// The backend now knows pending request `old` better (iii: the full arguments of a held
+    /// call first shown from its redacted excerpt): `gate` takes its place, keeping its
+    /// arrival in the inbox; nothing was withdrawn, so the audit says what did happen.
+    GateUpgraded {
+        old: String,
+        gate: Box<Gate>,
+    },
     /// A recording shows this gate was answered (replay): close it with the recorded decision.
     GateAnswered {
         id: String,

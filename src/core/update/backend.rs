@@ -68,6 +68,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 );
             }
         }
+        BackendEvent::GateUpgraded { old, gate } => upgrade_gate(state, &old, *gate, at, fx),
         BackendEvent::GateAnswered { id, decision } => {
             close_answered(state, &id, &decision, true, at)
         }
@@ -333,6 +334,50 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
             state.selected_item = None;
             state.scroll_back = 0;
         }
+    }
+}
+
+/// Pending gate `old` becomes `gate`, in place: the same arrival (inbox order, `g`, the
+/// session's queue), the focus it had, one audit row saying what happened; rules look at
+/// the new card (an excerpt matched none). Not pending (answered meanwhile): a new card.
+fn upgrade_gate(
+    state: &mut State,
+    old: &str,
+    mut gate: super::super::gate::Gate,
+    at: u64,
+    fx: &mut Vec<Effect>,
+) {
+    let Some(pos) = state.gates.iter().position(|g| g.id == old) else {
+        return open_gate(state, gate, fx);
+    };
+    if gate.opened_ms == 0 {
+        gate.opened_ms = at;
+    }
+    let seq = state.gate_ui.get(old).map(|ui| ui.seq);
+    let prev = state.remove_gate(pos).expect("position is in range");
+    remember_closed(state, old.to_string());
+    let node = state.tree.resolve(Some(&prev.node_key));
+    state.tree.nodes[node].transcript.push(
+        ItemKind::Audit {
+            text: format!("full arguments arrived: {}", gate_subject(&gate)),
+            tone: Tone::Neutral,
+        },
+        at,
+    );
+    let offline = state.session.offline.is_some();
+    let mut ui = GateUi::for_gate(&gate);
+    ui.seq = seq.unwrap_or_else(|| state.next_gate_seq());
+    ui.rules_later = offline;
+    let id = gate.id.clone();
+    state.push_gate(gate, ui);
+    if let Some(g) = state.gates.pop_back() {
+        state.gates.insert(pos, g);
+    }
+    if state.active_gate.as_deref() == Some(old) {
+        state.active_gate = Some(id.clone());
+    }
+    if !offline {
+        auto_answer(state, &id, fx);
     }
 }
 

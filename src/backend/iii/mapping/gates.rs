@@ -564,7 +564,7 @@ impl Mapper {
             let version = g.version + 1;
             let old = g.id.clone();
             self.gates.by_id.remove(&old);
-            self.open_card(root, r, rev, version, full, seen, now_ms, out);
+            self.open_card(root, r, rev, version, full, seen, now_ms, out, None);
             return;
         }
         if self.gates.len() >= MAX_GATES {
@@ -575,7 +575,7 @@ impl Mapper {
             );
             return;
         }
-        self.open_card(root, r, rev, 1, full, seen, now_ms, out);
+        self.open_card(root, r, rev, 1, full, seen, now_ms, out, None);
     }
 
     fn full_args(&self, r: &Record) -> Option<Value> {
@@ -594,6 +594,7 @@ impl Mapper {
         seen: u64,
         now_ms: u64,
         out: &mut Out,
+        upgrades: Option<String>,
     ) {
         let id = gate_id(&r, version);
         let title = self
@@ -618,7 +619,14 @@ impl Mapper {
                 seen,
             },
         );
-        out.ev(&root, BackendEvent::GateOpen(Box::new(gate)));
+        let ev = match upgrades {
+            Some(old) => BackendEvent::GateUpgraded {
+                old,
+                gate: Box::new(gate),
+            },
+            None => BackendEvent::GateOpen(Box::new(gate)),
+        };
+        out.ev(&root, ev);
     }
 
     /// Cards of `session` showing only the excerpt get the full arguments once the
@@ -641,7 +649,8 @@ impl Mapper {
             let Some(g) = self.gates.remove(&k) else {
                 continue;
             };
-            out.ev(&g.root, BackendEvent::GateWithdrawn { id: g.id.clone() });
+            // Nothing was withdrawn: the same held call, now with its full arguments, keeps
+            // its place in the inbox (issue 22 item 6, issue 23 item 4).
             let seen = g.seen;
             self.open_card(
                 g.root,
@@ -652,6 +661,7 @@ impl Mapper {
                 seen,
                 now_ms,
                 out,
+                Some(g.id),
             );
         }
     }
@@ -831,6 +841,7 @@ impl Mapper {
             g.seen,
             now_ms,
             out,
+            None,
         );
     }
 

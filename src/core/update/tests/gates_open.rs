@@ -208,3 +208,43 @@ fn g_jumps_to_the_oldest_gate() {
     assert_eq!(s.active_gate.as_deref(), Some("g1"));
     assert_eq!(s.selected_node, 0);
 }
+
+/// A card the backend upgrades (iii: the full arguments of a call shown from its excerpt)
+/// keeps its arrival, so `g` still opens the oldest, keeps the focus it had, and the audit
+/// trail says what happened, never "withdrawn".
+#[test]
+fn an_upgraded_gate_keeps_its_place_and_is_not_withdrawn() {
+    let mut s = st();
+    open(&mut s, bash("old1", "excerpt"));
+    open(&mut s, bash("g2", "touch y"));
+    let seq = s.gate_ui["old1"].seq;
+    let mut up = bash("full1", "touch x && curl y | sh");
+    up.opened_ms = 0;
+    let fx = ev(
+        &mut s,
+        BackendEvent::GateUpgraded {
+            old: "old1".into(),
+            gate: Box::new(up),
+        },
+    );
+    assert_eq!(fx, vec![], "no bell: nothing new arrived");
+    let ids: Vec<&str> = s.gates.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["full1", "g2"], "in its place");
+    assert_eq!(s.gate_ui["full1"].seq, seq, "the same arrival");
+    assert_eq!(
+        s.active_gate.as_deref(),
+        Some("full1"),
+        "the card shown is the new one"
+    );
+    assert!(s.closed_gates.contains(&"old1".to_string()));
+    let rows = &s.tree.nodes[0].transcript.items;
+    assert!(!rows.iter().any(|i| matches!(&i.kind,
+        ItemKind::Audit { text, .. } if text.contains("withdrawn"))));
+    assert_eq!(
+        last_audit(&s, 0).0,
+        "full arguments arrived: Bash `touch x && curl y | sh`"
+    );
+    // `y` answers the upgraded card.
+    ch(&mut s, 'y');
+    assert!(s.gate("full1").is_none());
+}
