@@ -174,7 +174,7 @@ impl Storm {
     /// One step of the storm.
     pub fn step(&mut self, b: u8, c: u8) {
         match b % 8 {
-            0 | 1 | 2 => self.new_call(c, None),
+            0..=2 => self.new_call(c, None),
             3 if !self.calls.is_empty() => {
                 let f = self.calls[c as usize % self.calls.len()].clone();
                 self.send(f);
@@ -198,7 +198,7 @@ impl Storm {
                 let out = self.engine.as_mut().unwrap().decide(gate, d);
                 self.take(out);
             }
-            6 if c % 4 == 0 => self.restart(),
+            6 if c.is_multiple_of(4) => self.restart(),
             7 => self.fail.store(true, Ordering::SeqCst),
             _ => self.new_call(c, None),
         }

@@ -77,7 +77,7 @@ pub struct Gate {
     pub intention: String,
     pub ask: Ask,
     /// The call's arguments, for the owner to edit, when an edit can run (`EDITABLE`).
-    pub editable: Option<Map<String, Value>>,
+    pub editable: Option<Box<Map<String, Value>>>,
 }
 
 /// Tools whose arguments the owner may edit on the card: the edit is checked like the
@@ -543,7 +543,8 @@ impl Engine {
             },
             intention: self.pin.intention.clone(),
             ask,
-            editable: (kind == Kind::Permission && EDITABLE.contains(&tool)).then(|| args.clone()),
+            editable: (kind == Kind::Permission && EDITABLE.contains(&tool))
+                .then(|| Box::new(args.clone())),
         };
         self.waiting.insert(
             self.key_of(&c),

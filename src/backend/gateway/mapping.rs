@@ -202,7 +202,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             // What `e` opens: the call's own arguments where an edit can run (every field
             // the host sent, so what is edited is what runs), else what the card shows.
             input: match &g.editable {
-                Some(args) => serde_json::Value::Object(args.clone()).to_string(),
+                Some(args) => serde_json::Value::Object((**args).clone()).to_string(),
                 None => input.to_string(),
             },
             title: title.clone(),
