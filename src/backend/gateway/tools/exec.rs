@@ -1,6 +1,8 @@
 //! exec, poll, input, stop: shell commands owned by the (workspace, session) that started
-//! them, output kept in a bounded buffer, every command killed with its process group when
-//! the table is dropped, so no command outlives switchboard.
+//! them, each started with the table's declared environment (`env::ExecEnv`, never ours
+//! wholesale), input queued to a writer of its own (`feed`, never a blocking write here),
+//! output kept in a bounded buffer, every command killed with its process group when the
+//! table is dropped, so no command outlives switchboard.
 //!
 //! Not even a SIGKILL of switchboard: each running command has a watchdog, a tiny `sh` in
 //! its own process group reading a pipe only we write to. When switchboard dies, however it

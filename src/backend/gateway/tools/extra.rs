@@ -265,4 +265,20 @@ effect = "read"
         assert_eq!(r["output"], json!({"n": 2}));
         assert!(parse("[[gateway.tool]]\nname = \"x\"\n").is_err());
     }
+
+    /// An extra tool starts with the channel's environment, exactly as exec does.
+    #[test]
+    fn a_tool_gets_exactly_the_channel_environment() {
+        let tools = parse("[[gateway.tool]]\nname = \"env\"\nargv = [\"/usr/bin/env\"]\n").unwrap();
+        let env = ExecEnv::build(
+            [("SB_GW_TOKEN".into(), "tok-secret".into())],
+            &["TOOL_ONLY=1".into()],
+            &["SB_GW_TOKEN".into()],
+        )
+        .unwrap();
+        let base = std::env::temp_dir().join(format!("sb-gw-extra-env-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let r = run_with(&Root::open(&base).unwrap(), &tools[0], &json!({}), &env).unwrap();
+        assert_eq!(r["output"], "TOOL_ONLY=1\n");
+    }
 }
