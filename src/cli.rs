@@ -280,6 +280,25 @@ pub struct DemoArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every command that may start processes: none of their descendants outlives us (the
+    // guard's drop ends them, after the command's own shutdown has run).
+    let starts_processes = !matches!(
+        cli.command,
+        Cmd::Replay { .. }
+            | Cmd::Import { .. }
+            | Cmd::Export { .. }
+            | Cmd::Sessions
+            | Cmd::Validate { .. }
+            | Cmd::Paths
+            | Cmd::Config { .. }
+            | Cmd::DemoGateway(_)
+            | Cmd::DemoEngine { .. }
+    );
+    let _descendants = starts_processes.then(crate::reaper::Guard::start);
+    run(cli)
+}
+
+fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Cmd::DemoAgent { args } => ExitCode::from(crate::demo::agent::run(&args) as u8),
         Cmd::Replay {
@@ -543,12 +562,17 @@ fn gateway_config(
             }
             std::fs::read_to_string(f).map_err(|e| format!("--token-file {}: {e}", f.display()))?
         }
-        (None, Some(v)) => std::env::var(v).map_err(|_| format!("--token-env {v}: not set"))?,
+        (None, Some(v)) => {
+            // From now on no process we start gets it (`child_env`).
+            crate::child_env::register_secret(v);
+            std::env::var(v).map_err(|_| format!("--token-env {v}: not set"))?
+        }
         (None, None) => return Err("give the bearer token with --token-file or --token-env".into()),
     };
     let token = transport::Token::new(raw)?;
     let extra_tools = crate::backend::gateway::tools::extra::load()
         .map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
+    let exec_env = crate::backend::gateway::tools::env::load(args.token_env.as_deref())?;
     Ok(crate::backend::gateway::session::GatewayConfig {
         url: args.url.clone(),
         root: args.root.clone(),
@@ -561,6 +585,7 @@ fn gateway_config(
         token,
         journal: Journal::default_path(&args.workspace),
         record: args.record.clone(),
+        exec_env,
     })
 }
 
@@ -627,6 +652,24 @@ fn config_check(flag: Option<PathBuf>) -> ExitCode {
         println!("{p}");
     }
     bad |= !checked.problems.is_empty();
+    // `[gateway] env`: never a token variable of a gateway profile, never a `SWITCHBOARD_*`.
+    // Read from every profile as written, a broken one included.
+    let token_vars: Vec<String> = cfg
+        .session
+        .iter()
+        .filter_map(|t| Some(t.get("token_env")?.as_str()?.to_string()))
+        .collect();
+    for e in &cfg.gateway.env {
+        if let Err(m) = crate::backend::gateway::tools::env::parse_entry(e, &token_vars) {
+            println!(
+                "{}{}: gateway.env: {}",
+                path.display(),
+                at(Some("gateway"), "env"),
+                crate::core::text::neutralize(&m)
+            );
+            bad = true;
+        }
+    }
     // Build each good profile as `up` would (nothing starts): a claude profile whose binary
     // cannot be found fails here, not later.
     let cx = LaunchContext {

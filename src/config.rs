@@ -56,6 +56,22 @@ pub struct Config {
     /// key and reports every problem with its line.
     #[serde(default)]
     pub session: Vec<toml::Table>,
+    /// `[gateway]`: what commands run for a remote agent get, and the owner's extra tools.
+    #[serde(default)]
+    pub gateway: GatewayDefaults,
+}
+
+/// `[gateway]`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayDefaults {
+    /// Variables gateway commands get beyond the allowlist: `NAME` (our value) or
+    /// `NAME=value` (`backend::gateway::tools::env`).
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `[[gateway.tool]]`, kept raw here: `backend::gateway::tools::extra::parse` checks them.
+    #[serde(default)]
+    pub tool: Vec<toml::Table>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -386,6 +402,21 @@ mod tests {
         assert_eq!(line_of_key(text, None, "quit"), None);
         let ok = parse_config(p, "theme = \"light\"\n[claude]\nbreaks = [\"Bash\"]\n").unwrap();
         assert_eq!(ok.claude.breaks, vec!["Bash"]);
+    }
+
+    /// `[gateway]` holds the command environment and the extra tools; a typo there is an error.
+    #[test]
+    fn the_gateway_section_parses() {
+        let p = Path::new("config.toml");
+        let c = parse_config(
+            p,
+            "[gateway]\nenv = [\"CARGO_HOME\", \"RUST_LOG=info\"]\n\n[[gateway.tool]]\nname = \"t\"\nargv = [\"true\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.gateway.env, ["CARGO_HOME", "RUST_LOG=info"]);
+        assert_eq!(c.gateway.tool.len(), 1);
+        let e = parse_config(p, "[gateway]\nenvs = []\n").unwrap_err().0;
+        assert!(e.starts_with("config.toml:2:"), "{e}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod child_env;
 pub mod cli;
 pub mod config;
 pub mod contain;
@@ -9,6 +10,7 @@ pub mod core;
 pub mod demo;
 pub mod logging;
 pub mod paths;
+pub mod reaper;
 pub mod record;
 pub mod replay;
 pub mod schema;

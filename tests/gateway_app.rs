@@ -39,6 +39,7 @@ fn config(base: &std::path::Path, url: String, mode: Mode) -> GatewayConfig {
         token: Token::new(TOKEN.into()).unwrap(),
         journal: base.join("data/journal.jsonl"),
         record: Some(base.join("data/recording.jsonl")),
+        exec_env: switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
     }
 }
 

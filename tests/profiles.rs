@@ -191,6 +191,36 @@ fn config_check_reads_another_file_and_lists_the_good_profiles() {
     );
 }
 
+/// `[gateway] env` never names a token variable of a gateway profile nor a `SWITCHBOARD_*`.
+#[test]
+fn config_check_refuses_a_token_or_our_own_variable_in_the_gateway_env() {
+    let s = Scratch::new("gw-env");
+    s.write("home/proj/x", "");
+    let file = s.write(
+        "config/config.toml",
+        "[gateway]\nenv = [\"CARGO_HOME\", \"SB_GW_TOKEN\", \"SWITCHBOARD_DATA_DIR=/x\"]\n\n\
+         [[session]]\nname = \"remote\"\nbackend = \"gateway\"\nurl = \"ws://127.0.0.1:9\"\n\
+         workspace = \"w\"\nroot = \"~/proj\"\nintention = \"x\"\ntoken_env = \"SB_GW_TOKEN\"\n",
+    );
+    let o = s.run(&["config", "check"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    let f = file.display();
+    assert!(
+        out.contains(&format!(
+            "{f}:2: gateway.env: SB_GW_TOKEN: it holds the gateway's bearer token, which is never passed to commands\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{f}:2: gateway.env: SWITCHBOARD_DATA_DIR: switchboard's own variables are never passed to commands\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("CARGO_HOME"), "{out}");
+}
+
 #[test]
 fn up_refuses_bad_profiles_before_anything_starts() {
     let s = Scratch::new("up-bad");

@@ -603,7 +603,10 @@ impl App {
             return;
         };
         let message = notify_message(&self.state);
-        let spawned = std::process::Command::new("sh")
+        let mut c = std::process::Command::new("sh");
+        // The owner's own command: their environment, less any secret we read.
+        crate::child_env::scrub(&mut c, false);
+        let spawned = c
             .arg("-c")
             .arg(cmd)
             .env("SWITCHBOARD_TITLE", self.title())

@@ -75,7 +75,10 @@ fn page(text: &str) -> io::Result<()> {
 /// exact bytes; this is only what is shown.
 fn run_viewer(viewer: &str, text: &str) -> io::Result<()> {
     let path = private_temp_file(&crate::core::text::neutralize(text))?;
-    let status = std::process::Command::new("sh")
+    let mut c = std::process::Command::new("sh");
+    // The owner's pager or editor: their environment, less any secret we read.
+    crate::child_env::scrub(&mut c, false);
+    let status = c
         .arg("-c")
         .arg(format!("{viewer} \"$1\""))
         .arg("switchboard-pager")

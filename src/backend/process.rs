@@ -191,6 +191,9 @@ impl Agent {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // The owner's environment (an agent needs its credentials), minus any secret we read
+        // (`child_env`: a gateway token of another session of this workspace).
+        crate::child_env::scrub(cmd.as_std_mut(), false);
         for (k, v) in &spec.env {
             match v {
                 Some(v) => cmd.env(k, v),

@@ -258,6 +258,7 @@ fn acp_config(
 
 /// A gateway profile's channel, like `switchboard gateway` builds it from its flags.
 fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<GatewayConfig, String> {
+    use crate::backend::gateway::session::TokenSource;
     use crate::backend::gateway::{engine::Pinned, journal::Journal, tools::extra, validate::Mode};
     let g = p
         .gateway
@@ -274,6 +275,11 @@ fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<Gateway
         .read()
         .map_err(|e| format!("session {:?}: token: {e}", p.name))?;
     let extra_tools = extra::load().map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
+    let token_var = match &g.token {
+        TokenSource::Env(v) => Some(v.as_str()),
+        TokenSource::File(_) => None,
+    };
+    let exec_env = crate::backend::gateway::tools::env::load(token_var)?;
     Ok(GatewayConfig {
         url: g.url.clone(),
         root: g.root.clone(),
@@ -286,6 +292,7 @@ fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<Gateway
         token,
         journal: Journal::default_path(&g.workspace),
         record,
+        exec_env,
     })
 }
 

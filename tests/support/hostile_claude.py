@@ -9,6 +9,8 @@ HOSTILE_MODE picks the behaviour:
   flood S   write whole assistant messages of ~16 KB as fast as possible for S seconds, then
             stay quiet
   nocancel  answer initialize, start a turn on the first user message, ignore interrupts
+  escape    run `sh -c "$HOSTILE_ESCAPE"` (children that leave the agent's group), then read
+            stdin and exit at its end, as a well-behaved agent does
 Every mode first starts a grandchild (`sleep 600`) in its process group and writes the pids
 (agent, grandchild) to HOSTILE_PIDS, so a test can check that nothing is left behind.
 """
@@ -95,6 +97,11 @@ elif mode[0] == "flood":
         raw.write(b"".join(batch))
         raw.flush()
     time.sleep(600)
+elif mode[0] == "escape":
+    subprocess.Popen(["sh", "-c", os.environ["HOSTILE_ESCAPE"]], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in sys.stdin:
+        pass
 elif mode[0] == "nocancel":
     for line in sys.stdin:
         try:

@@ -229,6 +229,10 @@ impl Terminals {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // The agent's command gets the owner's environment (the agent has it anyway) minus
+        // switchboard's own variables and any secret we read (`child_env`); then what the
+        // request sets, shown on its card.
+        crate::child_env::scrub(cmd.as_std_mut(), true);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
@@ -415,6 +419,36 @@ mod tests {
             cwd: std::env::temp_dir(),
             output_byte_limit: limit,
         }
+    }
+
+    /// A terminal gets our environment less any registered secret and `SWITCHBOARD_*`, plus
+    /// what the request sets.
+    #[tokio::test]
+    async fn a_terminal_never_gets_a_secret_or_our_own_variables() {
+        // A variable cargo sets for every test run and nothing reads at run time.
+        assert!(std::env::var_os("CARGO_PKG_VERSION_PATCH").is_some());
+        crate::child_env::register_secret("CARGO_PKG_VERSION_PATCH");
+        let mut terms = Terminals::new();
+        let mut s = spec("env", None);
+        s.env = vec![("ASKED".into(), "yes".into())];
+        let tid = terms
+            .create(&s, std::fs::File::open(std::env::temp_dir()).unwrap())
+            .unwrap();
+        let fut = terms.wait(&tid).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), fut)
+            .await
+            .unwrap();
+        let out = terms.output(&tid).unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            out.contains("\nASKED=yes\n") || out.starts_with("ASKED=yes\n"),
+            "{out}"
+        );
+        assert!(out.contains("PATH="), "{out}");
+        assert!(!out.contains("CARGO_PKG_VERSION_PATCH="), "{out}");
+        assert!(!out.lines().any(|l| l.starts_with("SWITCHBOARD_")), "{out}");
     }
 
     #[tokio::test]

@@ -33,6 +33,10 @@ pub struct GatewayConfig {
     pub token: Token,
     pub journal: PathBuf,
     pub record: Option<PathBuf>,
+    /// What the channel's commands start with, built once at startup from `[gateway] env`
+    /// (`tools::env::load`); the engine's command table is to be made with it
+    /// (`Commands::new`), so the cards show exactly this.
+    pub exec_env: Arc<super::tools::env::ExecEnv>,
 }
 
 pub struct GatewayBackend {
@@ -540,7 +544,11 @@ impl TokenSource {
             TokenSource::File(f) => {
                 std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?
             }
-            TokenSource::Env(v) => std::env::var(v).map_err(|_| format!("${v} is not set"))?,
+            TokenSource::Env(v) => {
+                // From now on no process we start gets it (`child_env`).
+                crate::child_env::register_secret(v);
+                std::env::var(v).map_err(|_| format!("${v} is not set"))?
+            }
         };
         Token::new(raw)
     }

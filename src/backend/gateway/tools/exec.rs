@@ -1,6 +1,8 @@
 //! exec, poll, input, stop: shell commands owned by the (workspace, session) that started
-//! them, output kept in a bounded buffer, every command killed with its process group when
-//! the table is dropped, so no command outlives switchboard.
+//! them, each started with the table's declared environment (`env::ExecEnv`, never ours
+//! wholesale), input queued to a writer of its own (`feed`, never a blocking write here),
+//! output kept in a bounded buffer, every command killed with its process group when the
+//! table is dropped, so no command outlives switchboard.
 //!
 //! Not even a SIGKILL of switchboard: each running command has a watchdog, a tiny `sh` in
 //! its own process group reading a pipe only we write to. When switchboard dies, however it
@@ -10,15 +12,17 @@
 //! us, so it never signals a group id that may have been reused.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use super::env::ExecEnv;
+use super::feed::Feed;
 use crate::backend::gateway::codec::{Code, Refusal};
 use crate::backend::gateway::validate::rel_path;
 use crate::contain::Root;
@@ -75,15 +79,23 @@ struct Cmd {
     seq: u64,
     owner: (String, String),
     pid: i32,
-    stdin: Option<ChildStdin>,
+    stdin: Feed,
     shared: Arc<Mutex<Shared>>,
 }
 
-/// Every command this process started, by `commandId`.
-#[derive(Default)]
+/// Every command this process started, by `commandId`, and the one environment they all
+/// start with.
 pub struct Commands {
     table: HashMap<String, Cmd>,
     seq: u64,
+    env: Arc<ExecEnv>,
+}
+
+impl Default for Commands {
+    /// The allowlist alone (`ExecEnv::baseline`): nothing the owner listed in `[gateway] env`.
+    fn default() -> Commands {
+        Commands::new(ExecEnv::baseline())
+    }
 }
 
 fn kill_group(pid: i32, sig: i32) {
@@ -118,6 +130,21 @@ fn watchdog(pgid: i32) -> std::io::Result<std::process::Child> {
 }
 
 impl Commands {
+    /// A table whose commands get `env` (built once per channel at startup).
+    pub fn new(env: Arc<ExecEnv>) -> Commands {
+        Commands {
+            table: HashMap::new(),
+            seq: 0,
+            env,
+        }
+    }
+
+    /// The environment every command of this table starts with: `env().vars()` are the
+    /// `(name, value)` pairs the card shows.
+    pub fn env(&self) -> &ExecEnv {
+        &self.env
+    }
+
     /// A fresh lowercase UUIDv4, generated (and journaled by the caller) before the spawn.
     pub fn new_id() -> String {
         uuid::Uuid::new_v4().to_string()
@@ -170,6 +197,7 @@ impl Commands {
         .map_err(|e| super::files::io_refusal(e, cwd))?;
         let fd = dir.as_fd().as_raw_fd();
         let mut c = Command::new("/bin/sh");
+        self.env.apply(&mut c);
         c.arg("-c")
             .arg(command)
             .stdin(Stdio::piped())
@@ -234,8 +262,27 @@ impl Commands {
                 }
             }));
         }
-        let stdin = child.stdin.take();
+        let stdin = match child.stdin.take().map(Feed::start) {
+            Some(Ok(f)) => f,
+            e => {
+                // Without its writer the command could never be given input; it does not run.
+                kill_group(pid, libc::SIGKILL);
+                let _ = child.wait();
+                let mut watchdog = watchdog;
+                let _ = watchdog.kill();
+                let _ = watchdog.wait();
+                let why = match e {
+                    Some(Err(e)) => e.to_string(),
+                    _ => "no pipe".into(),
+                };
+                return Err(Refusal::new(
+                    Code::Failed,
+                    format!("could not start the command's input writer: {why}"),
+                ));
+            }
+        };
         let sh = shared.clone();
+        let feed = stdin.clone();
         std::thread::spawn(move || {
             let deadline = Instant::now() + Duration::from_millis(timeout);
             let status = loop {
@@ -251,6 +298,7 @@ impl Commands {
                     Err(_) => break None,
                 }
             };
+            feed.close("the command has ended");
             for r in readers {
                 let _ = r.join();
             }
@@ -331,6 +379,7 @@ impl Commands {
         let to = (from + POLL_PAGE).min(end);
         let text =
             String::from_utf8_lossy(&g.out.bytes[from - g.out.base..to - g.out.base]).into_owned();
+        let (pending, delivered) = c.stdin.progress();
         let (status, code) = match &g.status {
             Status::Running => ("running", Value::Null),
             Status::Exited(c) => ("exited", json!(c)),
@@ -348,6 +397,9 @@ impl Commands {
             // Nothing is lost silently: bytes before this offset were dropped from the buffer.
             "droppedBefore": if offset < g.out.base { json!(g.out.base) } else { Value::Null },
             "more": to < end,
+            // What `workspace_input` queued: bytes still waiting, bytes the command was given.
+            "inputPending": pending,
+            "inputDelivered": delivered,
         }))
     }
 
@@ -365,22 +417,10 @@ impl Commands {
                 format!("command {id} has exited"),
             ));
         }
-        let Some(stdin) = c.stdin.as_mut() else {
-            return Err(Refusal::new(
-                Code::Failed,
-                format!("command {id} has no input"),
-            ));
-        };
-        stdin
-            .write_all(text.as_bytes())
-            .and_then(|_| stdin.flush())
-            .map_err(|e| {
-                Refusal::new(
-                    Code::Failed,
-                    format!("could not write to command {id}: {e}"),
-                )
-            })?;
-        Ok(json!({"commandId": id, "written": text.len()}))
+        // Queued, not yet written: `queued` is this call's bytes, `pending` all that waits;
+        // the poll's `inputPending` and `inputDelivered` show the delivery.
+        let pending = c.stdin.push(text.as_bytes())?;
+        Ok(json!({"commandId": id, "queued": text.len(), "pending": pending}))
     }
 
     pub fn stop(
@@ -391,7 +431,7 @@ impl Commands {
         let id = command_id(args);
         let c = self.owned(owner, id)?;
         let pid = c.pid;
-        c.stdin = None;
+        c.stdin.close("the command was stopped");
         {
             let mut g = c.shared.lock().unwrap_or_else(|p| p.into_inner());
             if g.status != Status::Running {
@@ -418,8 +458,11 @@ impl Cmd {
 }
 
 impl Drop for Commands {
+    /// Never waits: each command's group is killed, and its input writer, closed when its
+    /// `Feed` goes, ends within a tick on its own.
     fn drop(&mut self) {
         for c in self.table.values() {
+            c.stdin.close("switchboard is shutting down");
             if c.shared.lock().unwrap_or_else(|p| p.into_inner()).status == Status::Running {
                 kill_group(c.pid, libc::SIGKILL);
             }
@@ -436,196 +479,5 @@ fn command_id(args: &Map<String, Value>) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn root(name: &str) -> (std::path::PathBuf, Root) {
-        let base = std::env::temp_dir().join(format!("sb-gw-exec-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("sub")).unwrap();
-        (base.clone(), Root::open(&base).unwrap())
-    }
-
-    fn a(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
-
-    fn wait_done(c: &mut Commands, owner: &(String, String), id: &str) -> Value {
-        for _ in 0..300 {
-            let p = c.poll(owner, &a(json!({"commandId": id}))).unwrap();
-            if p["status"] != "running" {
-                return p;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("command did not end");
-    }
-
-    #[test]
-    fn exec_runs_in_cwd_and_only_its_session_may_touch_it() {
-        let (_b, root) = root("own");
-        let mut c = Commands::default();
-        let me = ("w".to_string(), "s1".to_string());
-        let other = ("w".to_string(), "s2".to_string());
-        let id = Commands::new_id();
-        c.exec(
-            &root,
-            me.clone(),
-            &id,
-            &a(json!({"command": "pwd; read x; echo got $x", "cwd": "sub"})),
-        )
-        .unwrap();
-        for e in [
-            c.poll(&other, &a(json!({"commandId": id}))).unwrap_err(),
-            c.input(&other, &a(json!({"commandId": id, "text": "hi\n"})))
-                .unwrap_err(),
-            c.stop(&other, &a(json!({"commandId": id}))).unwrap_err(),
-        ] {
-            assert_eq!(e.code, Code::CommandNotOwned);
-        }
-        c.input(&me, &a(json!({"commandId": id, "text": "hi\n"})))
-            .unwrap();
-        let p = wait_done(&mut c, &me, &id);
-        assert_eq!(p["status"], "exited");
-        assert_eq!(p["exitCode"], 0);
-        let out = p["output"].as_str().unwrap();
-        assert!(out.ends_with("/sub\ngot hi\n"), "{out}");
-        assert!(Commands::check_cwd(&root, &a(json!({"cwd": "../"}))).is_err());
-    }
-
-    /// Whether `pid` is gone (a zombie waiting for init to reap it counts as gone).
-    fn gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(s) => s.rsplit_once(')').is_some_and(|(_, rest)| {
-                matches!(rest.trim_start().chars().next(), Some('Z' | 'X'))
-            }),
-        }
-    }
-
-    /// The child half of the SIGKILL test: start a command that leaves a background process,
-    /// then wait to be killed.
-    #[test]
-    fn sigkill_child() {
-        let Ok(dir) = std::env::var("SB_GW_EXEC_SIGKILL_DIR") else {
-            return;
-        };
-        let root = Root::open(std::path::Path::new(&dir)).unwrap();
-        let mut c = Commands::default();
-        c.exec(
-            &root,
-            ("w".to_string(), "s".to_string()),
-            &Commands::new_id(),
-            &a(json!({"command": "sleep 300 & echo $! > bg.tmp; mv bg.tmp bg.pid; echo $$ > sh.tmp; mv sh.tmp sh.pid; wait"})),
-        )
-        .unwrap();
-        std::thread::sleep(Duration::from_secs(60));
-    }
-
-    /// No command outlives switchboard, even a SIGKILL of it: the watchdog ends the group.
-    #[test]
-    fn a_sigkill_of_switchboard_ends_its_commands() {
-        let (base, _root) = root("sigkill");
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "backend::gateway::tools::exec::tests::sigkill_child",
-                "--exact",
-                "--test-threads=1",
-            ])
-            .env("SB_GW_EXEC_SIGKILL_DIR", &base)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let read_pid = |f: &str| -> Option<i32> {
-            std::fs::read_to_string(base.join(f))
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        };
-        let mut pids = None;
-        for _ in 0..500 {
-            if let (Some(a), Some(b)) = (read_pid("sh.pid"), read_pid("bg.pid")) {
-                pids = Some((a, b));
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let (sh, bg) = pids.expect("the command started");
-        assert!(!gone(sh) && !gone(bg));
-        child.kill().unwrap(); // SIGKILL: no destructor runs
-        child.wait().unwrap();
-        for _ in 0..250 {
-            if gone(sh) && gone(bg) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Do not leave them behind on failure either.
-        kill_group(sh, libc::SIGKILL);
-        panic!("the command (sh {sh}, background {bg}) outlived a SIGKILL of switchboard");
-    }
-
-    #[test]
-    fn stop_and_timeout_end_the_whole_group() {
-        let (_b, root) = root("stop");
-        let mut c = Commands::default();
-        let me = ("w".to_string(), "s".to_string());
-        let id = Commands::new_id();
-        c.exec(
-            &root,
-            me.clone(),
-            &id,
-            &a(json!({"command": "sleep 30 & sleep 30"})),
-        )
-        .unwrap();
-        c.stop(&me, &a(json!({"commandId": id}))).unwrap();
-        assert_eq!(wait_done(&mut c, &me, &id)["status"], "stopped");
-        let id2 = Commands::new_id();
-        c.exec(
-            &root,
-            me.clone(),
-            &id2,
-            &a(json!({"command": "sleep 30", "timeoutMs": 1000})),
-        )
-        .unwrap();
-        assert_eq!(wait_done(&mut c, &me, &id2)["status"], "timed_out");
-    }
-
-    #[test]
-    fn running_commands_are_capped() {
-        let (_b, root) = root("cap");
-        let mut c = Commands::default();
-        let me = ("w".to_string(), "s".to_string());
-        for _ in 0..MAX_RUNNING {
-            c.exec(
-                &root,
-                me.clone(),
-                &Commands::new_id(),
-                &a(json!({"command": "sleep 30"})),
-            )
-            .unwrap();
-        }
-        let e = c
-            .exec(
-                &root,
-                me.clone(),
-                &Commands::new_id(),
-                &a(json!({"command": "true"})),
-            )
-            .unwrap_err();
-        assert_eq!(e.code, Code::Failed);
-        drop(c); // kills them all
-    }
-
-    #[test]
-    fn output_is_bounded_and_says_what_was_dropped() {
-        let mut o = Output::default();
-        o.push(&vec![b'a'; OUTPUT_CAP]);
-        o.push(b"bcd");
-        assert_eq!(o.bytes.len(), OUTPUT_CAP);
-        assert_eq!(o.base, 3);
-        assert!(o.bytes.ends_with(b"bcd"));
-    }
-}
+#[path = "exec_tests.rs"]
+mod tests;

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::env::ExecEnv;
 use crate::backend::gateway::codec::{Code, Refusal};
 use crate::backend::gateway::validate::Class;
 use crate::contain::Root;
@@ -126,14 +127,26 @@ pub fn check_arguments(tool: &ExtraTool, arguments: &Value) -> Result<(), Refusa
     }
 }
 
-/// Run the tool in the root with `arguments` on stdin.
+/// Run the tool with the allowlist alone for an environment (`ExecEnv::baseline`).
 pub fn run(root: &Root, tool: &ExtraTool, arguments: &Value) -> Result<Value, Refusal> {
+    run_with(root, tool, arguments, &ExecEnv::baseline())
+}
+
+/// Run the tool in the root with `arguments` on stdin and exactly `env` for an environment
+/// (the channel's, as for exec: `Commands::env`).
+pub fn run_with(
+    root: &Root,
+    tool: &ExtraTool,
+    arguments: &Value,
+    env: &ExecEnv,
+) -> Result<Value, Refusal> {
     let dir = root
         .dir()
         .try_clone()
         .map_err(|e| Refusal::new(Code::Failed, e.to_string()))?;
     let fd = dir.as_fd().as_raw_fd();
     let mut c = Command::new(&tool.argv[0]);
+    env.apply(&mut c);
     c.args(&tool.argv[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -251,5 +264,21 @@ effect = "read"
         let r = run(&root, &tools[0], &json!({"n": 2})).unwrap();
         assert_eq!(r["output"], json!({"n": 2}));
         assert!(parse("[[gateway.tool]]\nname = \"x\"\n").is_err());
+    }
+
+    /// An extra tool starts with the channel's environment, exactly as exec does.
+    #[test]
+    fn a_tool_gets_exactly_the_channel_environment() {
+        let tools = parse("[[gateway.tool]]\nname = \"env\"\nargv = [\"/usr/bin/env\"]\n").unwrap();
+        let env = ExecEnv::build(
+            [("SB_GW_TOKEN".into(), "tok-secret".into())],
+            &["TOOL_ONLY=1".into()],
+            &["SB_GW_TOKEN".into()],
+        )
+        .unwrap();
+        let base = std::env::temp_dir().join(format!("sb-gw-extra-env-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let r = run_with(&Root::open(&base).unwrap(), &tools[0], &json!({}), &env).unwrap();
+        assert_eq!(r["output"], "TOOL_ONLY=1\n");
     }
 }
