@@ -66,6 +66,7 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
         token: Token::new(TOKEN.into()).unwrap(),
         journal: base.join("data/journal.jsonl"),
         record: Some(base.join("data/recording.jsonl")),
+        exec_env: switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
     };
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
     let accept = host.accept(WAIT);

@@ -198,6 +198,13 @@ impl Engine {
         )
     }
 
+    /// Commands and extra tools start with `env` (`[gateway] env` on top of the allowlist;
+    /// without this call, the allowlist alone).
+    pub fn with_env(mut self, env: std::sync::Arc<super::tools::env::ExecEnv>) -> Engine {
+        self.commands = Commands::new(env);
+        self
+    }
+
     pub fn pinned(&self) -> &Pinned {
         &self.pin
     }
@@ -650,10 +657,11 @@ impl Engine {
             "workspace_document" => super::tools::media::document(&self.root, args),
             "workspace_poll" => self.commands.poll(&owner, args),
             "workspace_tool" => match self.target(c, args) {
-                Ok(t) => extra::run(
+                Ok(t) => extra::run_with(
                     &self.root,
                     &t,
                     &args.get("arguments").cloned().unwrap_or(Value::Null),
+                    self.commands.env(),
                 ),
                 Err(r) => Err(r),
             },
@@ -776,10 +784,11 @@ impl Engine {
             "workspace_input" => self.commands.input(&owner, args),
             "workspace_stop" => self.commands.stop(&owner, args),
             _ => match self.target(c, args) {
-                Ok(t) => extra::run(
+                Ok(t) => extra::run_with(
                     &self.root,
                     &t,
                     &args.get("arguments").cloned().unwrap_or(Value::Null),
+                    self.commands.env(),
                 ),
                 Err(r) => Err(r),
             },

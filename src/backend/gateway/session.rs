@@ -340,7 +340,7 @@ async fn run(
         )
         .await;
     }
-    let engine = Engine::new(c.pinned.clone(), root, journal);
+    let engine = Engine::new(c.pinned.clone(), root, journal).with_env(c.exec_env.clone());
     let uncertain = engine.uncertain();
     let engine = Arc::new(Mutex::new(engine));
     ev(
