@@ -572,6 +572,37 @@ fn fs_paths_outside_cwd_are_refused_and_writes_are_gated() {
     assert_eq!(sc.sent.last().unwrap()["error"]["code"], -32000);
 }
 
+/// A write to a path with newlines in it is named on one line, the newlines shown (`^J`), in
+/// the card's title and diff header and in the audit row (issue 21, item 8).
+#[test]
+fn a_write_names_a_path_with_newlines_exactly() {
+    let mut sc = ready_scene();
+    sc.line(json!({"jsonrpc":"2.0","id":9,"method":"fs/write_text_file","params":{"sessionId":"sess_1","path":"/home/dev/shop/evil\n\nnotes.txt","content":"new\n"}}));
+    let Some(Action::PrepareWrite { id, path, content }) = sc.actions.pop() else {
+        panic!("{:?}", sc.sent.last())
+    };
+    let out = sc.m.write_gate(id, path, content, None);
+    sc.absorb(out);
+    let shown = "/home/dev/shop/evil^J^Jnotes.txt";
+    let GateKind::Permission(p) = &sc.s.active().unwrap().kind else {
+        panic!()
+    };
+    assert!(
+        p.title
+            .as_deref()
+            .unwrap()
+            .starts_with(&format!("create {shown} ("))
+    );
+    let screen = sc.screen(120, 40);
+    assert!(screen.contains(&format!("--- {shown}")), "{screen}");
+    sc.key(KeyCode::Char('y'));
+    let audits = common::audits(&sc.s, 0);
+    assert!(
+        audits.iter().any(|a| a.contains(&format!("`{shown}`"))),
+        "{audits:?}"
+    );
+}
+
 const NOTES: &str = "/home/dev/shop/notes.txt";
 const BASE: &str = "alpha\nbeta\ngamma\n";
 

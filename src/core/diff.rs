@@ -150,12 +150,15 @@ impl Diff {
         } else {
             ("--- a/", "+++ b/")
         };
-        for (prefix, text) in [(a, &self.path), (b, &self.path)] {
+        // The path exactly, on one line: a newline in it is `^J`, never a second row or
+        // nothing (what every backend's card, the transcript and a copy show of the file).
+        let path = crate::core::text::visible_line(&self.path);
+        for prefix in [a, b] {
             self.lines.push(DiffLine {
                 kind: DiffKind::Header,
                 old_no: None,
                 new_no: None,
-                text: format!("{prefix}{text}"),
+                text: format!("{prefix}{path}"),
                 bare_cr: false,
             });
         }
@@ -405,6 +408,22 @@ mod tests {
             render(&d)[2..],
             ["@@ -1,2 +1,2 @@", " a", "-b", NO_NEWLINE, "+c", NO_NEWLINE]
         );
+    }
+
+    #[test]
+    fn a_control_character_in_the_path_is_shown_in_the_header() {
+        let d = Diff::unified("evil\n\n\n\n\nnotes.txt", "", "x\n", 3);
+        assert_eq!(
+            render(&d)[..2],
+            [
+                "--- a/evil^J^J^J^J^Jnotes.txt",
+                "+++ b/evil^J^J^J^J^Jnotes.txt"
+            ]
+        );
+        let d = Diff::from_edits("/tmp/a\tb\u{1b}c", &[("a".into(), "b".into())]);
+        assert_eq!(d.lines[0].text, "--- /tmp/a^Ib^[c");
+        // The path itself is kept exact.
+        assert_eq!(d.path, "/tmp/a\tb\u{1b}c");
     }
 
     #[test]

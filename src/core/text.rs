@@ -140,12 +140,28 @@ pub fn is_hostile(c: char) -> bool {
 /// other hostile character as `<U+202E>`. `\n` and `\t` stay. Used where text leaves for a
 /// terminal (render, CLI printers, the pager file); the data itself keeps its exact bytes.
 pub fn neutralize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_hostile) {
+    shown(s, is_hostile)
+}
+
+/// `s` made safe and kept on one line: `neutralize`, with `\n` and `\t` shown too (`^J`,
+/// `^I`), as every other C0 character is. For names and paths (a file, a tool, a working
+/// directory) and one-line summaries of them: `neutralize` keeps a newline, which then splits
+/// a name across rows or is dropped by the terminal, so `evil\n\nnotes.txt` read as
+/// `evilnotes.txt` and a card named a file other than the one written. Never used on text
+/// whose lines matter (a command, a message): that wraps at its newlines.
+pub fn visible_line(s: &str) -> Cow<'_, str> {
+    shown(s, |c| matches!(c, '\n' | '\t') || is_hostile(c))
+}
+
+/// `s` with every character `hidden` says so shown visibly: C0 in caret notation, any other
+/// as `<U+XXXX>`.
+fn shown(s: &str, hidden: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(&hidden) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if !is_hostile(c) {
+        if !hidden(c) {
             out.push(c);
             continue;
         }
@@ -207,11 +223,12 @@ pub fn tool_input_summary(tool: &str, input: &serde_json::Value) -> String {
     let field = |k: &str| input.get(k).and_then(|v| v.as_str());
     let s = match tool {
         "Bash" => field("command").map(str::to_string),
+        // A path whole and on one line (`one_line` below keeps only a first line).
         "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => field("file_path")
             .or_else(|| field("notebook_path"))
-            .map(str::to_string),
+            .map(|p| visible_line(p).into_owned()),
         "Grep" => field("pattern").map(|p| match field("path") {
-            Some(path) => format!("{p} in {path}"),
+            Some(path) => format!("{p} in {}", visible_line(path)),
             None => p.to_string(),
         }),
         "Glob" => field("pattern").map(str::to_string),
@@ -308,6 +325,35 @@ mod tests {
         for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
             assert!(is_hostile(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn visible_line_shows_newlines_and_tabs_in_a_name() {
+        assert_eq!(
+            visible_line("evil\n\n\n\n\nnotes.txt"),
+            "evil^J^J^J^J^Jnotes.txt"
+        );
+        assert_eq!(
+            visible_line("a\tb\r\u{1b}[2J\u{202e}c"),
+            "a^Ib^M^[[2J<U+202E>c"
+        );
+        assert!(matches!(visible_line("src/日本/a b.rs"), Cow::Borrowed(_)));
+        // Whatever it is given, the result is one line with nothing the terminal drops.
+        let all: String = ('\u{0}'..='\u{a0}')
+            .chain(['\u{2028}', '\u{2066}'])
+            .collect();
+        let v = visible_line(&all);
+        assert!(!v.chars().any(|c| c.is_control() || is_hostile(c)), "{v}");
+        // `neutralize` still keeps the lines of multi-line text.
+        assert_eq!(neutralize("a\n\tb"), "a\n\tb");
+    }
+
+    #[test]
+    fn a_path_summary_keeps_every_line_of_the_path() {
+        let v = serde_json::json!({"file_path": "evil\n\n\n\n\nnotes.txt", "content": "x"});
+        assert_eq!(tool_input_summary("Write", &v), "evil^J^J^J^J^Jnotes.txt");
+        let v = serde_json::json!({"pattern": "fn", "path": "a\nb"});
+        assert_eq!(tool_input_summary("Grep", &v), "fn in a^Jb");
     }
 
     #[test]

@@ -5,14 +5,14 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::items::diff_lines;
+use super::diffs::{diff_lines, side_by_side_lines};
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
 use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
 use crate::core::state::{EditorPurpose, GateUi, State};
 // Spans built here without `wrap`/`clip` neutralize agent text themselves (`^[`, `<U+202E>`):
 // the last-line scrub would only drop the control bytes and leave the rest reading as plain.
-use crate::core::text::neutralize;
+use crate::core::text::{neutralize, visible_line};
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -66,7 +66,7 @@ fn card_parts(
             match &p.diff {
                 // `t`: side by side when there is room for two readable columns.
                 Some(d) if state.side_by_side && w >= 100 => {
-                    l.extend(super::items::side_by_side_lines(d, w, theme))
+                    l.extend(side_by_side_lines(d, w, theme))
                 }
                 Some(d) => l.extend(diff_lines(d, w, theme, false)),
                 // The whole command, every line: a second line runs too.
@@ -116,7 +116,7 @@ fn card_parts(
                 kv(&mut l, "reason", r);
             }
             if let Some(b) = &p.blocked_path {
-                kv(&mut l, "blocked path", b);
+                kv(&mut l, "blocked path", &visible_line(b));
             }
             if p.always_allowed {
                 for s in &p.suggestions {
@@ -447,7 +447,7 @@ pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Lin
         .map(|i| i + 1)
         .unwrap_or(0);
     let what = match &gate.kind {
-        GateKind::Permission(p) => format!("‖ Permission · {}", p.tool),
+        GateKind::Permission(p) => format!("‖ Permission · {}", visible_line(&p.tool)),
         GateKind::Question(q) => {
             let page = ui.page.min(q.questions.len().saturating_sub(1));
             let header = q

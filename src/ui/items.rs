@@ -1,17 +1,15 @@
 //! One transcript item → styled lines at a given width.
 
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::diffs::lines_of_diff;
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::diff::{self, Diff, DiffKind};
-use crate::core::text::{human_count, human_duration, neutralize};
+use crate::core::text::{human_count, human_duration, visible_line};
 use crate::core::transcript::{Item, ItemKind, Level, Tone, Transcript};
 
-/// Lines shown for a collapsed tool result or diff.
+/// Lines shown for a collapsed tool result (a diff's are `diffs::COLLAPSED_DIFF`).
 const COLLAPSED_RESULT: usize = 3;
-const COLLAPSED_DIFF: usize = 14;
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -82,6 +80,7 @@ fn lines_of(item: &Item, width: u16, theme: &Theme, words: bool) -> Vec<Line<'st
             diff,
             ..
         } => {
+            let name = visible_line(name);
             let head = Line::from(vec![
                 Span::styled(format!("⚙ {name} "), theme.tool),
                 Span::styled(
@@ -226,195 +225,6 @@ fn lines_of(item: &Item, width: u16, theme: &Theme, words: bool) -> Vec<Line<'st
     lines
 }
 
-/// A unified diff with old/new line numbers; changed words stand out.
-pub fn diff_lines(d: &Diff, width: u16, theme: &Theme, collapsed: bool) -> Vec<Line<'static>> {
-    lines_of_diff(d, width, theme, collapsed, true)
-}
-
-/// `diff_lines`, its changed words found (for the lines shown) only when `words`.
-fn lines_of_diff(
-    d: &Diff,
-    width: u16,
-    theme: &Theme,
-    collapsed: bool,
-    words: bool,
-) -> Vec<Line<'static>> {
-    let num = |n: Option<u32>| {
-        n.map(|n| format!("{n:>4}"))
-            .unwrap_or_else(|| "    ".into())
-    };
-    let mut out = Vec::new();
-    let total = d.lines.len();
-    let shown = if collapsed {
-        total.min(COLLAPSED_DIFF)
-    } else {
-        total
-    };
-    let emph = if words {
-        diff::emphasis(&d.lines, shown)
-    } else {
-        Vec::new()
-    };
-    for (i, l) in d.lines.iter().enumerate() {
-        if collapsed && i >= COLLAPSED_DIFF {
-            out.push(Line::from(Span::styled(
-                format!("  … {} more diff lines (Enter expands)", total - i),
-                theme.dim,
-            )));
-            break;
-        }
-        let (sign, style, word): (&str, Style, Style) = match l.kind {
-            DiffKind::Header | DiffKind::NoNewline => ("", theme.dim, theme.dim),
-            DiffKind::Hunk => ("", theme.diff_hunk, theme.diff_hunk),
-            DiffKind::Context => (" ", theme.text, theme.text),
-            DiffKind::Add => ("+", theme.diff_add, theme.diff_add_word),
-            DiffKind::Remove => ("-", theme.diff_remove, theme.diff_remove_word),
-        };
-        let line = match l.kind {
-            DiffKind::Header | DiffKind::Hunk | DiffKind::NoNewline => Line::from(Span::styled(
-                clip(&format!("  {}", l.text), width as usize),
-                style,
-            )),
-            _ => {
-                let head = format!("  {} {} {sign}", num(l.old_no), num(l.new_no));
-                let ranges = emph.get(i).map_or(&[][..], Vec::as_slice);
-                styled_change(&head, &l.text, ranges, width as usize, style, word)
-            }
-        };
-        out.push(line);
-    }
-    out
-}
-
-/// `head` + `text` clipped to `width`, the `ranges` (chars of `text`) in `word` style.
-fn styled_change(
-    head: &str,
-    text: &str,
-    ranges: &[(u32, u32)],
-    width: usize,
-    style: Style,
-    word: Style,
-) -> Line<'static> {
-    let offset = head.chars().count();
-    // Neutralize piece by piece so the ranges still point at the right characters.
-    let mut pieces: Vec<(String, bool)> = Vec::new();
-    let chars: Vec<char> = text.chars().collect();
-    let mut at = 0usize;
-    for &(a, b) in ranges {
-        let (a, b) = ((a as usize).min(chars.len()), (b as usize).min(chars.len()));
-        if a > at {
-            pieces.push((chars[at..a].iter().collect(), false));
-        }
-        if b > a.max(at) {
-            pieces.push((chars[a.max(at)..b].iter().collect(), true));
-        }
-        at = at.max(b);
-    }
-    if at < chars.len() {
-        pieces.push((chars[at..].iter().collect(), false));
-    }
-    let shown: Vec<(String, bool)> = pieces
-        .into_iter()
-        .map(|(p, em)| (neutralize(&p).into_owned(), em))
-        .collect();
-    let full: String = std::iter::once(head.to_string())
-        .chain(shown.iter().map(|(p, _)| p.clone()))
-        .collect();
-    let clipped: Vec<char> = clip(&full, width).chars().collect();
-    let mut spans = vec![Span::styled(
-        clipped[..offset.min(clipped.len())]
-            .iter()
-            .collect::<String>(),
-        style,
-    )];
-    let mut pos = offset;
-    for (p, em) in shown {
-        let end = (pos + p.chars().count()).min(clipped.len());
-        if end > pos {
-            let st = if em { word } else { style };
-            spans.push(Span::styled(
-                clipped[pos..end].iter().collect::<String>(),
-                st,
-            ));
-        }
-        pos = end;
-    }
-    if clipped.len() > pos {
-        // The ellipsis of a clipped line.
-        spans.push(Span::styled(
-            clipped[pos..].iter().collect::<String>(),
-            style,
-        ));
-    }
-    Line::from(spans)
-}
-
-/// Old and new side by side: removals left, additions right, context on both sides.
-pub fn side_by_side_lines(d: &Diff, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    let half = (width as usize).saturating_sub(3) / 2;
-    let cell = |n: Option<u32>, sign: &str, t: &str| {
-        let n = n
-            .map(|n| format!("{n:>4} "))
-            .unwrap_or_else(|| "     ".into());
-        let s = clip(&format!("{n}{sign}{t}"), half);
-        let w = unicode_width::UnicodeWidthStr::width(s.as_str());
-        format!("{s}{}", " ".repeat(half.saturating_sub(w)))
-    };
-    let mut out = Vec::new();
-    let mut i = 0;
-    let lines = &d.lines;
-    while i < lines.len() {
-        let l = &lines[i];
-        match l.kind {
-            DiffKind::Header | DiffKind::Hunk | DiffKind::NoNewline => {
-                let st = if l.kind == DiffKind::Hunk {
-                    theme.diff_hunk
-                } else {
-                    theme.dim
-                };
-                out.push(Line::from(Span::styled(clip(&l.text, width as usize), st)));
-                i += 1;
-            }
-            DiffKind::Context => {
-                out.push(Line::from(vec![
-                    Span::styled(cell(l.old_no, " ", &l.text), theme.text),
-                    Span::styled(" │ ", theme.border),
-                    Span::styled(cell(l.new_no, " ", &l.text), theme.text),
-                ]));
-                i += 1;
-            }
-            DiffKind::Remove | DiffKind::Add => {
-                let mut rem = Vec::new();
-                let mut add = Vec::new();
-                while i < lines.len() && lines[i].kind == DiffKind::Remove {
-                    rem.push(&lines[i]);
-                    i += 1;
-                }
-                while i < lines.len() && lines[i].kind == DiffKind::Add {
-                    add.push(&lines[i]);
-                    i += 1;
-                }
-                for k in 0..rem.len().max(add.len()) {
-                    let left = rem.get(k).map_or_else(
-                        || Span::raw(" ".repeat(half)),
-                        |r| Span::styled(cell(r.old_no, "-", &r.text), theme.diff_remove),
-                    );
-                    let right = add.get(k).map_or_else(
-                        || Span::raw(String::new()),
-                        |a| Span::styled(cell(a.new_no, "+", &a.text), theme.diff_add),
-                    );
-                    out.push(Line::from(vec![
-                        left,
-                        Span::styled(" │ ", theme.border),
-                        right,
-                    ]));
-                }
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 thread_local! {
     /// Rows whose height was asked for: the test that a frame's cost is the screen's.
@@ -481,37 +291,4 @@ pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
     item.height_cache
         .set(Some((width, item.rev, item.expanded, h)));
     h
-}
-
-#[cfg(test)]
-mod diff_tests {
-    use super::*;
-
-    /// The words a diff changed are drawn in the word style, on the removed and the added
-    /// line, collapsed or not; a height does not look for them and counts the same lines.
-    #[test]
-    fn changed_words_are_drawn_in_the_word_style() {
-        let theme = Theme::dark();
-        let d = Diff::unified(
-            "f",
-            "const TIMEOUT: u64 = 30;\n",
-            "const TIMEOUT: u64 = 900;\n",
-            3,
-        );
-        for collapsed in [false, true] {
-            let lines = diff_lines(&d, 80, &theme, collapsed);
-            let words = |style: Style| -> Vec<String> {
-                lines
-                    .iter()
-                    .flat_map(|l| l.spans.iter())
-                    .filter(|s| s.style == style)
-                    .map(|s| s.content.to_string())
-                    .collect()
-            };
-            assert_eq!(words(theme.diff_remove_word), ["30;"]);
-            assert_eq!(words(theme.diff_add_word), ["900;"]);
-            let plain = lines_of_diff(&d, 80, &theme, collapsed, false);
-            assert_eq!(plain.len(), lines.len());
-        }
-    }
 }

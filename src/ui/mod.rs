@@ -1,5 +1,6 @@
 //! Rendering: reads `&State`, draws a frame. No state changes beyond render caches.
 
+pub mod diffs;
 pub mod gates;
 pub mod inbox;
 pub mod items;

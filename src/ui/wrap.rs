@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::core::text::neutralize;
+use crate::core::text::{neutralize, visible_line};
 
 /// Wrap `text` to `width` cells. The first line starts with `first` (a styled prefix), the
 /// following ones with `rest` (usually spaces of the same width).
@@ -76,9 +76,10 @@ pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-/// Cut a line to `width` cells with an ellipsis (hostile characters shown visibly first).
+/// Cut a line to `width` cells with an ellipsis (hostile characters shown visibly first, a
+/// newline or tab too: the terminal would drop it and join what it separates).
 pub fn clip(s: &str, width: usize) -> String {
-    let s = &*neutralize(s);
+    let s = &*visible_line(s);
     if s.width() <= width {
         return s.to_string();
     }

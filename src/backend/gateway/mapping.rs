@@ -18,6 +18,7 @@ use super::engine::{self, Ask, Out};
 use crate::core::diff::Diff;
 use crate::core::gate::{Decision, Gate, GateKind, Permission, QSpec, Question};
 use crate::core::msg::BackendEvent;
+use crate::core::text::visible_line;
 use crate::core::transcript::{ItemKind, ItemOp, Tone};
 use crate::core::tree::{NodePatch, ROOT_KEY};
 
@@ -131,7 +132,8 @@ impl Nodes {
                 out.push(BackendEvent::Item {
                     node: Some(node),
                     op: ItemOp::Push(ItemKind::Audit {
-                        text: format!("{tool}: {summary} ({outcome})"),
+                        // One row: a path's newline is `^J`, not a second audit line.
+                        text: format!("{tool}: {} ({outcome})", visible_line(summary)),
                         tone,
                     }),
                 });
@@ -252,7 +254,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             command.clone(),
             json!({"command": command, "cwd": cwd}),
             None,
-            Some(format!("shell command in {cwd}")),
+            Some(format!("shell command in {}", visible_line(cwd))),
         ),
         Ask::Input { command_id, text } => perm(
             &g.tool,
@@ -316,8 +318,9 @@ pub fn settle_card(
 ) -> Gate {
     let what = match (e.effect["path"].as_str(), e.effect["command"].as_str()) {
         (Some(p), _) => format!(
-            "{} {p} (expected sha256 {}, new sha256 {})",
+            "{} {} (expected sha256 {}, new sha256 {})",
             e.tool,
+            visible_line(p),
             e.effect["expectedSha256"].as_str().unwrap_or("none"),
             e.effect["newSha256"].as_str().unwrap_or("none")
         ),

@@ -3,7 +3,7 @@
 use super::super::gate::{Decision, Gate, GateKind};
 use super::super::msg::{Command, Effect};
 use super::super::state::State;
-use super::super::text::{one_line, truncate};
+use super::super::text::{one_line, truncate, visible_line};
 use super::super::transcript::{ItemKind, Tone};
 use super::backend::{after_gate_closed, remember_closed};
 
@@ -155,11 +155,15 @@ pub fn gate_subject(gate: &Gate) -> String {
     }
 }
 
+/// "Bash `touch x`": the audit row's subject, on one line. The summary is shown whole up to
+/// the cut, a newline in it as `^J` (a path `evil\n\nnotes.txt` is not `evil`, nor drawn on
+/// two rows).
 fn subject(tool: &str, summary: &str) -> String {
-    if summary.is_empty() {
-        tool.to_string()
+    let tool = visible_line(tool);
+    if summary.trim().is_empty() {
+        tool.into_owned()
     } else {
-        format!("{tool} `{}`", one_line(summary, 80))
+        format!("{tool} `{}`", truncate(&visible_line(summary.trim()), 80))
     }
 }
 

@@ -192,7 +192,8 @@ impl Mapper {
             title: Some(format!(
                 "{} {} ({} bytes)",
                 if old.is_some() { "overwrite" } else { "create" },
-                shown,
+                // One line, a newline in the path shown (`^J`): the card names this file.
+                crate::core::text::visible_line(&shown),
                 content.len()
             )),
             description: None,
