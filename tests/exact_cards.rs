@@ -84,6 +84,11 @@ impl Gw {
                 new: new.into(),
                 created: true,
             },
+            // As the engine shows a write: its own arguments, for `e`.
+            editable: serde_json::json!({"path": path, "content": new, "expectedSha256": null})
+                .as_object()
+                .cloned()
+                .map(Box::new),
         }));
     }
 
