@@ -89,6 +89,7 @@ impl Gw {
                 .as_object()
                 .cloned()
                 .map(Box::new),
+            environment: Vec::new(),
         }));
     }
 

@@ -148,3 +148,124 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
     );
     h.quit().await;
 }
+
+/// Issue 21 item 2 through the app: the exec card names the environment the command gets,
+/// `v` shows the values, and an approved `env` prints exactly those (the token variable and
+/// `SWITCHBOARD_*` withheld); the token is in no output, recording or journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_env_prints_only_the_declared_environment() {
+    use std::ffi::OsString;
+    use switchboard::backend::gateway::tools::env::ExecEnv;
+    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-env-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let ours: Vec<(OsString, OsString)> = [
+        ("PATH", "/usr/bin:/bin"),
+        ("HOME", "/home/owner"),
+        ("SB_GW_TOKEN", TOKEN),
+        ("SWITCHBOARD_LOG", "trace"),
+        ("AWS_SECRET_ACCESS_KEY", "cloud-secret-1234"),
+        ("CARGO_HOME", "/home/owner/.cargo"),
+    ]
+    .iter()
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    .collect();
+    let env = ExecEnv::build(
+        ours,
+        &["CARGO_HOME".into(), "RUST_LOG=info".into()],
+        &["SB_GW_TOKEN".into()],
+    )
+    .unwrap();
+    let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
+    let cfg = GatewayConfig {
+        url: host.base_url(),
+        root: base.join("proj"),
+        pinned: Pinned {
+            workspace_id: WS.into(),
+            intention: INTENT.into(),
+            mode: Mode::Ask,
+            extra_tools: Vec::new(),
+        },
+        token: Token::new(TOKEN.into()).unwrap(),
+        journal: base.join("data/journal.jsonl"),
+        record: Some(base.join("data/recording.jsonl")),
+        exec_env: std::sync::Arc::new(env),
+    };
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+    let accept = host.accept(WAIT);
+    tokio::pin!(accept);
+    let mut c = loop {
+        tokio::select! {
+            c = &mut accept => break c.expect("A connects"),
+            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
+        }
+    };
+    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    c.send(call("x1", "workspace_exec", json!({"command": "env"})))
+        .await;
+    h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)
+        .await;
+    h.app.state.focus = switchboard::core::state::Focus::Tree;
+    h.key(KeyCode::Char('g'));
+    let screen = h.screen();
+    assert!(
+        screen.contains("environment: only CARGO_HOME HOME PATH RUST_LOG"),
+        "{screen}"
+    );
+    h.key(KeyCode::Char('v'));
+    let screen = h.screen();
+    assert!(
+        screen.contains("env CARGO_HOME=/home/owner/.cargo"),
+        "{screen}"
+    );
+    assert!(screen.contains("env RUST_LOG=info"), "{screen}");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('y'));
+    let r = pump_result(&mut h, &mut c, "x1").await;
+    let v: Value = serde_json::from_str(&r).unwrap();
+    let id = v["result"]["structuredContent"]["commandId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let output = loop {
+        c.send(call(
+            &format!("p-{}", uuid_like()),
+            "workspace_poll",
+            json!({"commandId": id}),
+        ))
+        .await;
+        let r = c.recv_raw(WAIT).await.expect("a poll result");
+        let v: Value = serde_json::from_str(&r).unwrap();
+        if v["result"]["structuredContent"]["status"] != "running" {
+            break v["result"]["structuredContent"]["output"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut names: Vec<&str> = output
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    names.sort();
+    // `sh` itself adds PWD (and may add SHLVL, `_`); nothing of ours beyond the declared.
+    names.retain(|n| !matches!(*n, "PWD" | "SHLVL" | "_" | "OLDPWD"));
+    assert_eq!(
+        names,
+        ["CARGO_HOME", "HOME", "PATH", "RUST_LOG"],
+        "{output}"
+    );
+    assert!(!output.contains(TOKEN) && !output.contains("cloud-secret"));
+    h.quit().await;
+    for f in ["data/recording.jsonl", "data/journal.jsonl"] {
+        let text = std::fs::read_to_string(base.join(f)).unwrap();
+        assert!(!text.contains(TOKEN), "{f} holds the token");
+    }
+}
+
+fn uuid_like() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::SeqCst)
+}

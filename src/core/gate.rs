@@ -88,6 +88,11 @@ pub struct Permission {
     /// gateway's writes and commands): only then does the card offer `e`. Where an edit
     /// could not run as shown, the card never pretends it can.
     pub editable: bool,
+    /// The whole environment the command starts with, where the backend declares it (the
+    /// gateway's exec and extra tools: the allowlist and `[gateway] env`, nothing else of the
+    /// owner's). The card names every variable; the detail view (`v`) shows the values. Not
+    /// for rules: the agent chose none of it.
+    pub environment: Vec<(String, String)>,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more

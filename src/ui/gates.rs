@@ -112,6 +112,15 @@ fn card_parts(
                     ));
                 }
             }
+            if !p.environment.is_empty() {
+                // The whole environment it starts with, by name (values in `v`).
+                let names: Vec<&str> = p.environment.iter().map(|(k, _)| k.as_str()).collect();
+                kv(
+                    &mut l,
+                    "environment",
+                    &format!("only {} (v shows the values)", names.join(" ")),
+                );
+            }
             if let Some(r) = &p.decision_reason {
                 kv(&mut l, "reason", r);
             }

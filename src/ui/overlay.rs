@@ -324,6 +324,24 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     (Some(g), Some(ui)) => {
                         let mut l = vec![super::gates::card_title(state, g, ui, theme)];
                         l.extend(super::gates::card_lines(state, g, ui, width, theme));
+                        if let crate::core::gate::GateKind::Permission(p) = &g.kind
+                            && !p.environment.is_empty()
+                        {
+                            l.push(Line::from(Span::styled(
+                                "the environment it starts with, exactly:",
+                                theme.dim,
+                            )));
+                            for (k, v) in &p.environment {
+                                // `wrap` shows hostile characters visibly.
+                                l.extend(super::wrap::wrap(
+                                    &format!("{k}={v}"),
+                                    width,
+                                    theme.text,
+                                    Span::styled("env ", theme.dim),
+                                    Span::raw("    "),
+                                ));
+                            }
+                        }
                         l
                     }
                     _ => vec![Line::from("no gate is pending")],

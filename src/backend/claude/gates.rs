@@ -218,6 +218,7 @@ pub fn permission(req: &Value) -> GateKind {
         covered_by: None,
         deny_reason: None,
         editable: true,
+        environment: Vec::new(),
         tool,
     })
 }

@@ -78,6 +78,8 @@ pub struct Gate {
     pub ask: Ask,
     /// The call's arguments, for the owner to edit, when an edit can run (`EDITABLE`).
     pub editable: Option<Box<Map<String, Value>>>,
+    /// The environment the process will start with (exec, extra tools), else empty.
+    pub environment: Vec<(String, String)>,
 }
 
 /// Tools whose arguments the owner may edit on the card: the edit is checked like the
@@ -552,6 +554,11 @@ impl Engine {
             ask,
             editable: (kind == Kind::Permission && EDITABLE.contains(&tool))
                 .then(|| Box::new(args.clone())),
+            environment: if matches!(tool, "workspace_exec" | "workspace_tool") {
+                self.commands.env().vars().to_vec()
+            } else {
+                Vec::new()
+            },
         };
         self.waiting.insert(
             self.key_of(&c),

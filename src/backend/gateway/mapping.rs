@@ -224,6 +224,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             covered_by: None,
             deny_reason: None,
             editable: g.editable.is_some(),
+            environment: g.environment.clone(),
         })
     };
     let kind = match &g.ask {
@@ -360,6 +361,7 @@ pub fn settle_card(
             covered_by: None,
             deny_reason: None,
             editable: false,
+            environment: Vec::new(),
         }),
         opened_ms: now_ms,
         default_reply: "{}".into(),
@@ -403,6 +405,7 @@ mod tests {
             intention: "i".into(),
             ask,
             editable: None,
+            environment: Vec::new(),
         }
     }
 
@@ -531,6 +534,7 @@ mod shell_line_tests {
                 cwd: ".".into(),
             },
             editable: None,
+            environment: vec![("PATH".into(), "/usr/bin".into())],
         };
         let GateKind::Permission(p) = card(&gate, "n".into(), 0).kind else {
             panic!("not a permission card");

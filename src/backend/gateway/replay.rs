@@ -126,6 +126,7 @@ impl ReplayMapper for Replay {
             ask,
             // A replay decides nothing.
             editable: None,
+            environment: Vec::new(),
         };
         self.nodes.0.map(&Out::Gate(g), self.now)
     }

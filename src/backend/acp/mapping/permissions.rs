@@ -105,6 +105,7 @@ impl Mapper {
             covered_by: None,
             deny_reason: None,
             editable: false,
+            environment: Vec::new(),
         });
         self.theirs.insert(
             gid.clone(),
@@ -210,6 +211,7 @@ impl Mapper {
             covered_by,
             deny_reason: None,
             editable: false,
+            environment: Vec::new(),
         };
         self.client_gate(
             id,
@@ -270,6 +272,7 @@ impl Mapper {
             covered_by: None,
             deny_reason: None,
             editable: false,
+            environment: Vec::new(),
         };
         self.client_gate(
             id,

@@ -412,6 +412,7 @@ fn card(id: &str, root: &str, r: &Record, full: Option<&Value>, title: &str, now
             // `approval::resolve` carries a `reason` the model reads: the deny asks for it.
             deny_reason: Some(DEFAULT_DENY.into()),
             editable: false,
+            environment: Vec::new(),
         }),
         opened_ms: opened,
         default_reply: pretty_json(&allow),
