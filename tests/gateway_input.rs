@@ -119,5 +119,12 @@ async fn input_to_a_deaf_command_never_holds_the_channel() {
         .expect("the channel ended promptly")
         .unwrap();
     assert!(t.elapsed() < Duration::from_secs(5));
+    // `busy` is transient: no receipt makes it the id's final answer.
+    let journal = std::fs::read_to_string(base.join("data/journal.jsonl")).unwrap();
+    assert!(
+        !journal.contains(&format!("\"id\":\"i{n}\"")),
+        "the busy call was journaled"
+    );
+    assert!(journal.contains("\"id\":\"i1\""), "the queued ones were");
     let _ = std::fs::remove_dir_all(&base);
 }

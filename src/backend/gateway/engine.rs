@@ -760,7 +760,7 @@ impl Engine {
                 "workspace_exec" => Commands::check_cwd(&self.root, args).map(|cwd| {
                     (None, json!({"tool": tool, "commandId": Commands::new_id(), "command": s("command"), "cwd": cwd}))
                 }),
-                "workspace_input" => self.commands.check_owned(&owner, &s("commandId")).map(|_| {
+                "workspace_input" => self.commands.check_input(&owner, args).map(|_| {
                     (None, json!({"tool": tool, "commandId": s("commandId"), "textSha256": sha256_hex(s("text").as_bytes())}))
                 }),
                 "workspace_stop" => self.commands.check_owned(&owner, &s("commandId")).map(|_| (None, json!({"tool": tool, "commandId": s("commandId")}))),
@@ -771,6 +771,11 @@ impl Engine {
             };
             match r {
                 Ok(x) => x,
+                // Nothing ran: a full input queue or an ended command may change, so the
+                // answer is the transient one (not journaled, like a fifth call's `busy`).
+                Err(r) if matches!(r.code, Code::Busy | Code::Failed) => {
+                    return vec![self.send(c, &codec::error_body(&r))];
+                }
                 Err(r) => return self.decided_final(c, hash, tool, r),
             }
         };

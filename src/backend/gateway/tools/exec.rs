@@ -365,6 +365,25 @@ impl Commands {
         self.owned(owner, id).map(|_| ())
     }
 
+    /// Step 10 for input: owned, still running, and room in its input queue, checked before
+    /// the receipt so that `busy` stays a transient answer, never a journaled one.
+    pub fn check_input(
+        &mut self,
+        owner: &(String, String),
+        args: &Map<String, Value>,
+    ) -> Result<(), Refusal> {
+        let id = command_id(args);
+        let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
+        let c = self.owned(owner, id)?;
+        if c.shared.lock().unwrap_or_else(|p| p.into_inner()).status != Status::Running {
+            return Err(Refusal::new(
+                Code::Failed,
+                format!("command {id} has exited"),
+            ));
+        }
+        c.stdin.room_for(text.len())
+    }
+
     pub fn poll(
         &mut self,
         owner: &(String, String),

@@ -71,17 +71,21 @@ impl Feed {
         self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queue `bytes`; returns the bytes now waiting (these included). A full queue is `busy`
-    /// (try again once the poll shows fewer pending), a closed one `failed`.
-    pub fn push(&self, bytes: &[u8]) -> Result<usize, Refusal> {
-        let mut s = self.state();
+    /// Whether `len` more bytes can be queued now: a full queue is `busy` (try again once the
+    /// poll shows fewer pending), a closed one `failed`. Room only grows until the next push,
+    /// so a check before the receipt holds for the push after it.
+    pub fn room_for(&self, len: usize) -> Result<(), Refusal> {
+        Self::room(&self.state(), len)
+    }
+
+    fn room(s: &State, len: usize) -> Result<(), Refusal> {
         if let Some(why) = &s.closed {
             return Err(Refusal::new(
                 Code::Failed,
                 format!("the command's input is closed: {why}"),
             ));
         }
-        if s.pending + bytes.len() > INPUT_CAP {
+        if s.pending + len > INPUT_CAP {
             return Err(Refusal::new(
                 Code::Busy,
                 format!(
@@ -90,6 +94,13 @@ impl Feed {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Queue `bytes`; returns the bytes now waiting (these included).
+    pub fn push(&self, bytes: &[u8]) -> Result<usize, Refusal> {
+        let mut s = self.state();
+        Self::room(&s, bytes.len())?;
         if !bytes.is_empty() {
             s.queue.push_back(bytes.to_vec());
             s.pending += bytes.len();
