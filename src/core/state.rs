@@ -188,6 +188,10 @@ impl EditorPurpose {
 pub struct GateUi {
     /// Highlighted choice in a permission/breakpoint/dialog card.
     pub choice: usize,
+    /// The highlight was moved with the arrows (or starts on a refusal): only then does
+    /// Enter pick it. A permission or breakpoint card starts on no choice, so an Enter meant
+    /// for something else (a typed answer confirmed twice) never allows (issue 22 item 4).
+    pub picked: bool,
     /// Question page and highlighted row (options, then "Other").
     pub page: usize,
     pub cursor: usize,
@@ -216,15 +220,16 @@ impl GateUi {
         let mut ui = GateUi::default();
         match &gate.kind {
             GateKind::Permission(p) => {
-                ui.choice = if p.default_to_no {
-                    let choices = p.choices();
-                    choices
+                // Asked to default to no: the highlight starts on the refusal, which Enter may
+                // pick; otherwise on nothing.
+                if p.default_to_no {
+                    ui.choice = p
+                        .choices()
                         .iter()
                         .position(|c| *c == super::gate::PermChoice::Deny)
-                        .unwrap_or(0)
-                } else {
-                    0
-                };
+                        .unwrap_or(0);
+                    ui.picked = true;
+                }
             }
             GateKind::Question(q) => {
                 let n = q.questions.len();

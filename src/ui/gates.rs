@@ -134,7 +134,7 @@ fn card_parts(
             }
             if p.default_to_no {
                 l.push(Line::from(Span::styled(
-                    "the agent asks to default to no: y is disabled, use Enter on Allow once",
+                    "the agent asks to default to no: y is disabled, use ↑↓ and Enter on Allow once",
                     theme.warn,
                 )));
             }
@@ -143,7 +143,7 @@ fn card_parts(
                     .iter()
                     .map(|c| (shown_key(state, p.choice_key(*c)), p.choice_label(*c)))
                     .collect::<Vec<_>>(),
-                ui.choice,
+                ui.picked.then_some(ui.choice),
                 "A rule · r raw · ] next",
                 theme,
             ));
@@ -161,7 +161,7 @@ fn card_parts(
                     (shown_key(state, 'y'), "Continue".into()),
                     (shown_key(state, 'b'), "Block…".into()),
                 ],
-                ui.choice,
+                ui.picked.then_some(ui.choice),
                 "r raw · ] next",
                 theme,
             ));
@@ -415,15 +415,16 @@ fn flow(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// The card's choices; `active` is highlighted (none until an arrow key picks one).
 fn choices_line(
     choices: &[(String, String)],
-    active: usize,
+    active: Option<usize>,
     hint: &str,
     theme: &Theme,
 ) -> Line<'static> {
     let mut spans = Vec::new();
     for (i, (key, label)) in choices.iter().enumerate() {
-        let style = if i == active {
+        let style = if Some(i) == active {
             theme.choice_active
         } else {
             theme.choice

@@ -125,9 +125,13 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     None
                 }
                 KeyCode::Char(c) => choices.iter().copied().find(|ch| p.choice_key(*ch) == c),
-                KeyCode::Enter => state
-                    .active_ui()
-                    .and_then(|ui| choices.get(ui.choice).copied()),
+                KeyCode::Enter => match state.active_ui() {
+                    Some(ui) if ui.picked => choices.get(ui.choice).copied(),
+                    _ => {
+                        set_error(state, ENTER_NEEDS_A_PICK);
+                        None
+                    }
+                },
                 _ => None,
             };
             match pick {
@@ -191,13 +195,11 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         GateKind::Breakpoint(_) => match key.code {
             KeyCode::Char('y') => fx.extend(answer(state, &id, Decision::Continue)),
             KeyCode::Char('b') => open_editor(state, EditorPurpose::BlockReason, ""),
-            KeyCode::Enter => {
-                if state.active_ui().map(|ui| ui.choice).unwrap_or(0) == 0 {
-                    fx.extend(answer(state, &id, Decision::Continue))
-                } else {
-                    open_editor(state, EditorPurpose::BlockReason, "")
-                }
-            }
+            KeyCode::Enter => match state.active_ui().map(|ui| (ui.picked, ui.choice)) {
+                Some((true, 0)) => fx.extend(answer(state, &id, Decision::Continue)),
+                Some((true, _)) => open_editor(state, EditorPurpose::BlockReason, ""),
+                _ => set_error(state, ENTER_NEEDS_A_PICK),
+            },
             KeyCode::Left | KeyCode::Up | KeyCode::Char('k') => move_choice(state, 2, false),
             KeyCode::Right | KeyCode::Down | KeyCode::Char('j') => move_choice(state, 2, true),
             _ => {}
@@ -533,13 +535,21 @@ fn set_error(state: &mut State, msg: &str) {
     }
 }
 
+/// What Enter on a card with no highlighted choice says.
+const ENTER_NEEDS_A_PICK: &str =
+    "Enter picks a choice only after ↑↓ moves to it; press its key (y, n, …) to answer";
+
 fn move_choice(state: &mut State, n: usize, forward: bool) {
     if let Some(ui) = active_ui_mut(state) {
-        ui.choice = if forward {
-            (ui.choice + 1).min(n.saturating_sub(1))
-        } else {
-            ui.choice.saturating_sub(1)
+        // The first move shows the highlight where it starts (the first choice going
+        // forward); later ones move it.
+        ui.choice = match (ui.picked, forward) {
+            (false, true) => 0,
+            (false, false) => n.saturating_sub(1),
+            (true, true) => (ui.choice + 1).min(n.saturating_sub(1)),
+            (true, false) => ui.choice.saturating_sub(1),
         };
+        ui.picked = true;
     }
 }
 

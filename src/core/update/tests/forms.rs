@@ -256,6 +256,12 @@ fn breakpoint_block_with_reason() {
 fn breakpoint_enter_follows_the_highlight() {
     let mut s = st();
     open(&mut s, breakpoint("b1"));
+    // Nothing is highlighted yet: Enter alone does nothing (it never lets a tool run).
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![]);
+    assert_eq!(s.gates.len(), 1);
+    // The first move highlights Continue, the second Block.
+    press(&mut s, KeyCode::Down);
+    assert_eq!(s.active_ui().unwrap().choice, 0);
     press(&mut s, KeyCode::Down);
     press(&mut s, KeyCode::Enter);
     assert_eq!(editor_purpose(&s), Some(EditorPurpose::BlockReason));

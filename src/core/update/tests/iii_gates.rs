@@ -207,7 +207,9 @@ fn iii_deny_asks_for_the_reason_the_model_reads() {
 fn iii_deny_with_an_empty_reason_sends_the_default() {
     let mut x = Iii::new();
     x.hold("c1");
-    // Enter on the highlighted deny option opens the prompt too.
+    // Enter on the highlighted deny option opens the prompt too (the first move highlights
+    // the first option).
+    x.key(KeyCode::Down);
     x.key(KeyCode::Down);
     x.key(KeyCode::Down);
     assert_eq!(x.key(KeyCode::Enter), vec![]);
@@ -326,6 +328,7 @@ fn offline_refuses_every_decision_and_keeps_the_card() {
     }
     assert_eq!(x.key(KeyCode::Enter), vec![]);
     // Moving in the card, searching and leaving it still work.
+    x.key(KeyCode::Down);
     x.key(KeyCode::Down);
     assert_eq!(x.s.active_ui().unwrap().choice, 1);
     x.key(KeyCode::Tab);

@@ -232,7 +232,14 @@ fn permission_edit_input() {
 fn permission_arrows_and_enter() {
     let mut s = st();
     open(&mut s, bash("g1", "touch x"));
-    // Choices: Allow once, Allow always, Deny…, Deny & stop, Edit input…
+    // Nothing is highlighted: Enter alone never allows, it says how to answer.
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![]);
+    assert!(s.active_ui().unwrap().error.is_some());
+    assert_eq!(s.gates.len(), 1);
+    // Choices: Allow once, Allow always, Deny…, Deny & stop, Edit input…; the first move
+    // highlights the first.
+    press(&mut s, KeyCode::Right);
+    assert_eq!(s.active_ui().unwrap().choice, 0);
     press(&mut s, KeyCode::Right);
     assert_eq!(s.active_ui().unwrap().choice, 1);
     press(&mut s, KeyCode::Right);
@@ -287,4 +294,21 @@ fn default_to_no_disables_y() {
             }
         )
     );
+}
+
+/// Issue 22 item 4: the human confirms a typed deny reason with Enter twice; the second
+/// Enter lands on the next card, which it must not answer.
+#[test]
+fn an_enter_right_after_answering_one_card_does_not_answer_the_next() {
+    let mut s = st();
+    open(&mut s, bash("g1", "touch x"));
+    open(&mut s, bash("g2", "rm -rf build"));
+    ch(&mut s, 'n');
+    typ(&mut s, "not now");
+    press(&mut s, KeyCode::Enter);
+    assert!(s.gate("g1").is_none());
+    assert_eq!(s.active_gate.as_deref(), Some("g2"));
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![], "the extra Enter");
+    assert!(s.gate("g2").is_some(), "the next card still waits");
+    assert_eq!(s.answered, 1);
 }
