@@ -158,6 +158,22 @@ pub struct Editor {
     pub area: TextArea<'static>,
 }
 
+impl Editor {
+    /// An editor holding `initial`, the cursor at its end.
+    pub fn new(purpose: EditorPurpose, initial: &str) -> Editor {
+        let lines: Vec<String> = initial.lines().map(str::to_string).collect();
+        let mut area = TextArea::new(if lines.is_empty() {
+            vec![String::new()]
+        } else {
+            lines
+        });
+        area.set_cursor_line_style(ratatui::style::Style::default());
+        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        area.move_cursor(ratatui_textarea::CursorMove::End);
+        Editor { purpose, area }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EditorPurpose {
     /// Deny message (`n`).
@@ -241,6 +257,11 @@ impl GateUi {
                 ui.other = vec![String::new(); n];
                 ui.other_on = vec![false; n];
                 ui.confirmed = vec![false; n];
+                // A question without options is answered by typing: the answer field has the
+                // keys from the start (issue 22 item 3), so no letter triggers a card key.
+                if q.questions.first().is_some_and(|s| s.options.is_empty()) {
+                    ui.editor = Some(Editor::new(EditorPurpose::Other, ""));
+                }
             }
             GateKind::Elicitation(e) => {
                 ui.fields = e

@@ -1,7 +1,6 @@
 //! Keys inside the gate card: choices, question pages, forms and in-place editors.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::TextArea;
 use serde_json::{Map, Value};
 
 use super::super::gate::{Decision, FieldKind, GateKind, PermChoice, join_answer};
@@ -31,17 +30,20 @@ fn active_ui_mut(state: &mut State) -> Option<&mut GateUi> {
 
 fn open_editor(state: &mut State, purpose: EditorPurpose, initial: &str) {
     if let Some(ui) = active_ui_mut(state) {
-        let lines: Vec<String> = initial.lines().map(str::to_string).collect();
-        let mut area = TextArea::new(if lines.is_empty() {
-            vec![String::new()]
-        } else {
-            lines
-        });
-        area.set_cursor_line_style(ratatui::style::Style::default());
-        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
-        area.move_cursor(ratatui_textarea::CursorMove::End);
         ui.error = None;
-        ui.editor = Some(Editor { purpose, area });
+        ui.editor = Some(Editor::new(purpose, initial));
+    }
+}
+
+/// A question page without options is answered by typing: its answer field opens at once.
+fn free_text_page(ui: &mut GateUi, q: &super::super::gate::Question) {
+    if ui.editor.is_none()
+        && q.questions
+            .get(ui.page)
+            .is_some_and(|s| s.options.is_empty())
+    {
+        let text = ui.other.get(ui.page).cloned().unwrap_or_default();
+        ui.editor = Some(Editor::new(EditorPurpose::Other, &text));
     }
 }
 
@@ -298,10 +300,12 @@ fn question_key(
         KeyCode::Left | KeyCode::Char('h') => {
             ui.page = page.saturating_sub(1);
             ui.cursor = 0;
+            free_text_page(ui, q);
         }
         KeyCode::Right | KeyCode::Char('l') => {
             ui.page = (page + 1).min(q.questions.len() - 1);
             ui.cursor = 0;
+            free_text_page(ui, q);
         }
         KeyCode::Char(c @ '1'..='9') => {
             let i = (c as usize) - ('1' as usize);
@@ -386,6 +390,7 @@ fn confirm_page(
         Some(next) => {
             ui.page = next;
             ui.cursor = 0;
+            free_text_page(ui, q);
         }
         None => {
             let answers = q
@@ -420,6 +425,23 @@ fn editor_key(
     if key.code == KeyCode::Esc {
         ui.editor = None;
         ui.error = None;
+        // A free-text question has nothing to go back to: Esc declines it.
+        if let GateKind::Question(q) = &gate.kind
+            && purpose == EditorPurpose::Other
+            && q.questions
+                .get(ui.page)
+                .is_some_and(|s| s.options.is_empty())
+        {
+            let id = gate.id.clone();
+            fx.extend(answer(
+                state,
+                &id,
+                Decision::Deny {
+                    message: "The user declined to answer.".into(),
+                    interrupt: false,
+                },
+            ));
+        }
         return;
     }
     if !submit {
@@ -500,6 +522,13 @@ fn editor_key(
             Err(e) => ui.error = Some(format!("not valid JSON: {e}")),
         },
         EditorPurpose::Other => {
+            let free = matches!(&gate.kind, GateKind::Question(q)
+                if q.questions.get(ui.page).is_some_and(|s| s.options.is_empty()));
+            if free && text.trim().is_empty() {
+                // The field stays open: there is nothing else on the card to choose.
+                ui.error = Some("type an answer (Enter sends), or Esc to decline".into());
+                return;
+            }
             ui.editor = None;
             let page = ui.page;
             ui.other[page] = text.trim().to_string();

@@ -210,3 +210,52 @@ fn question_without_text_is_malformed() {
     let GateKind::Question(q) = q else { panic!() };
     assert!(q.malformed.unwrap().contains("no text"));
 }
+
+/// Issue 22 item 3: a question with no options (the gateway's `workspace_ask`) opens with its
+/// answer field focused: letters are the answer, never card keys; Enter sends it, an empty
+/// one is refused in place, Esc declines.
+#[test]
+fn a_question_without_options_takes_typing_at_once() {
+    let free = json!({"questions":[{"question":"Shall I also add a CHANGELOG.md?","header":"Ask",
+        "multiSelect":false,"options":[]}]});
+    let mut s = st();
+    open(&mut s, question("q1", free.clone()));
+    assert_eq!(editor_purpose(&s), Some(EditorPurpose::Other));
+    // `r` would open the raw editor on a card; here it is a letter of the answer.
+    assert_eq!(press(&mut s, KeyCode::Enter), vec![], "empty: nothing sent");
+    assert_eq!(
+        editor_purpose(&s),
+        Some(EditorPurpose::Other),
+        "still typing"
+    );
+    typ(&mut s, "yes, release notes too");
+    assert_eq!(editor_purpose(&s), Some(EditorPurpose::Other));
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        answer_fx(
+            "q1",
+            Decision::Answer {
+                answers: vec![(
+                    "Shall I also add a CHANGELOG.md?".into(),
+                    "yes, release notes too".into()
+                )]
+            }
+        )
+    );
+    // Esc declines.
+    let mut s = st();
+    open(&mut s, question("q2", free));
+    typ(&mut s, "never mind");
+    let fx = press(&mut s, KeyCode::Esc);
+    assert_eq!(
+        fx,
+        answer_fx(
+            "q2",
+            Decision::Deny {
+                message: "The user declined to answer.".into(),
+                interrupt: false
+            }
+        )
+    );
+}
