@@ -62,6 +62,8 @@ pub enum BackendEvent {
     /// Boxed: a gate is several times the size of any other event, and every event (one per
     /// streamed delta) is moved through the channel and the reducer at the size of the largest.
     GateOpen(Box<Gate>),
+    /// What the session takes from the person (sent once at start; default: a local agent's).
+    Abilities(Abilities),
     /// The agent withdrew a request; it must never be answered.
     GateWithdrawn {
         id: String,
@@ -178,6 +180,50 @@ pub struct SessionPatch {
     pub tools: Option<Vec<String>>,
     /// True once the agent can take an interrupt (Claude: after `system/init`).
     pub interruptible: Option<bool>,
+}
+
+/// What a session takes from the person, as its backend states it (issue 22 item 1): the
+/// screen offers only these (no prompt box where no prompt is taken, no token figures
+/// where there are none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Abilities {
+    /// A prompt typed here reaches the agent.
+    pub prompt: bool,
+    /// Ctrl-C interrupts its running turn.
+    pub interrupt: bool,
+    /// It reports tokens and cost.
+    pub usage: bool,
+    /// Its turn state means something (an agent with turns, not a channel or an engine).
+    pub turns: bool,
+    /// What the session is, for its empty transcript when it takes no prompt.
+    pub about: Option<String>,
+}
+
+impl Default for Abilities {
+    /// A local agent's: prompts, interrupts, usage and turns.
+    fn default() -> Abilities {
+        Abilities {
+            prompt: true,
+            interrupt: true,
+            usage: true,
+            turns: true,
+            about: None,
+        }
+    }
+}
+
+impl Abilities {
+    /// A session that only carries someone else's calls (an engine's, a remote agent's):
+    /// nothing is typed to it, and it has no turns or usage of its own.
+    pub fn calls_only(about: String) -> Abilities {
+        Abilities {
+            prompt: false,
+            interrupt: false,
+            usage: false,
+            turns: false,
+            about: Some(about),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -300,6 +300,8 @@ pub struct Session {
     /// Set once the agent process ended: (exit code, detail, stderr tail).
     pub exited: Option<(Option<i32>, String, Vec<String>)>,
     pub capabilities: Capabilities,
+    /// What this session takes from the person.
+    pub abilities: super::msg::Abilities,
     /// Named facts from `BackendEvent::Info`, in arrival order (footer and status view).
     pub info: Vec<(String, String)>,
     /// Set while the backend's connection is down (`BackendEvent::Connection`, iii

@@ -6,6 +6,7 @@ pub mod inbox;
 pub mod items;
 pub mod keyhint;
 pub mod overlay;
+pub mod status;
 pub mod svg;
 pub mod theme;
 pub mod wrap;
@@ -35,9 +36,11 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     } else {
         0
     };
-    let [banner, main, bottom, footer] = Layout::vertical([
+    let strip_h = u16::from(status::strip_shown(state, shows_gate(state)) && area.height > 6);
+    let [banner, main, strip, bottom, footer] = Layout::vertical([
         Constraint::Length(banner_h),
         Constraint::Min(3),
+        Constraint::Length(strip_h),
         Constraint::Length(bottom_height(state, area, theme)),
         Constraint::Length(1),
     ])
@@ -62,8 +65,14 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     if state.session.offline.is_some() {
         grey(f.buffer_mut(), transcript_area, theme);
     }
+    if strip_h > 0 {
+        f.render_widget(Paragraph::new(status::waiting_strip(state, theme)), strip);
+    }
     render_bottom(state, theme, f, bottom);
-    render_footer(state, theme, f, footer);
+    match &state.replay {
+        Some(r) => render_replay_footer(r, theme, f, footer),
+        None => status::render_footer(state, theme, f, footer),
+    }
     overlay::render(state, theme, f);
     scrub(f.buffer_mut());
 }
@@ -181,6 +190,9 @@ fn bottom_height(state: &State, area: Rect, theme: &Theme) -> u16 {
             }
         };
         gates::card_height(state, gate, ui, area.width, theme).min(max)
+    } else if !state.session.abilities.prompt && state.replay.is_none() {
+        // No prompt box where no prompt is taken: the strip stands in its place.
+        0
     } else {
         (state.prompt.lines().len() as u16 + 2).clamp(3, 8).min(max)
     }
@@ -405,6 +417,15 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     if items.is_empty() {
         let hint = if state.replay.is_some() {
             "Nothing replayed here yet: Space plays, . steps, ] jumps to the next gate."
+        } else if state.selected_node == 0 && !state.session.abilities.prompt {
+            // What this node is, since nothing is typed to it.
+            let about = state.session.abilities.about.as_deref().unwrap_or(
+                "This session takes no prompt from here; its calls wait as cards (g opens the oldest).",
+            );
+            let lines = wrap::wrap(about, w, theme.dim, Span::raw(""), Span::raw(""));
+            f.render_widget(Paragraph::new(lines), inner);
+            state.view.drawn_scroll_back.set(0);
+            return;
         } else if state.selected_node == 0 {
             "No messages yet. Type a prompt below and press Enter."
         } else {
@@ -564,6 +585,9 @@ fn highlight(line: &mut Line<'static>, q: &str, style: ratatui::style::Style) {
 }
 
 fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
     if shows_gate(state) {
         let gate = state.active().expect("checked by shows_gate");
         if let Some(ui) = state.active_ui() {
@@ -644,126 +668,6 @@ fn render_replay_footer(
             theme.dim,
         ),
     ];
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
-    if let Some(r) = &state.replay {
-        return render_replay_footer(r, theme, f, area);
-    }
-    let s = &state.session;
-    let turn = match (&s.exited, s.turn) {
-        (Some((code, ..)), _) => format!("exited {}", code.map_or("-".into(), |c| c.to_string())),
-        (None, Some(TurnState::Running)) => "running".into(),
-        (None, Some(TurnState::RequiresAction)) => "waiting".into(),
-        (None, Some(TurnState::Idle)) => "idle".into(),
-        (None, None) => "starting".into(),
-    };
-    let many = state.sessions.len() > 1;
-    let head = if many {
-        format!(" {} · {} ", clip(state.name(), 24), s.backend)
-    } else {
-        format!(" {} ", s.backend)
-    };
-    let mut spans = vec![Span::styled(head, theme.accent)];
-    let mut add = |t: String, st| {
-        spans.push(Span::styled("· ", theme.dim));
-        spans.push(Span::styled(format!("{t} "), st));
-    };
-    if let Some(m) = &s.model {
-        add(m.clone(), theme.footer);
-    }
-    add(
-        s.permission_mode
-            .clone()
-            .unwrap_or_else(|| "default".into()),
-        theme.footer,
-    );
-    add(turn, theme.footer);
-    add(
-        format!(
-            "{}↑ {}↓ ${:.4}",
-            human_count(s.input_tokens),
-            human_count(s.output_tokens),
-            s.cost_usd
-        ),
-        theme.footer,
-    );
-    for (_, v) in &s.info {
-        add(clip(v, 40), theme.footer);
-    }
-    if many {
-        // Totals across the workspace; the focused session's own count beside them.
-        let total = state.pending_total();
-        let cost: f64 = state.sessions.iter().map(|s| s.session.cost_usd).sum();
-        if total > 0 {
-            add(
-                format!("‖ {total} waiting ({} here)", state.gates.len()),
-                theme.waiting,
-            );
-        }
-        add(
-            format!("{} sessions Σ ${cost:.4}", state.sessions.len()),
-            theme.footer,
-        );
-    } else if !state.gates.is_empty() {
-        add(format!("‖ {} waiting", state.gates.len()), theme.waiting);
-    }
-    let left_w: usize = spans.iter().map(|s| s.width()).sum();
-    let search_hint = state.search.as_ref().map(|s| {
-        let scope = if s.all_nodes { "search all" } else { "search" };
-        if s.editing {
-            format!("{scope}: {}▌ (Enter finds, Esc cancels)", s.query)
-        } else {
-            format!(
-                "{scope}: {} · {} match(es) · n/N move",
-                s.query,
-                s.hits.len()
-            )
-        }
-    });
-    let hint = match state
-        .status_line
-        .clone()
-        .or_else(|| crate::core::update::cancel::footer_hint(state))
-        .or(search_hint)
-    {
-        Some(st) => st,
-        None => match state.focus {
-            Focus::Prompt if s.exited.is_some() => {
-                "read-only: the agent exited · Tab focus · Ctrl-D quit".into()
-            }
-            Focus::Prompt if state.queue_edit.is_some() => {
-                "Enter saves the queued message in place · Esc cancels the edit".into()
-            }
-            Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
-            Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
-                "u queued messages · ? help · I inbox · Ctrl-N new · q quit".into()
-            }
-            Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
-            _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit".into(),
-            _ => "? help · g gate · Tab focus · m mode · q quit".into(),
-        },
-    };
-    // Hints are written with the default keys; show the user's `[keys]` instead. A status
-    // line is left as it is (it quotes what happened, not which key to press).
-    let hint = if state.status_line.is_none() {
-        keyhint::footer(&state.keymap, &hint)
-    } else {
-        hint
-    };
-    let room = (area.width as usize).saturating_sub(left_w + 1);
-    if room > 3 {
-        let hint = clip(&hint, room);
-        let fill = room.saturating_sub(unicode_width::UnicodeWidthStr::width(hint.as_str()));
-        spans.push(Span::raw(" ".repeat(fill)));
-        let style = if state.status_line.is_some() {
-            theme.warn
-        } else {
-            theme.dim
-        };
-        spans.push(Span::styled(hint, style));
-    }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 

@@ -21,7 +21,7 @@ use super::transport::{self, Event, Token};
 use crate::backend::{Backend, SessionLink, Spawner};
 use crate::contain::Root;
 use crate::core::msg::Stamped;
-use crate::core::msg::{BackendEvent, Command, SessionPatch};
+use crate::core::msg::{Abilities, BackendEvent, Command, SessionPatch};
 use crate::core::state::ReplyCheck;
 use crate::core::transcript::Level;
 use crate::record::{Dir, Recorder, now_ms};
@@ -143,6 +143,14 @@ impl Conversations {
                 program: format!("remote conversation {}", super::codec::clip(conv)),
                 pid: None,
             },
+        )
+        .await;
+        ev(
+            &events,
+            BackendEvent::Abilities(Abilities::calls_only(format!(
+                "Remote conversation {}: the agent's calls on your project wait here as cards (g opens the oldest, y allows, n denies); what each one did shows here. It takes no prompt from here.",
+                super::codec::clip(&crate::core::text::sanitize(conv))
+            ))),
         )
         .await;
         ev(
@@ -349,6 +357,16 @@ async fn run(
             program: format!("gateway → {url}"),
             pid: None,
         },
+    )
+    .await;
+    ev(
+        &events,
+        BackendEvent::Abilities(Abilities::calls_only(format!(
+            "Remote agent channel for {} (mode {}, intention: {}). Each conversation of the agent opens as a session of its own; their calls wait as cards in one inbox (g opens the oldest). It takes no prompt from here.",
+            c.root.display(),
+            format!("{:?}", c.pinned.mode).to_lowercase(),
+            super::codec::clip(&c.pinned.intention)
+        ))),
     )
     .await;
     let patch = SessionPatch {

@@ -391,6 +391,15 @@ async fn run(
         },
     )
     .await;
+    // The engine's own node: its harness sessions open as sessions of their own.
+    send(
+        &engine,
+        BackendEvent::Abilities(crate::core::msg::Abilities::calls_only(format!(
+            "The iii engine at {}: each harness session on it opens as a session of its own, with its held calls as cards (g opens the oldest; Ctrl-N starts a new harness session). It takes no prompt from here.",
+            sanitize(&config.url)
+        ))),
+    )
+    .await;
     let (cmd_tx, mut cmd_rx) = mpsc::unbounded_channel();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let instance = uuid::Uuid::new_v4().simple().to_string();

@@ -92,7 +92,11 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         // `i` works on a gate card too: it uses no `i`, and typing must never fall into it.
         KeyCode::Char('i') => {
-            state.focus = Focus::Prompt;
+            if state.session.abilities.prompt {
+                state.focus = Focus::Prompt;
+            } else {
+                state.status_line = Some(no_prompt_here(state));
+            }
             return;
         }
         _ => {}
@@ -278,7 +282,9 @@ fn cycle_focus(state: &mut State, forward: bool) {
     if !state.gates.is_empty() {
         order.push(Focus::Gate);
     }
-    order.push(Focus::Prompt);
+    if state.session.abilities.prompt {
+        order.push(Focus::Prompt);
+    }
     let i = order.iter().position(|f| *f == state.focus).unwrap_or(0);
     let n = order.len();
     state.focus = order[if forward {
@@ -372,9 +378,11 @@ pub(super) fn on_paste(state: &mut State, text: &str) {
     }
     if state.focus == Focus::Gate && gate_keys::editor_open(state) {
         gate_keys::paste(state, &text);
-    } else {
+    } else if state.session.abilities.prompt {
         state.focus = Focus::Prompt;
         state.prompt.insert_str(text);
+    } else {
+        state.status_line = Some(no_prompt_here(state));
     }
 }
 
@@ -595,5 +603,14 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
         }
         KeyCode::Left | KeyCode::Char('h') => state.focus = Focus::Tree,
         _ => {}
+    }
+}
+
+/// What `i` (or a paste) says on a session that takes no prompt.
+fn no_prompt_here(state: &State) -> String {
+    if state.gates.is_empty() && state.pending_total() == 0 {
+        "this session takes no prompt from here: it shows another party's calls".into()
+    } else {
+        "this session takes no prompt from here: answer its cards (g opens the oldest)".into()
     }
 }

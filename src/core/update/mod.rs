@@ -48,6 +48,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             }
         }
     }
+    // The prompt has no focus where no prompt is taken: keys go to the panes (and `g` to
+    // the gates) instead of into a box that is not drawn.
+    if state.focus == super::state::Focus::Prompt && !state.shown().session.abilities.prompt {
+        state.focus = super::state::Focus::Transcript;
+    }
     for i in 0..state.sessions.len() {
         // Only a session with a cancel out has anything to watch (most steps: none).
         if state.sessions[i].cancel_sent_ms.is_some() {

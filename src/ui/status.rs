@@ -1,0 +1,234 @@
+//! The two lines that say what waits and what the focused pane takes: the waiting strip
+//! (every session with gates waiting, and the key that jumps there) and the status line,
+//! laid out by priority so the narrowest terminal still shows what waits (issue 22 item 2).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
+
+use super::keyhint;
+use super::theme::Theme;
+use super::wrap::clip;
+use crate::core::msg::TurnState;
+use crate::core::state::{Focus, State};
+use crate::core::text::human_count;
+
+/// Sessions named on the strip before "+N more".
+const STRIP_NAMES: usize = 3;
+
+/// Whether the strip is drawn: above the prompt when something waits (a card on screen says
+/// so itself), and always where there is no prompt box (it stands in its place).
+pub fn strip_shown(state: &State, card_shown: bool) -> bool {
+    state.replay.is_none()
+        && (!state.shown().session.abilities.prompt || (state.pending_total() > 0 && !card_shown))
+}
+
+/// "‖ 3 waiting: conversation conv-1 2 · web 1 · g opens the oldest": up to three sessions
+/// by name with their counts, the shown one marked, then "+N more".
+pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
+    let total = state.pending_total();
+    let jump = keyhint::footer(&state.keymap, "g opens the oldest");
+    if total == 0 {
+        let text = " nothing waits for you · this session takes no prompt from here (Tab moves between panes) ";
+        return Line::from(Span::styled(text, theme.dim));
+    }
+    let mut spans = vec![Span::styled(format!(" ‖ {total} waiting: "), theme.waiting)];
+    let shown = state.selected;
+    let mut named = 0;
+    let mut more = 0;
+    for (i, s) in state.sessions.iter().enumerate() {
+        if s.gates.is_empty() {
+            continue;
+        }
+        if named == STRIP_NAMES {
+            more += 1;
+            continue;
+        }
+        if named > 0 {
+            spans.push(Span::styled(" · ", theme.dim));
+        }
+        named += 1;
+        let name = clip(s.name(), 28);
+        let style = if i == shown { theme.accent } else { theme.text };
+        spans.push(Span::styled(format!("{name} {}", s.gates.len()), style));
+        if i == shown {
+            spans.push(Span::styled(" (here)", theme.dim));
+        }
+    }
+    if more > 0 {
+        spans.push(Span::styled(format!(" +{more} more"), theme.dim));
+    }
+    spans.push(Span::styled(format!(" · {jump} "), theme.key));
+    Line::from(spans)
+}
+
+/// One field of the status line, and how soon it goes when the width runs out (higher goes
+/// first).
+struct Field {
+    text: String,
+    style: Style,
+    drop: u8,
+}
+
+/// The status line. First to stay: what waits, the connection, the focused pane's keys; then
+/// the backend, the turn, the mode, the model; first to go: tokens and cost, the session
+/// name, facts. Fields the backend does not have are not drawn.
+pub fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+    let s = &state.session;
+    let a = &s.abilities;
+    let many = state.sessions.len() > 1;
+    let mut fields: Vec<Field> = Vec::new();
+    let mut add = |text: String, style: Style, drop: u8| fields.push(Field { text, style, drop });
+    let total = state.pending_total();
+    if total > 0 {
+        let text = if many {
+            format!("‖ {total} waiting ({} here)", state.gates.len())
+        } else {
+            format!("‖ {total} waiting")
+        };
+        add(text, theme.waiting, 0);
+    }
+    if let Some(why) = &s.offline {
+        add(clip(why, 48), theme.warn, 0);
+    }
+    add(s.backend.clone(), theme.accent, 3);
+    if many {
+        add(clip(state.name(), 24), theme.accent, 7);
+    }
+    if let Some((code, ..)) = &s.exited {
+        add(
+            format!("exited {}", code.map_or("-".into(), |c| c.to_string())),
+            theme.warn,
+            1,
+        );
+    } else if a.turns {
+        let turn = match s.turn {
+            Some(TurnState::Running) => "running",
+            Some(TurnState::RequiresAction) => "waiting",
+            Some(TurnState::Idle) => "idle",
+            None => "starting",
+        };
+        add(turn.into(), theme.footer, 4);
+    }
+    if let Some(m) = &s.permission_mode {
+        add(m.clone(), theme.footer, 5);
+    }
+    if let Some(m) = &s.model {
+        add(m.clone(), theme.footer, 6);
+    }
+    if a.usage {
+        add(
+            format!(
+                "{}↑ {}↓ ${:.4}",
+                human_count(s.input_tokens),
+                human_count(s.output_tokens),
+                s.cost_usd
+            ),
+            theme.footer,
+            8,
+        );
+    }
+    for (_, v) in &s.info {
+        add(clip(v, 40), theme.footer, 9);
+    }
+    if many && a.usage {
+        let cost: f64 = state.sessions.iter().map(|s| s.session.cost_usd).sum();
+        add(
+            format!("{} sessions Σ ${cost:.4}", state.sessions.len()),
+            theme.footer,
+            9,
+        );
+    }
+    let hint = hint(state);
+    let warn = state.status_line.is_some();
+    let width = area.width as usize;
+    // Each field costs "· " plus its text and a space; the hint keeps all of its width, up
+    // to half the line, before any field that can go.
+    let cost = |f: &Field| f.text.width() + 3;
+    let hint_w = hint.width().min(width / 2) + 2;
+    let mut keep: Vec<bool> = vec![true; fields.len()];
+    let mut used: usize = fields.iter().map(cost).sum::<usize>() + 1;
+    while used + hint_w > width {
+        let Some((i, _)) = fields
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| keep[*i] && f.drop > 2)
+            .max_by_key(|(i, f)| (f.drop, *i))
+        else {
+            break;
+        };
+        keep[i] = false;
+        used -= cost(&fields[i]);
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, fd) in fields.iter().enumerate().filter(|(i, _)| keep[*i]) {
+        if i > 0 {
+            spans.push(Span::styled("· ", theme.dim));
+        }
+        spans.push(Span::styled(format!("{} ", fd.text), fd.style));
+    }
+    let left: usize = spans.iter().map(|s| s.width()).sum();
+    // Two columns at least between the fields and the hint.
+    let room = width.saturating_sub(left + 2);
+    if room > 3 {
+        let hint = clip(&hint, room);
+        let fill = room.saturating_sub(hint.width());
+        spans.push(Span::raw(" ".repeat(fill + 1)));
+        spans.push(Span::styled(
+            hint,
+            if warn { theme.warn } else { theme.dim },
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// What the focused pane takes, or what just happened.
+fn hint(state: &State) -> String {
+    let s = &state.session;
+    let many = state.sessions.len() > 1;
+    let search_hint = state.search.as_ref().map(|s| {
+        let scope = if s.all_nodes { "search all" } else { "search" };
+        if s.editing {
+            format!("{scope}: {}▌ (Enter finds, Esc cancels)", s.query)
+        } else {
+            format!(
+                "{scope}: {} · {} match(es) · n/N move",
+                s.query,
+                s.hits.len()
+            )
+        }
+    });
+    if let Some(st) = state
+        .status_line
+        .clone()
+        .or_else(|| crate::core::update::cancel::footer_hint(state))
+        .or(search_hint)
+    {
+        // A status line quotes what happened, not which key to press: left as it is.
+        return st;
+    }
+    let waiting = state.pending_total() > 0;
+    let hint: &str = match state.focus {
+        Focus::Prompt if s.exited.is_some() => {
+            "read-only: the agent exited · Tab focus · Ctrl-D quit"
+        }
+        Focus::Prompt if state.queue_edit.is_some() => {
+            "Enter saves the queued message in place · Esc cancels the edit"
+        }
+        Focus::Prompt if waiting => "Enter send · Esc then g: the waiting gate · Ctrl-D quit",
+        Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit",
+        Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help",
+        Focus::Tree | Focus::Transcript if waiting => "g oldest gate · I inbox · ? help · q quit",
+        Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
+            "u queued messages · ? help · I inbox · Ctrl-N new · q quit"
+        }
+        _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit",
+        _ if !s.abilities.prompt => "? help · Tab focus · s status · q quit",
+        _ => "? help · g gate · Tab focus · m mode · q quit",
+    };
+    // Hints are written with the default keys; show the user's `[keys]` instead.
+    keyhint::footer(&state.keymap, hint)
+}
