@@ -139,17 +139,14 @@ pub fn row(session: &str, call_id: &str, o: &Outcome) -> ItemOp {
         Outcome::Other { tool, text } => result(
             format!("gw:{session}:{call_id}"),
             call_id,
-            format!("{}: {}", visible_line(tool), sanitize(&clip_tail(text))),
+            format!("{}: {}", visible_line(tool), sanitize(clip_tail(text))),
             false,
         ),
-        Outcome::Refused { tool, why } => result(
+        // The audit row above names the call; this one says it did not happen, and why.
+        Outcome::Refused { why, .. } => result(
             format!("gw:{session}:{call_id}"),
             call_id,
-            format!(
-                "{}: refused after approval: {}",
-                visible_line(tool),
-                sanitize(&clip_tail(why))
-            ),
+            format!("refused after approval: {}", sanitize(clip_tail(why))),
             true,
         ),
     }
@@ -269,7 +266,7 @@ mod tests {
         assert!(err);
         assert_eq!(
             text,
-            "workspace_write: refused after approval: sub/x.txt: leads outside the root^[[2J"
+            "refused after approval: sub/x.txt: leads outside the root^[[2J"
         );
     }
 

@@ -586,6 +586,21 @@ fn an_approved_effect_tells_its_outcome() {
         matches!(&o, effect::Outcome::Refused { tool, .. } if tool == "workspace_write"),
         "{o:?}"
     );
+    // Its directory swapped for a link outside the root after the card: refused too.
+    std::fs::create_dir_all(t.base.join("proj/sub")).unwrap();
+    std::fs::create_dir_all(t.base.join("outside")).unwrap();
+    let args = json!({"path": "sub/x.txt", "content": "x\n", "expectedSha256": null});
+    let g = gate(&t.e.on_frame(&call("w3", "s1", "workspace_write", args)));
+    std::fs::remove_dir(t.base.join("proj/sub")).unwrap();
+    std::os::unix::fs::symlink(t.base.join("outside"), t.base.join("proj/sub")).unwrap();
+    let out = t.e.decide(g.gate, Decision::Allow);
+    assert_eq!(code(&out), "path_outside_root");
+    let (_, _, o) = effect_of(&out);
+    let effect::Outcome::Refused { why, .. } = &o else {
+        panic!("{o:?}")
+    };
+    assert!(why.starts_with("sub/x.txt"), "{why}");
+    assert!(!t.base.join("outside/x.txt").exists());
     // A command: its handle, to follow its output.
     let g = gate(&t.e.on_frame(&call(
         "x1",
