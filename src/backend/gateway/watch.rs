@@ -44,10 +44,6 @@ impl Watcher {
         self.cmds.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.cmds.len()
-    }
-
     /// Watch a command started for conversation `session`.
     pub fn add(&mut self, session: &str, command_id: &str, command: &str, watch: Watch) {
         if self.cmds.len() >= MAX_WATCHED {
