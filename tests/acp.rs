@@ -1133,7 +1133,22 @@ async fn scripted_permission_fs_terminal_and_unknown_methods() {
         "{}",
         transcript_text(l.h.state())
     );
-    assert!(has_text(l.h.state(), "terminal term-1"));
+    // Issue 22 item 5: the terminal's own row tells the story too, the command's output
+    // and its exit status (not only what the agent wrote about it).
+    l.wait("the terminal's exit on its row", |s| {
+        s.tree
+            .nodes
+            .iter()
+            .flat_map(|n| n.transcript.items.iter())
+            .any(|i| {
+                matches!(&i.kind, ItemKind::ToolResult { text, is_error: false, .. }
+                    if text.starts_with("terminal term-1")
+                        && text.contains("echo term-output")
+                        && text.contains("· exit 0")
+                        && text.contains("\nterm-output"))
+            })
+    })
+    .await;
 
     // A method we do not serve: -32601.
     l.send("UNKNOWN");

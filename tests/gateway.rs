@@ -86,7 +86,8 @@ impl A {
     async fn next_engine_event(&mut self) -> Out {
         loop {
             match tokio::time::timeout(WAIT, self.events.recv()).await {
-                Ok(Some(Event::Engine(Out::Ran { .. }))) => continue,
+                // Audit rows and effect rows tell the owner; the tests here look at cards.
+                Ok(Some(Event::Engine(Out::Ran { .. } | Out::Effect { .. }))) => continue,
                 Ok(Some(Event::Engine(o))) => return o,
                 Ok(Some(_)) => continue,
                 other => panic!("no engine event: {other:?}"),

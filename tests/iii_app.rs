@@ -247,6 +247,32 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
     assert_eq!(write["reason"], DENY_MESSAGE, "{write}");
     assert!(invocations(&engine, "harness::function::resolve").is_empty());
     assert!(held_calls(&engine).is_empty(), "{:?}", held_calls(&engine));
+    // Issue 22 item 5: each answered call's result is in its own session's transcript, the
+    // allowed one's as a result, the denied one's as an error.
+    let result_of = |s: &State, id: SessionId, call: &str| {
+        s.session_by_id(id).and_then(|x| {
+            x.tree
+                .nodes
+                .iter()
+                .flat_map(|n| n.transcript.items.iter())
+                .find_map(|i| match &i.kind {
+                    switchboard::core::transcript::ItemKind::ToolResult {
+                        tool_use_id,
+                        text,
+                        is_error,
+                    } if tool_use_id == call => Some((text.clone(), *is_error)),
+                    _ => None,
+                })
+        })
+    };
+    h.wait_until("both calls' results on screen", WAIT, |s| {
+        result_of(s, docs, "call-fs-1").is_some() && result_of(s, site, "call-fs-9").is_some()
+    })
+    .await;
+    let (text, err) = result_of(h.state(), docs, "call-fs-1").unwrap();
+    assert!(text.contains("ran (demo): exit 0") && !err, "{text}");
+    let (text, err) = result_of(h.state(), site, "call-fs-9").unwrap();
+    assert!(text.contains(DENY_MESSAGE) && err, "{text}");
 
     // A third held call arrives; quitting leaves it held.
     let (trigger, payload) = engine.with_world(|w| {

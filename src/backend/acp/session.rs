@@ -351,15 +351,23 @@ async fn act(io: &mut Io, mapper: &mut Mapper, link: &Link, a: Action) -> Option
             io.write(link, vec![line_out]).await;
             None
         }
-        Action::ReleaseTerminal { id, terminal_id } => {
-            let line_out = if io.terms.release(&terminal_id) {
-                reply(&id, json!({}))
-            } else {
-                unknown_terminal(&id, &terminal_id)
-            };
-            io.write(link, vec![line_out]).await;
-            None
-        }
+        Action::ReleaseTerminal { id, terminal_id } => match io.terms.release(&terminal_id) {
+            Some(last) => {
+                io.write(link, vec![reply(&id, json!({}))]).await;
+                // Its row ends with what it printed and how it ended.
+                Some(mapper.terminal_update(
+                    &last.terminal_id,
+                    &last.output,
+                    last.truncated,
+                    last.exit,
+                ))
+            }
+            None => {
+                io.write(link, vec![unknown_terminal(&id, &terminal_id)])
+                    .await;
+                None
+            }
+        },
     }
 }
 

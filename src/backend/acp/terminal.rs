@@ -342,11 +342,24 @@ impl Terminals {
         true
     }
 
-    /// Kill (if running) and forget the terminal.
-    pub fn release(&mut self, tid: &str) -> bool {
-        let found = self.kill(tid);
+    /// Kill (if running) and forget the terminal; its last state, for its row (`None`: no
+    /// such terminal). Read here because a released terminal is not read by `changed` any
+    /// more: an agent that waits, reads and releases within one `UPDATE_INTERVAL` left its
+    /// row at "running, no output yet" for good (issue 22 item 5).
+    pub fn release(&mut self, tid: &str) -> Option<TermUpdate> {
+        let mut last = self
+            .map
+            .get(tid)?
+            .shared
+            .lock()
+            .expect("terminal buffer")
+            .update(tid);
+        if last.exit.is_none() {
+            last.exit = Some("killed on release".into());
+        }
+        self.kill(tid);
         self.map.remove(tid);
-        found
+        Some(last)
     }
 
     pub fn kill_all(&mut self) {
@@ -449,6 +462,30 @@ mod tests {
         assert!(out.contains("PATH="), "{out}");
         assert!(!out.contains("CARGO_PKG_VERSION_PATCH="), "{out}");
         assert!(!out.lines().any(|l| l.starts_with("SWITCHBOARD_")), "{out}");
+    }
+
+    /// Released right after its exit, before `changed` looked: the release hands back what
+    /// it printed and how it ended, for its row; a running one reads as killed.
+    #[tokio::test]
+    async fn a_release_hands_back_the_last_state() {
+        let mut terms = Terminals::new();
+        let dir = || std::fs::File::open(std::env::temp_dir()).unwrap();
+        let tid = terms
+            .create(&spec("printf out; exit 4", None), dir())
+            .unwrap();
+        let fut = terms.wait(&tid).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), fut)
+            .await
+            .unwrap();
+        let last = terms.release(&tid).unwrap();
+        assert_eq!(
+            (last.output.as_str(), last.exit.as_deref()),
+            ("out", Some("exit 4"))
+        );
+        assert!(terms.release(&tid).is_none(), "released once");
+        let tid = terms.create(&spec("sleep 30", None), dir()).unwrap();
+        let last = terms.release(&tid).unwrap();
+        assert_eq!(last.exit.as_deref(), Some("killed on release"));
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ use std::io;
 use serde_json::{Map, Value, json};
 
 use super::codec::{self, Call, Code, FRAME_BYTES, Inbound, Refusal};
+use super::effect::{self, Outcome};
 use super::journal::{Journal, Key, State};
 use super::tools::exec::Commands;
 use super::tools::extra::{self, ExtraTool};
@@ -127,6 +128,25 @@ pub enum Out {
     Journal(Option<String>),
     /// Close the channel with this reason.
     Close(String),
+    /// What an approved (or mode-approved) effect of `call_id` did, after its result frame:
+    /// its transcript row (`effect::row`).
+    Effect {
+        session: String,
+        call_id: String,
+        outcome: Outcome,
+    },
+    /// New output, or the end, of a command this channel started: not the engine's, the
+    /// channel's watcher's (`watch`), routed and shown like the engine's outputs.
+    Output {
+        session: String,
+        command_id: String,
+        command: String,
+        status: super::tools::exec::Status,
+        /// The newest output kept for the row, sanitized.
+        output: String,
+        /// Older output is not in `output`.
+        cut: bool,
+    },
 }
 
 struct Waiting {
@@ -733,8 +753,8 @@ impl Engine {
         })
     }
 
-    /// Steps 10 and 11 for an approved effect: re-check, journal `executing`, perform, journal
-    /// `completed` with the exact body, and only then hand the frame out.
+    /// Steps 10 and 11 for an approved effect, then the row that tells what it did (or why
+    /// it was refused after all).
     fn execute(
         &mut self,
         c: &Call,
@@ -743,6 +763,25 @@ impl Engine {
         args: &Map<String, Value>,
         edited: bool,
     ) -> Vec<Out> {
+        let (mut out, outcome) = self.perform(c, hash, tool, args, edited);
+        out.push(Out::Effect {
+            session: c.session_id.clone().unwrap_or_default(),
+            call_id: c.id.clone(),
+            outcome,
+        });
+        out
+    }
+
+    /// Steps 10 and 11 for an approved effect: re-check, journal `executing`, perform, journal
+    /// `completed` with the exact body, and only then hand the frame out.
+    fn perform(
+        &mut self,
+        c: &Call,
+        hash: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+        edited: bool,
+    ) -> (Vec<Out>, Outcome) {
         let key = self.key_of(c);
         let owner = (key.0.clone(), key.1.clone());
         let s = |k: &str| {
@@ -774,13 +813,22 @@ impl Engine {
                 // Nothing ran: a full input queue or an ended command may change, so the
                 // answer is the transient one (not journaled, like a fifth call's `busy`).
                 Err(r) if matches!(r.code, Code::Busy | Code::Failed) => {
-                    return vec![self.send(c, &codec::error_body(&r))];
+                    return (
+                        vec![self.send(c, &codec::error_body(&r))],
+                        effect::refused(tool, &r),
+                    );
                 }
-                Err(r) => return self.decided_final(c, hash, tool, r),
+                Err(r) => {
+                    return (
+                        self.decided_final(c, hash, tool, r.clone()),
+                        effect::refused(tool, &r),
+                    );
+                }
             }
         };
         if let Err(e) = self.journal.executing(&key, hash, tool, effect.clone()) {
-            return vec![self.journal_failed(c, e)];
+            let why = Refusal::new(Code::Failed, format!("receipt journal unavailable: {e}"));
+            return (vec![self.journal_failed(c, e)], effect::refused(tool, &why));
         }
         if self.crash_after_executing {
             std::process::abort();
@@ -815,6 +863,13 @@ impl Engine {
             }
             v
         });
+        let watch = match (&r, tool) {
+            (Ok(_), "workspace_exec") => effect["commandId"]
+                .as_str()
+                .and_then(|id| self.commands.watch(id)),
+            _ => None,
+        };
+        let outcome = effect::outcome_of(tool, args, &r, watch);
         let (body, _) = self.body(c, r);
         if let Err(e) = self
             .journal
@@ -825,9 +880,9 @@ impl Engine {
             // (one final answer per id), never `failed` for an effect that happened.
             tracing::warn!(target: "gateway", "completed receipt of {} not written: {e}", codec::clip(&c.id));
             self.journal.mark_uncertain(&key);
-            return vec![self.send(c, &uncertain_body(&effect))];
+            return (vec![self.send(c, &uncertain_body(&effect))], outcome);
         }
-        vec![self.send(c, &body)]
+        (vec![self.send(c, &body)], outcome)
     }
 
     /// The owner's decision on a card.

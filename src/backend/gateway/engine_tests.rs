@@ -150,10 +150,19 @@ fn an_approved_write_is_journaled_and_a_duplicate_is_answered_byte_for_byte() {
     std::fs::write(t.base.join("proj/a.txt"), "owner edit\n").unwrap();
     let dup =
         t.e.on_frame(&call("w1", "s1", "workspace_write", args.clone()));
-    assert_eq!(dup, done);
+    // The same bytes, and no second effect row: nothing happened this time.
+    let frames: Vec<Out> = done
+        .iter()
+        .filter(|o| matches!(o, Out::Send(_)))
+        .cloned()
+        .collect();
+    assert_eq!(dup, frames);
     drop(t.e);
     let mut e = open(&t.base, Mode::Ask);
-    assert_eq!(e.on_frame(&call("w1", "s1", "workspace_write", args)), done);
+    assert_eq!(
+        e.on_frame(&call("w1", "s1", "workspace_write", args)),
+        frames
+    );
     assert_eq!(
         std::fs::read_to_string(t.base.join("proj/a.txt")).unwrap(),
         "owner edit\n"
@@ -531,3 +540,99 @@ fn the_accept_conversation_wait_holds_an_in_flight_slot() {
 
 #[path = "engine_hostile_tests.rs"]
 mod hostile;
+
+/// Issue 22 item 5: what an approved effect did follows its result frame, as a value the
+/// row is made of: a write's bytes and revision, a command's handle, a refusal after the
+/// approval (the file changed after the card was shown).
+#[test]
+fn an_approved_effect_tells_its_outcome() {
+    let mut t = setup("outcome", Mode::Ask);
+    let effect_of = |out: &[Out]| {
+        assert!(
+            matches!(out[0], Out::Send(_)),
+            "the frame goes first: {out:?}"
+        );
+        match out.last() {
+            Some(Out::Effect {
+                session,
+                call_id,
+                outcome,
+            }) => (session.clone(), call_id.clone(), outcome.clone()),
+            _ => panic!("no effect row in {out:?}"),
+        }
+    };
+    let args = json!({"path": "a.txt", "content": "bye\n", "expectedSha256": sha("hello\n")});
+    let g = gate(&t.e.on_frame(&call("w1", "s1", "workspace_write", args)));
+    let (session, call_id, o) = effect_of(&t.e.decide(g.gate, Decision::Allow));
+    assert_eq!((session.as_str(), call_id.as_str()), ("s1", "w1"));
+    assert_eq!(
+        o,
+        effect::Outcome::File {
+            tool: "workspace_write".into(),
+            path: "a.txt".into(),
+            created: false,
+            bytes: Some(4),
+            sha256: Some(sha("bye\n")),
+        }
+    );
+    // Shown on the card, changed before the approval: refused, and the row says so.
+    let args = json!({"path": "a.txt", "content": "again\n", "expectedSha256": sha("bye\n")});
+    let g = gate(&t.e.on_frame(&call("w2", "s1", "workspace_write", args)));
+    std::fs::write(t.base.join("proj/a.txt"), "someone else\n").unwrap();
+    let out = t.e.decide(g.gate, Decision::Allow);
+    assert_ne!(code(&out), "ok");
+    let (_, _, o) = effect_of(&out);
+    assert!(
+        matches!(&o, effect::Outcome::Refused { tool, .. } if tool == "workspace_write"),
+        "{o:?}"
+    );
+    // Its directory swapped for a link outside the root after the card: refused too.
+    std::fs::create_dir_all(t.base.join("proj/sub")).unwrap();
+    std::fs::create_dir_all(t.base.join("outside")).unwrap();
+    let args = json!({"path": "sub/x.txt", "content": "x\n", "expectedSha256": null});
+    let g = gate(&t.e.on_frame(&call("w3", "s1", "workspace_write", args)));
+    std::fs::remove_dir(t.base.join("proj/sub")).unwrap();
+    std::os::unix::fs::symlink(t.base.join("outside"), t.base.join("proj/sub")).unwrap();
+    let out = t.e.decide(g.gate, Decision::Allow);
+    assert_eq!(code(&out), "path_outside_root");
+    let (_, _, o) = effect_of(&out);
+    let effect::Outcome::Refused { why, .. } = &o else {
+        panic!("{o:?}")
+    };
+    assert!(why.starts_with("sub/x.txt"), "{why}");
+    assert!(!t.base.join("outside/x.txt").exists());
+    // A command: its handle, to follow its output.
+    let g = gate(&t.e.on_frame(&call(
+        "x1",
+        "s1",
+        "workspace_exec",
+        json!({"command": "printf hi"}),
+    )));
+    let (_, _, o) = effect_of(&t.e.decide(g.gate, Decision::Allow));
+    let effect::Outcome::Command { command, watch, .. } = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(command, "printf hi");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = watch.read(0, 1024);
+        if r.status != crate::backend::gateway::tools::exec::Status::Running {
+            assert_eq!(r.bytes, b"hi");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // A denial is no effect: no row beyond the audit.
+    let g = gate(&t.e.on_frame(&call(
+        "x2",
+        "s1",
+        "workspace_exec",
+        json!({"command": "true"}),
+    )));
+    let out = t.e.decide(g.gate, Decision::Deny(None));
+    assert!(
+        !out.iter().any(|o| matches!(o, Out::Effect { .. })),
+        "{out:?}"
+    );
+}

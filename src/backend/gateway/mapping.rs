@@ -14,6 +14,7 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
+use super::effect;
 use super::engine::{self, Ask, Out};
 use crate::core::diff::Diff;
 use crate::core::gate::{Decision, Gate, GateKind, Permission, QSpec, Question};
@@ -53,11 +54,13 @@ pub fn route(o: &Out, now_ms: u64) -> Vec<(Target, BackendEvent)> {
             Target::Conversation(g.session.clone()),
             BackendEvent::GateOpen(Box::new(card(g, ROOT_KEY.to_string(), now_ms))),
         )],
-        Out::Ran { session, .. } => Nodes::default()
-            .map(o, now_ms)
-            .into_iter()
-            .map(|e| (Target::Conversation(session.clone()), e))
-            .collect(),
+        Out::Ran { session, .. } | Out::Effect { session, .. } | Out::Output { session, .. } => {
+            Nodes::default()
+                .map(o, now_ms)
+                .into_iter()
+                .map(|e| (Target::Conversation(session.clone()), e))
+                .collect()
+        }
         _ => Nodes::default()
             .map(o, now_ms)
             .into_iter()
@@ -117,6 +120,9 @@ impl Nodes {
                 };
                 out.push(BackendEvent::GateOpen(Box::new(card(g, node, now_ms))));
             }
+            // A poll that answered is what the command's row shows already (its output and
+            // status, followed as it runs): one row per poll would bury it.
+            Out::Ran { tool, outcome, .. } if tool == "workspace_poll" && outcome == "ok" => {}
             Out::Ran {
                 session,
                 tool,
@@ -136,6 +142,31 @@ impl Nodes {
                         text: format!("{tool}: {} ({outcome})", visible_line(summary)),
                         tone,
                     }),
+                });
+            }
+            Out::Effect {
+                session,
+                call_id,
+                outcome,
+            } => {
+                let node = self.node(session, &mut out);
+                out.push(BackendEvent::Item {
+                    node: Some(node),
+                    op: effect::row(session, call_id, outcome),
+                });
+            }
+            Out::Output {
+                session,
+                command_id,
+                command,
+                status,
+                output,
+                cut,
+            } => {
+                let node = self.node(session, &mut out);
+                out.push(BackendEvent::Item {
+                    node: Some(node),
+                    op: effect::command_row(command_id, command, status, output, *cut),
                 });
             }
             Out::Joined { gate } => out.push(BackendEvent::Protocol {
@@ -494,6 +525,76 @@ mod tests {
         assert_eq!(ev[0].0, Target::Channel, "the accept card is the channel's");
         let ev = route(&Out::Dropped("x".into()), 0);
         assert_eq!(ev[0].0, Target::Channel);
+    }
+
+    /// Issue 22 item 5: an effect's row and its command's output go to the conversation's
+    /// session, keyed by the command so each update replaces the row; a poll that answered
+    /// adds no row of its own.
+    #[test]
+    fn effect_rows_go_to_their_conversation_and_polls_stay_quiet() {
+        use crate::backend::gateway::tools::exec::Status;
+        let poll = Out::Ran {
+            session: "s1".into(),
+            tool: "workspace_poll".into(),
+            summary: "poll c".into(),
+            outcome: "ok".into(),
+        };
+        assert!(route(&poll, 0).is_empty());
+        let refused = Out::Ran {
+            session: "s1".into(),
+            tool: "workspace_poll".into(),
+            summary: "poll c".into(),
+            outcome: "command_not_owned".into(),
+        };
+        assert_eq!(route(&refused, 0).len(), 1, "a refused poll is audited");
+        let out = Out::Output {
+            session: "s2".into(),
+            command_id: "c9".into(),
+            command: "make".into(),
+            status: Status::Exited(3),
+            output: "boom\n".into(),
+            cut: false,
+        };
+        let ev = route(&out, 0);
+        assert_eq!(ev[0].0, Target::Conversation("s2".into()));
+        let BackendEvent::Item {
+            op: ItemOp::Upsert { key, kind },
+            ..
+        } = &ev[0].1
+        else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(key, "gw-cmd:c9");
+        assert_eq!(
+            kind,
+            &ItemKind::ToolResult {
+                tool_use_id: "c9".into(),
+                text: "$ make · exit 3\nboom\n".into(),
+                is_error: true,
+            }
+        );
+        let ev = route(
+            &Out::Effect {
+                session: "s2".into(),
+                call_id: "w1".into(),
+                outcome: effect::Outcome::Refused {
+                    tool: "workspace_write".into(),
+                    why: "x: leads outside the root".into(),
+                },
+            },
+            0,
+        );
+        assert_eq!(ev[0].0, Target::Conversation("s2".into()));
+        assert!(matches!(
+            &ev[0].1,
+            BackendEvent::Item {
+                op: ItemOp::Upsert {
+                    kind: ItemKind::ToolResult { is_error: true, .. },
+                    ..
+                },
+                ..
+            }
+        ));
     }
 
     #[test]

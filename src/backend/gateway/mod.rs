@@ -9,6 +9,7 @@
 
 pub mod codec;
 pub mod demo;
+pub mod effect;
 pub mod engine;
 pub mod fake_host;
 pub mod journal;
@@ -20,3 +21,4 @@ pub mod session;
 pub mod tools;
 pub mod transport;
 pub mod validate;
+pub mod watch;

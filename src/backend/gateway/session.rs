@@ -14,10 +14,12 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::engine::{Engine, Pinned};
+use super::effect::Outcome;
+use super::engine::{Engine, Out, Pinned};
 use super::journal::Journal;
 use super::mapping::{self, Nodes, Target};
 use super::transport::{self, Event, Token};
+use super::watch::Watcher;
 use crate::backend::{Backend, SessionLink, Spawner};
 use crate::contain::Root;
 use crate::core::msg::Stamped;
@@ -426,8 +428,17 @@ async fn run(
         patch,
     };
     let mut dtx = Some(dtx);
+    // The commands approved on this channel, followed to their end (see `watch`).
+    let mut watcher = Watcher::default();
+    let mut tick = tokio::time::interval(super::watch::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            _ = tick.tick(), if !watcher.is_empty() => {
+                for o in watcher.poll() {
+                    convs.show(&events, &o).await;
+                }
+            }
             e = erx.recv() => match e {
                 None => break,
                 Some(Event::Connected { url }) => note(&events, Level::Info, format!("connected to {url}")).await,
@@ -438,7 +449,12 @@ async fn run(
                     ev(&events, fail(format!("channel closed: {reason}"))).await;
                     break;
                 }
-                Some(Event::Engine(o)) => convs.show(&events, &o).await,
+                Some(Event::Engine(o)) => {
+                    if let Out::Effect { session, outcome: Outcome::Command { command_id, command, watch }, .. } = &o {
+                        watcher.add(session, command_id, command, watch.clone());
+                    }
+                    convs.show(&events, &o).await
+                }
             },
             Some((conv, cmd)) = conv_commands.recv() => match cmd {
                 // Closing one conversation's session (quitting closes the channel's too).

@@ -331,6 +331,11 @@ impl Commands {
         Ok(json!({"commandId": id, "cwd": cwd, "timeoutMs": timeout}))
     }
 
+    /// A handle on command `id`'s output and status (`None`: no such command).
+    pub fn watch(&self, id: &str) -> Option<Watch> {
+        self.table.get(id).map(|c| Watch(c.shared.clone()))
+    }
+
     /// Forget finished commands, oldest first, beyond `MAX_KEPT`.
     fn forget_old(&mut self) {
         while self.table.len() >= MAX_KEPT {
@@ -467,6 +472,53 @@ impl Commands {
             }
         });
         Ok(json!({"commandId": id, "stopped": true}))
+    }
+}
+
+/// A look at one command's output and status from outside the table, without its lock:
+/// what the channel's watcher reads to show a command's output as it runs, whether or not
+/// the host polls (the engine stays free for the host's calls meanwhile).
+#[derive(Clone)]
+pub struct Watch(Arc<Mutex<Shared>>);
+
+/// What a `Watch` read: output after the offset asked, and the command's status.
+#[derive(Debug, PartialEq)]
+pub struct Seen {
+    /// At most the `max` bytes asked for: the newest ones when more arrived.
+    pub bytes: Vec<u8>,
+    /// The offset to read from next time.
+    pub next: usize,
+    /// Output between the offset asked and `bytes` was not returned (dropped from the
+    /// buffer, or past `max`).
+    pub skipped: bool,
+    pub status: Status,
+}
+
+impl Watch {
+    /// Output from `offset` on, at most the last `max` bytes of it: O(what is returned).
+    pub fn read(&self, offset: usize, max: usize) -> Seen {
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let end = g.out.base + g.out.bytes.len();
+        let from = offset.clamp(g.out.base, end).max(end.saturating_sub(max));
+        Seen {
+            bytes: g.out.bytes[from - g.out.base..].to_vec(),
+            next: end,
+            skipped: from > offset,
+            status: g.status.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
+}
+
+/// Two handles are equal when they look at the same command.
+impl PartialEq for Watch {
+    fn eq(&self, other: &Watch) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
