@@ -4,7 +4,6 @@ pub mod diffs;
 pub mod gates;
 pub mod inbox;
 pub mod items;
-pub mod keyhint;
 pub mod overlay;
 pub mod svg;
 pub mod theme;
@@ -640,7 +639,13 @@ fn render_replay_footer(
             theme.footer,
         ),
         Span::styled(
-            "· Spc play/pause · . , step · ][ gate · +- speed · i inspect · ? keys",
+            format!(
+                "· {}",
+                crate::core::bindings::hint_line(
+                    &Default::default(),
+                    crate::core::bindings::hints::REPLAY_KEYS
+                )
+            ),
             theme.dim,
         ),
     ];
@@ -729,28 +734,24 @@ fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         .or(search_hint)
     {
         Some(st) => st,
-        None => match state.focus {
-            Focus::Prompt if s.exited.is_some() => {
-                "read-only: the agent exited · Tab focus · Ctrl-D quit".into()
+        // From the binding table, with the user's `[keys]`.
+        None => {
+            use crate::core::bindings::{hint_line, hints};
+            let keys = |h| hint_line(&state.keymap, h);
+            match state.focus {
+                Focus::Prompt if s.exited.is_some() => {
+                    format!("read-only: the agent exited · {}", keys(hints::EXITED))
+                }
+                Focus::Prompt if state.queue_edit.is_some() => keys(hints::QUEUE_EDIT),
+                Focus::Prompt => keys(hints::PROMPT_KEYS),
+                Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
+                    keys(hints::QUEUED)
+                }
+                Focus::Gate => format!("keys in the card · {}", keys(hints::GATE)),
+                _ if many => keys(hints::WORKSPACE_KEYS),
+                _ => keys(hints::SESSION),
             }
-            Focus::Prompt if state.queue_edit.is_some() => {
-                "Enter saves the queued message in place · Esc cancels the edit".into()
-            }
-            Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit".into(),
-            Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
-                "u queued messages · ? help · I inbox · Ctrl-N new · q quit".into()
-            }
-            Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help".into(),
-            _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit".into(),
-            _ => "? help · g gate · Tab focus · m mode · q quit".into(),
-        },
-    };
-    // Hints are written with the default keys; show the user's `[keys]` instead. A status
-    // line is left as it is (it quotes what happened, not which key to press).
-    let hint = if state.status_line.is_none() {
-        keyhint::footer(&state.keymap, &hint)
-    } else {
-        hint
+        }
     };
     let room = (area.width as usize).saturating_sub(left_w + 1);
     if room > 3 {
