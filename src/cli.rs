@@ -640,13 +640,25 @@ fn config_check(flag: Option<PathBuf>) -> ExitCode {
         println!("{}{}: theme: {e}", path.display(), at(None, "theme"));
         bad = true;
     }
+    // `[keys]`: each override as written, then what it collides with in the binding tables
+    // (both named, with the contexts where they meet); the whole set last, for what only the
+    // set shows. Overrides are checked together: moving an action off its default frees it.
+    let mut keys_bad = false;
     for (action, key) in &cfg.keys {
-        let one = std::collections::BTreeMap::from([(action.clone(), key.clone())]);
-        if let Err(e) = crate::core::keymap::build(&one) {
+        if let Err(e) = crate::core::keymap::parse(action, key) {
             println!("{}{}: {e}", path.display(), at(Some("keys"), action));
-            bad = true;
+            keys_bad = true;
         }
     }
+    for (action, e) in crate::core::bindings::collisions(&cfg.keys) {
+        println!("{}{}: {e}", path.display(), at(Some("keys"), &action));
+        keys_bad = true;
+    }
+    if !keys_bad && let Err(e) = crate::core::keymap::build(&cfg.keys) {
+        println!("{}: {e}", path.display());
+        keys_bad = true;
+    }
+    bad |= keys_bad;
     let mut checked = check_profiles(&path, &cfg, &text);
     for p in &checked.problems {
         println!("{p}");

@@ -223,26 +223,29 @@ pub enum PermChoice {
 }
 
 impl PermChoice {
+    /// The binding of a fixed choice (`bindings::PERMISSION`): its key and label come from there.
+    fn binding(self) -> Option<&'static super::bindings::Binding> {
+        let id = match self {
+            PermChoice::AllowOnce => "allow_once",
+            PermChoice::AllowAlways => "allow_always",
+            PermChoice::Deny => "deny",
+            PermChoice::DenyInterrupt => "deny_interrupt",
+            PermChoice::EditInput => "edit_input",
+            PermChoice::AgentOption(_) => return None,
+        };
+        Some(super::bindings::PERMISSION.get(id))
+    }
+
     pub fn key(self) -> char {
-        match self {
-            PermChoice::AllowOnce => 'y',
-            PermChoice::AllowAlways => 'a',
-            PermChoice::Deny => 'n',
-            PermChoice::DenyInterrupt => 'N',
-            PermChoice::EditInput => 'e',
-            PermChoice::AgentOption(i) => char::from_digit(i as u32 + 1, 10).unwrap_or('?'),
+        match (self, self.binding().and_then(|b| b.keys.first())) {
+            (_, Some(super::bindings::Key::Act(a))) => super::bindings::default_key(a),
+            (PermChoice::AgentOption(i), _) => char::from_digit(i as u32 + 1, 10).unwrap_or('?'),
+            _ => '?',
         }
     }
 
     pub fn label(self) -> &'static str {
-        match self {
-            PermChoice::AllowOnce => "Allow once",
-            PermChoice::AllowAlways => "Allow always",
-            PermChoice::Deny => "Deny…",
-            PermChoice::DenyInterrupt => "Deny & stop",
-            PermChoice::EditInput => "Edit input…",
-            PermChoice::AgentOption(_) => "option",
-        }
+        self.binding().map_or("option", |b| b.label)
     }
 }
 

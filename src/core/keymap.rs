@@ -79,7 +79,7 @@ pub fn actions() -> impl Iterator<Item = &'static str> {
 }
 
 /// A printable key no action has by default or by override, to suggest in an error.
-fn suggest_free(overrides: &BTreeMap<String, String>) -> char {
+pub(crate) fn suggest_free(overrides: &BTreeMap<String, String>) -> char {
     ('A'..='Z')
         .chain('a'..='z')
         .find(|c| {
@@ -107,48 +107,55 @@ pub fn keys_for(keymap: &HashMap<char, char>, default: char) -> Vec<char> {
     keys
 }
 
+/// The key an override gives `action` (a chord action takes a chord, others one printable
+/// character), and the action's default key.
+pub fn parse(action: &str, key: &str) -> Result<(char, char), String> {
+    let default = DEFAULTS
+        .iter()
+        .find(|(a, _)| *a == action)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| format!("[keys] unknown action {action:?}"))?;
+    let c = if ctrl_letter(default).is_some() {
+        // A chord action takes a chord: `ctrl-t`.
+        let lower = key.to_ascii_lowercase();
+        let letter = lower
+            .strip_prefix("ctrl-")
+            .or_else(|| lower.strip_prefix("c-"))
+            .filter(|l| l.chars().count() == 1)
+            .and_then(|l| l.chars().next())
+            .filter(|l| l.is_ascii_alphabetic())
+            .ok_or_else(|| {
+                format!(
+                    "[keys] {action} = {key:?}: give a Ctrl chord such as \"ctrl-t\" (never a bare letter a gate card uses)"
+                )
+            })?;
+        if RESERVED_CTRL.contains(&letter) && ctrl_char(letter) != Some(default) {
+            return Err(format!(
+                "[keys] {action} = {key:?}: Ctrl-{} is already taken",
+                letter.to_ascii_uppercase()
+            ));
+        }
+        ctrl_char(letter).expect("an ASCII letter")
+    } else {
+        let mut chars = key.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else {
+            return Err(format!("[keys] {action} = {key:?}: give one character"));
+        };
+        if c.is_control() {
+            return Err(format!(
+                "[keys] {action} = {key:?}: give a printable character"
+            ));
+        }
+        c
+    };
+    Ok((c, default))
+}
+
 /// Build the translation table (pressed key → default key).
 pub fn build(overrides: &BTreeMap<String, String>) -> Result<HashMap<char, char>, String> {
     let mut map = HashMap::new();
     for (action, key) in overrides {
-        let default = DEFAULTS
-            .iter()
-            .find(|(a, _)| a == action)
-            .map(|(_, k)| *k)
-            .ok_or_else(|| format!("[keys] unknown action {action:?}"))?;
-        let c = if ctrl_letter(default).is_some() {
-            // A chord action takes a chord: `ctrl-t`.
-            let lower = key.to_ascii_lowercase();
-            let letter = lower
-                .strip_prefix("ctrl-")
-                .or_else(|| lower.strip_prefix("c-"))
-                .filter(|l| l.chars().count() == 1)
-                .and_then(|l| l.chars().next())
-                .filter(|l| l.is_ascii_alphabetic())
-                .ok_or_else(|| {
-                    format!(
-                        "[keys] {action} = {key:?}: give a Ctrl chord such as \"ctrl-t\" (never a bare letter a gate card uses)"
-                    )
-                })?;
-            if RESERVED_CTRL.contains(&letter) && ctrl_char(letter) != Some(default) {
-                return Err(format!(
-                    "[keys] {action} = {key:?}: Ctrl-{} is already taken",
-                    letter.to_ascii_uppercase()
-                ));
-            }
-            ctrl_char(letter).expect("an ASCII letter")
-        } else {
-            let mut chars = key.chars();
-            let (Some(c), None) = (chars.next(), chars.next()) else {
-                return Err(format!("[keys] {action} = {key:?}: give one character"));
-            };
-            if c.is_control() {
-                return Err(format!(
-                    "[keys] {action} = {key:?}: give a printable character"
-                ));
-            }
-            c
-        };
+        let (c, default) = parse(action, key)?;
         // Taking another action's key would silently disable it (e.g. `help = "y"` would
         // leave no key to allow a permission), unless that action is given a key of its own
         // here too: a default added in a newer version (`queue = 'u'`) must not lock out a

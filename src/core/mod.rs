@@ -1,5 +1,6 @@
 //! The pure core: state, messages and the reducer. No IO, no clocks, no terminal.
 
+pub mod bindings;
 pub mod diff;
 pub mod gate;
 pub mod keymap;

@@ -31,19 +31,21 @@ pub const SPEEDS: [(&str, Option<f64>); 6] = [
     ("max", None),
 ];
 
-/// The replay's own keys, for `?`.
-const REPLAY_KEYS: &str = "Space      play / pause (from the start again at the end)
-.  ,       step one frame forward / back
-]  [       jump to the next / previous gate
-+  -       speed: 0.5x, 1x, 2x, 10x, 100x recorded time, or max
-Home End   seek to the start / the end (a long seek shows its progress; Esc cancels it)
-i          frame inspector: raw JSON, direction, source line, schema verdict
-q Ctrl-D   quit
-
-Tab, arrows, Enter, PgUp/PgDn, / search, v detail and f focus work as live;
+/// The replay's own keys, for `?`: its binding table, then what the live keys do here.
+fn replay_keys() -> String {
+    let none = std::collections::HashMap::new();
+    let mut out = String::new();
+    for (keys, desc) in crate::core::bindings::help_rows(&none, &crate::core::bindings::REPLAY) {
+        out.push_str(&format!("{keys:<10} {desc}\n"));
+    }
+    out.push_str(
+        "\nTab, arrows, Enter, PgUp/PgDn, / search, v detail and f focus work as live;
 nothing is ever sent: gate cards show the recorded answer instead of keys.
 A workspace manifest plays every session's recording merged by time: ] [ and g
-cross sessions, and the inspector names the session of each frame.";
+cross sessions, and the inspector names the session of each frame.",
+    );
+    out
+}
 
 /// Gaps longer than this are shortened while playing in recorded time.
 const MAX_GAP: Duration = Duration::from_secs(2);
@@ -969,7 +971,7 @@ impl Player {
                 self.feeder.state.overlay_scroll = 0;
                 self.feeder.state.overlay = Some(Overlay::Text {
                     title: " replay keys (Esc closes) ".into(),
-                    body: REPLAY_KEYS.into(),
+                    body: replay_keys(),
                 });
             }
             KeyCode::Char('i') => {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::diffs::{diff_lines, side_by_side_lines};
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
+use crate::core::bindings::{self as keys, Hint};
 use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
 use crate::core::state::{EditorPurpose, GateUi, State};
 // Spans built here without `wrap`/`clip` neutralize agent text themselves (`^[`, `<U+202E>`):
@@ -144,7 +145,7 @@ fn card_parts(
                     .map(|c| (shown_key(state, p.choice_key(*c)), p.choice_label(*c)))
                     .collect::<Vec<_>>(),
                 ui.picked.then_some(ui.choice),
-                "A rule · r raw · ] next",
+                &keys::hint_line(&state.keymap, keys::hints::PERMISSION_MORE),
                 theme,
             ));
             key_lines.push(l.len() - 1);
@@ -157,12 +158,13 @@ fn card_parts(
             ]));
             l.extend(wrap(&b.input, w, theme.dim, pad(2), pad(2)));
             l.push(choices_line(
-                &[
-                    (shown_key(state, 'y'), "Continue".into()),
-                    (shown_key(state, 'b'), "Block…".into()),
-                ],
+                &keys::BREAKPOINT
+                    .bindings
+                    .iter()
+                    .map(|b| (keys::first_key(&state.keymap, b), b.label.to_string()))
+                    .collect::<Vec<_>>(),
                 ui.picked.then_some(ui.choice),
-                "r raw · ] next",
+                &keys::hint_line(&state.keymap, keys::hints::CARD_MORE),
                 theme,
             ));
             key_lines.push(l.len() - 1);
@@ -188,7 +190,11 @@ fn card_parts(
                     },
                 )));
             }
-            l.push(hints(&[("Enter", "complete"), ("Esc", "cancel")], theme));
+            l.push(hints(
+                state,
+                &[(&keys::DIALOG, "complete"), (&keys::DIALOG, "cancel")],
+                theme,
+            ));
             key_lines.push(l.len() - 1);
         }
         GateKind::Elicitation(e) => {
@@ -239,12 +245,13 @@ fn card_parts(
                 }
             }
             // A URL-mode request has no fields: only the answers apply.
-            let mut h = Vec::new();
+            let e_ = &keys::ELICITATION;
+            let mut h: Vec<Hint> = Vec::new();
             if !e.fields.is_empty() {
-                h.extend([("↑↓", "field"), ("Space/e", "edit")]);
+                h.extend([(e_, "field"), (e_, "edit")]);
             }
-            h.extend([("Enter", "accept"), ("d", "decline"), ("Esc", "cancel")]);
-            l.push(hints(&h, theme));
+            h.extend([(e_, "accept"), (e_, "decline"), (e_, "cancel")]);
+            l.push(hints(state, &h, theme));
             key_lines.push(l.len() - 1);
         }
         GateKind::Question(q) => {
@@ -256,7 +263,7 @@ fn card_parts(
                     pad(0),
                     pad(0),
                 ));
-                l.push(hints(&[("n", "deny with a message")], theme));
+                l.push(hints(state, &[(&keys::QUESTION, "deny")], theme));
                 key_lines.push(l.len() - 1);
             } else {
                 let page = ui.page.min(q.questions.len() - 1);
@@ -332,12 +339,13 @@ fn card_parts(
                     .map(|c| c.iter().filter(|x| **x).count())
                     .unwrap_or(0)
                     + usize::from(other_on);
-                let mut h = vec![("↑↓", "move")];
+                let q_ = &keys::QUESTION;
+                let mut h: Vec<Hint> = vec![(q_, "move")];
                 if q.questions.len() > 1 {
-                    h.push(("←→", "page"));
+                    h.push((q_, "page"));
                 }
-                h.extend([("Enter", "confirm"), ("Esc", "decline")]);
-                let mut line = hints(&h, theme);
+                h.extend([(q_, "confirm"), (q_, "decline")]);
+                let mut line = hints(state, &h, theme);
                 if spec.multi {
                     line.spans.insert(
                         0,
@@ -439,10 +447,11 @@ fn choices_line(
     Line::from(spans)
 }
 
-pub fn hints(pairs: &[(&str, &str)], theme: &Theme) -> Line<'static> {
+/// A card's key row from the binding table, with the user's keys.
+fn hints(state: &State, which: &[Hint], theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
-    for (k, v) in pairs {
-        spans.push(Span::styled(k.to_string(), theme.key));
+    for (k, v) in keys::hint_pairs(&state.keymap, which) {
+        spans.push(Span::styled(k, theme.key));
         spans.push(Span::styled(format!(" {v}  "), theme.dim));
     }
     Line::from(spans)

@@ -76,13 +76,19 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
     let mut lines: Vec<Line<'static>> = Vec::new();
     lines.push(Line::from(Span::styled(
         clip(
-            &super::keyhint::footer(
-                &state.keymap,
-                &format!(
-                    "{} pending in {} session(s) · Space mark · = mark identical · u clear · y allow once marked · n deny marked · Enter open · Esc close",
-                    total,
-                    state.sessions.iter().filter(|s| !s.gates.is_empty()).count()
-                ),
+            &format!(
+                "{} pending in {} session(s) · {}",
+                total,
+                state
+                    .sessions
+                    .iter()
+                    .filter(|s| !s.gates.is_empty())
+                    .count(),
+                // The inbox reads its keys untranslated: its hints are the fixed keys.
+                crate::core::bindings::hint_line(
+                    &state.keymap,
+                    crate::core::bindings::hints::INBOX_KEYS
+                )
             ),
             inner_w,
         ),

@@ -4,7 +4,6 @@ pub mod diffs;
 pub mod gates;
 pub mod inbox;
 pub mod items;
-pub mod keyhint;
 pub mod overlay;
 pub mod status;
 pub mod svg;
@@ -664,7 +663,13 @@ fn render_replay_footer(
             theme.footer,
         ),
         Span::styled(
-            "· Spc play/pause · . , step · ][ gate · +- speed · i inspect · ? keys",
+            format!(
+                "· {}",
+                crate::core::bindings::hint_line(
+                    &Default::default(),
+                    crate::core::bindings::hints::REPLAY_KEYS
+                )
+            ),
             theme.dim,
         ),
     ];

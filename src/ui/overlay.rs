@@ -9,146 +9,6 @@ use super::theme::Theme;
 use super::wrap::clip;
 use crate::core::state::{Overlay, State};
 
-/// Every default key, grouped; the help overlay and the README list the same keys.
-pub const KEYS: &[(&str, &[(&str, &str)])] = &[
-    (
-        "Everywhere",
-        &[
-            (
-                "Tab / Shift-Tab",
-                "cycle focus: tree, transcript, gate, prompt",
-            ),
-            ("Ctrl-C", "interrupt the running turn"),
-            ("Ctrl-D, q", "quit (asks first when gates are pending)"),
-            ("?", "this help"),
-            ("g", "jump to the oldest pending gate"),
-            ("L", "agent stderr and protocol log"),
-            ("s", "session status: models, commands, agents"),
-            ("m", "switch permission mode"),
-            ("R", "approval rules: origin, hits; d deletes"),
-            ("i", "focus the prompt"),
-            (
-                "/ · Ctrl-F",
-                "search this node · all nodes (n/N move, Esc ends)",
-            ),
-            (
-                "c · o · v",
-                "copy (OSC 52) · open in $PAGER · full-screen detail",
-            ),
-            ("f · F", "focus the tree on this subtree · show all"),
-            ("t", "side-by-side diffs (wide terminals)"),
-            ("mouse", "wheel scrolls the pane under it; click selects"),
-        ],
-    ),
-    (
-        "Workspace (several sessions)",
-        &[
-            ("I", "gate inbox: every pending gate, oldest first"),
-            (
-                "g · ] / [",
-                "oldest gate anywhere · next / previous, across sessions",
-            ),
-            (
-                "Ctrl-N",
-                "new session from a profile or an ACP command line",
-            ),
-            (
-                "x · X",
-                "close the session (answers its gates) · restart it",
-            ),
-            ("z", "fold / unfold the session in the tree"),
-        ],
-    ),
-    (
-        "Inbox",
-        &[
-            ("↑↓ / j k · Enter", "move · open the gate's card"),
-            (
-                "Space · =",
-                "mark · mark all identical (same tool and input)",
-            ),
-            ("u", "clear the marks"),
-            ("y", "allow each marked gate once"),
-            ("n", "deny each marked gate with one message"),
-        ],
-    ),
-    (
-        "Tree and transcript",
-        &[
-            ("↑↓ / j k", "select node / item"),
-            ("Enter / Space", "open node / expand item"),
-            ("PgUp PgDn Home End", "scroll; End follows the tail"),
-            ("← / h", "back to the tree"),
-        ],
-    ),
-    (
-        "Prompt",
-        &[
-            ("Enter", "send"),
-            ("Alt-Enter", "new line"),
-            ("Esc", "leave the prompt"),
-        ],
-    ),
-    (
-        "Permission",
-        &[
-            ("y", "allow once"),
-            ("a", "allow always (the agent's suggestions, this session)"),
-            ("n", "deny, with an optional message"),
-            ("N", "deny and interrupt the turn"),
-            ("e", "edit the tool input as JSON, then allow"),
-            ("A", "save a rule (suggested glob, shown before saving)"),
-            ("PgUp PgDn", "scroll a long card (v shows it all)"),
-            ("←→ Enter", "pick a choice"),
-        ],
-    ),
-    (
-        "Question",
-        &[
-            ("↑↓", "move"),
-            ("Space / 1-9", "toggle (multi) or select (single)"),
-            ("Enter", "confirm the page; the last page sends"),
-            ("←→", "previous / next question"),
-            ("Other…", "type a free-text answer"),
-            ("Esc", "decline to answer"),
-        ],
-    ),
-    (
-        "Dialog, elicitation, breakpoint",
-        &[
-            ("Enter", "complete / accept"),
-            ("Esc", "cancel"),
-            ("d", "decline an elicitation"),
-            ("Space / e", "edit or toggle a form field"),
-            ("y / b", "continue / block at a breakpoint"),
-        ],
-    ),
-    (
-        "Any gate",
-        &[
-            ("r", "reply with raw JSON (schema-checked, Ctrl-S sends)"),
-            ("] / [", "next / previous pending gate"),
-        ],
-    ),
-    (
-        "iii harness",
-        &[
-            (
-                "u",
-                "queued messages: e edits one in the prompt, d twice removes",
-            ),
-            (
-                "Enter · Esc",
-                "editing a queued message: save in place · cancel",
-            ),
-            (
-                "Ctrl-N",
-                "new harness session on a live engine (model, title, allow-list)",
-            ),
-        ],
-    ),
-];
-
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
@@ -168,15 +28,13 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let (title, lines, w, h): (&str, Vec<Line>, u16, u16) = match overlay {
         Overlay::Help => {
             let mut l = Vec::new();
-            for (group, keys) in KEYS {
-                l.push(Line::from(Span::styled(*group, theme.title)));
-                for (k, v) in *keys {
+            // The binding tables, with the user's keys (the README lists the same).
+            for ctx in crate::core::bindings::CONTEXTS {
+                l.push(Line::from(Span::styled(ctx.name, theme.title)));
+                for (k, v) in crate::core::bindings::help_rows(&state.keymap, ctx) {
                     l.push(Line::from(vec![
-                        Span::styled(
-                            format!("  {:<20}", super::keyhint::shown(&state.keymap, k)),
-                            theme.key,
-                        ),
-                        Span::raw(*v),
+                        Span::styled(format!("  {k:<20}"), theme.key),
+                        Span::raw(v),
                     ]));
                 }
             }
@@ -861,8 +719,9 @@ mod tests {
         assert!(footer.contains("U queued messages"), "{footer}");
         assert!(!footer.contains("u queued messages"), "{footer}");
         key(&mut s, KeyCode::Char('?'), KeyModifiers::NONE);
-        let help = screen(&s, 120, 60);
-        assert!(help.contains("u/f · F"), "{help}");
+        // Tall enough for every context of the binding tables.
+        let help = screen(&s, 120, 120);
+        assert!(help.contains("  u/f   "), "{help}");
         assert!(help.contains("Y/y "), "{help}");
         assert!(help.contains("  U   "), "the queue row shows U: {help}");
     }

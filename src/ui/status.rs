@@ -9,7 +9,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use unicode_width::UnicodeWidthStr;
 
-use super::keyhint;
 use super::theme::Theme;
 use super::wrap::clip;
 use crate::core::msg::TurnState;
@@ -30,7 +29,13 @@ pub fn strip_shown(state: &State, card_shown: bool) -> bool {
 /// by name with their counts, the shown one marked, then "+N more".
 pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
     let total = state.pending_total();
-    let jump = keyhint::footer(&state.keymap, "g opens the oldest");
+    let jump = format!(
+        "{} opens the oldest",
+        crate::core::bindings::key_text(
+            &state.keymap,
+            &crate::core::bindings::Key::Act("oldest_gate")
+        )
+    );
     if total == 0 {
         let text = " nothing waits for you · this session takes no prompt from here (Tab moves between panes) ";
         return Line::from(Span::styled(text, theme.dim));
@@ -210,25 +215,24 @@ fn hint(state: &State) -> String {
         // A status line quotes what happened, not which key to press: left as it is.
         return st;
     }
+    // From the binding table, with the user's `[keys]`.
+    use crate::core::bindings::{hint_line, hints};
+    let keys = |h| hint_line(&state.keymap, h);
     let waiting = state.pending_total() > 0;
-    let hint: &str = match state.focus {
+    match state.focus {
         Focus::Prompt if s.exited.is_some() => {
-            "read-only: the agent exited · Tab focus · Ctrl-D quit"
+            format!("read-only: the agent exited · {}", keys(hints::EXITED))
         }
-        Focus::Prompt if state.queue_edit.is_some() => {
-            "Enter saves the queued message in place · Esc cancels the edit"
-        }
-        Focus::Prompt if waiting => "Enter send · Esc then g: the waiting gate · Ctrl-D quit",
-        Focus::Prompt => "Enter send · Tab focus · Ctrl-C interrupt · Ctrl-D quit",
-        Focus::Gate => "keys in the card · ] next gate · Tab focus · ? help",
-        Focus::Tree | Focus::Transcript if waiting => "g oldest gate · I inbox · ? help · q quit",
+        Focus::Prompt if state.queue_edit.is_some() => keys(hints::QUEUE_EDIT),
+        Focus::Prompt if waiting => keys(hints::PROMPT_WAITING),
+        Focus::Prompt => keys(hints::PROMPT_KEYS),
+        Focus::Gate => format!("keys in the card · {}", keys(hints::GATE)),
+        Focus::Tree | Focus::Transcript if waiting => keys(hints::PANE_WAITING),
         Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
-            "u queued messages · ? help · I inbox · Ctrl-N new · q quit"
+            keys(hints::QUEUED)
         }
-        _ if many => "? help · I inbox · g oldest gate · Ctrl-N new · x close · q quit",
-        _ if !s.abilities.prompt => "? help · Tab focus · s status · q quit",
-        _ => "? help · g gate · Tab focus · m mode · q quit",
-    };
-    // Hints are written with the default keys; show the user's `[keys]` instead.
-    keyhint::footer(&state.keymap, hint)
+        _ if many => keys(hints::WORKSPACE_KEYS),
+        _ if !s.abilities.prompt => keys(hints::NO_PROMPT),
+        _ => keys(hints::SESSION),
+    }
 }

@@ -59,6 +59,18 @@ fn config_check_good_and_bad() {
     assert!(text.contains("fly"), "{text}");
     assert!(text.contains(":3"), "the line is named: {text}");
 
+    // An override taking a key another binding uses in the same context names both and it.
+    let (code, text, file) = check_with("collide", "[keys]\nhelp = \"H\"\ndetail = \"y\"\n");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains(&format!("{}:3", file.display())), "{text}");
+    assert!(
+        text.contains("detail") && text.contains("allow_once") && text.contains("Permission"),
+        "{text}"
+    );
+    // Overrides are checked together: a default its action gave up is free.
+    let (code, text, _) = check_with("moved", "[keys]\nfocus_subtree = \"u\"\nqueue = \"U\"\n");
+    assert_eq!(code, 0, "{text}");
+
     // A broken rules file is checked too.
     let dir = temp("config-rules");
     std::fs::write(dir.join("config.toml"), "").unwrap();
