@@ -228,9 +228,7 @@ fn hint(state: &State) -> String {
         Focus::Prompt => keys(hints::PROMPT_KEYS),
         Focus::Gate => format!("keys in the card · {}", keys(hints::GATE)),
         Focus::Tree | Focus::Transcript if waiting => keys(hints::PANE_WAITING),
-        Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => {
-            keys(hints::QUEUED)
-        }
+        Focus::Tree | Focus::Transcript if !state.queue.entries.is_empty() => keys(hints::QUEUED),
         _ if many => keys(hints::WORKSPACE_KEYS),
         _ if !s.abilities.prompt => keys(hints::NO_PROMPT),
         _ => keys(hints::SESSION),
