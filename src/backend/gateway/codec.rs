@@ -193,13 +193,22 @@ impl Refusal {
 
 /// `{"content":[{"type":"text","text":msg}],"isError":true,"structuredContent":{"code":..}}`.
 pub fn error_body(r: &Refusal) -> String {
+    // Bounded: a schema message can quote a megabyte argument, and every refusal body is
+    // kept (the seen-id table, the receipts) to answer a re-send byte for byte.
+    let message = match r.message.char_indices().nth(REFUSAL_CHARS) {
+        Some((i, _)) => format!("{}…", &r.message[..i]),
+        None => r.message.clone(),
+    };
     json!({
-        "content": [{"type": "text", "text": r.message}],
+        "content": [{"type": "text", "text": message}],
         "isError": true,
-        "structuredContent": {"code": r.code.as_str(), "message": r.message},
+        "structuredContent": {"code": r.code.as_str(), "message": message},
     })
     .to_string()
 }
+
+/// Characters of a refusal's message kept in its body.
+pub const REFUSAL_CHARS: usize = 1000;
 
 /// A success: the structured value, and the same as JSON text for clients that read `content`.
 pub fn ok_body(structured: &Value) -> String {

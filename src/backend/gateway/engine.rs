@@ -294,6 +294,9 @@ impl Engine {
     /// remembered the answer is the transient `failed`: a final one that a restart forgets
     /// could be followed by another final answer for the same id.
     fn refuse_final(&mut self, c: &Call, hash: &str, tool: &str, r: Refusal) -> Vec<Out> {
+        if let Some(busy) = self.seen_full(c) {
+            return busy;
+        }
         let body = codec::error_body(&r);
         if let Err(e) = self
             .journal
@@ -302,6 +305,23 @@ impl Engine {
             return vec![self.journal_failed(c, e)];
         }
         vec![self.send(c, &body)]
+    }
+
+    /// `busy` for a new id that has no effect when the seen-id table is full (its ids are
+    /// never forgotten within the retention); `None` when there is room or the id is known.
+    fn seen_full(&mut self, c: &Call) -> Option<Vec<Out>> {
+        let key = self.key_of(c);
+        if self.journal.seen(&key).is_some() || !self.journal.seen_full(crate::record::now_ms()) {
+            return None;
+        }
+        let r = Refusal::new(
+            Code::Busy,
+            format!(
+                "{} calls without an effect were answered in the last 24 h, this channel's limit; retry later",
+                self.journal.seen_len()
+            ),
+        );
+        Some(vec![self.send(c, &codec::error_body(&r))])
     }
 
     /// A final answer decided by the owner, or a refusal after the owner approved: a
@@ -659,6 +679,9 @@ impl Engine {
         // Remembered with its digest first, so the id is never reused for other arguments;
         // a read that cannot be remembered does not run (the answer is the transient
         // `failed`).
+        if let Some(busy) = self.seen_full(c) {
+            return busy;
+        }
         if let Err(e) = self.journal.remember(&self.key_of(c), hash, tool, None) {
             return vec![self.journal_failed(c, e)];
         }

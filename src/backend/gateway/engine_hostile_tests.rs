@@ -298,3 +298,40 @@ fn appends_failing_at_each_point_never_tear_the_journal_or_run_an_effect_twice()
         }
     }
 }
+
+/// The review's attack: a read id, then a flood of other reads to push it out of the seen
+/// table, then the same id as a write. Within the retention no id is forgotten: the flood
+/// gets `busy` once the table is full, and the write is still `id_conflict`.
+#[test]
+fn a_flood_cannot_push_an_id_out_to_reuse_it() {
+    let mut t = setup("seen-flood", Mode::Full);
+    t.e.journal.set_seen_cap(5);
+    let read = call("same", "s1", "workspace_read", json!({"path": "a.txt"}));
+    assert_eq!(code(&t.e.on_frame(&read)), "ok");
+    let codes: Vec<String> = (0..10)
+        .map(|i| code(&t.e.on_frame(&call(&format!("f{i}"), "s1", "workspace_info", json!({})))))
+        .collect();
+    assert_eq!(&codes[..4], ["ok", "ok", "ok", "ok"]);
+    assert!(codes[4..].iter().all(|c| c == "busy"), "{codes:?}");
+    // A refused id stays refused the same way too; a known id is still answered.
+    assert_eq!(code(&t.e.on_frame(&read)), "ok");
+    let write = call(
+        "same",
+        "s1",
+        "workspace_write",
+        json!({"path": "a.txt", "content": "pwned\n", "expectedSha256": sha("hello\n")}),
+    );
+    assert_eq!(code(&t.e.on_frame(&write)), "id_conflict");
+    assert_eq!(
+        std::fs::read_to_string(t.base.join("proj/a.txt")).unwrap(),
+        "hello\n"
+    );
+    // Effects never wait for the seen table.
+    let w2 = call(
+        "w2",
+        "s1",
+        "workspace_write",
+        json!({"path": "b.txt", "content": "b\n", "expectedSha256": null}),
+    );
+    assert_eq!(code(&t.e.on_frame(&w2)), "ok");
+}

@@ -11,8 +11,9 @@
 //!   a person answered are here, so a host cannot fill this budget with calls that never ran.
 //! - **seen ids**: every other call id (reads and pre-execution refusals) with its arguments'
 //!   digest, and a refusal's exact body, so an id is never reused for other arguments and a
-//!   refused id is refused the same way again. Bounded: past the cap the oldest is forgotten
-//!   (it had no effect to protect). Written without fsync: they survive a crash of
+//!   refused id is refused the same way again. Bounded: with the table full, calls without
+//!   an effect get the transient `busy` until ids expire (none is forgotten early: it could
+//!   then get a second, different answer). Written without fsync: they survive a crash of
 //!   switchboard (the page cache), and reach the disk with the next effect's fsync; a power
 //!   loss may forget the newest of them, never a receipt.
 
@@ -33,7 +34,8 @@ pub const RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// answered take room here; completing a receipt already held is always allowed.
 pub const MAX_RECEIPTS: usize = 250_000;
 
-/// Ids of calls without an effect remembered at most; the oldest is forgotten past this.
+/// Ids of calls without an effect remembered at most within the retention; past this, such
+/// calls are answered `busy` until the oldest ids expire.
 pub const MAX_SEEN: usize = 250_000;
 
 /// A refusal body longer than this is not kept with its seen id (refusals are short; a
@@ -146,6 +148,9 @@ pub struct Seen {
 
 pub struct Journal {
     path: PathBuf,
+    /// Held for the journal's life: one process at a time writes it (a second one's rollback
+    /// would cut the first one's receipts, and their tables would disagree).
+    _lock: File,
     out: Appender,
     wrap: Option<Wrap>,
     entries: HashMap<Key, Entry>,
@@ -172,6 +177,33 @@ impl std::fmt::Debug for Journal {
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// Take `<journal>.lock` (0600) exclusively, or say who has it.
+fn lock(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let f = crate::paths::create_private_file(&path.with_extension("jsonl.lock"), true)?;
+    // A child forked by another thread holds a copy of the descriptor until its exec closes
+    // it (close-on-exec): a short retry rides that out; a second switchboard holds it longer.
+    let mut tries = 0;
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) && tries < 50 {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            continue;
+        }
+        return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "another switchboard serves this workspace (its receipts journal is in use)",
+            )
+        } else {
+            e
+        });
+    }
+    Ok(f)
 }
 
 /// A line that does not parse may be a torn record with a whole one appended straight after
@@ -207,6 +239,7 @@ impl Journal {
     pub fn open_with(path: &Path, now_ms: u64, wrap: Option<Wrap>) -> io::Result<Journal> {
         let dir = path.parent().unwrap_or(Path::new("."));
         crate::paths::ensure_private_dir(dir)?;
+        let lock = lock(path)?;
         let existed = path.exists();
         let file = crate::paths::create_private_file(path, true)?;
         let sink = match &wrap {
@@ -215,6 +248,7 @@ impl Journal {
         };
         let mut j = Journal {
             path: path.to_path_buf(),
+            _lock: lock,
             out: Appender::new(sink, 0),
             wrap,
             entries: HashMap::new(),
@@ -419,14 +453,23 @@ impl Journal {
         if self.seen.insert(key.clone(), s).is_none() {
             self.seen_order.push_back(key);
         }
-        while self.seen.len() > self.seen_cap {
-            match self.seen_order.pop_front() {
-                Some(old) => {
-                    self.seen.remove(&old);
+    }
+
+    /// Whether the seen-id table has no room for another id at `now_ms`, after forgetting
+    /// the ids past the retention. Within the retention no id is ever forgotten (a forgotten
+    /// id could be answered a second time, differently): a full table makes calls without
+    /// an effect wait (`busy`), never effects.
+    pub fn seen_full(&mut self, now_ms: u64) -> bool {
+        while let Some(front) = self.seen_order.front() {
+            match self.seen.get(front) {
+                Some(s) if now_ms.saturating_sub(s.at) < RETENTION_MS => break,
+                _ => {
+                    let k = self.seen_order.pop_front().expect("front exists");
+                    self.seen.remove(&k);
                 }
-                None => break,
             }
         }
+        self.seen.len() >= self.seen_cap
     }
 
     /// Remember a call id that had no effect: a read (`refusal: None`, run again on a

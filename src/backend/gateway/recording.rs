@@ -1,9 +1,10 @@
 //! `switchboard validate` for gateway recordings: every frame against the spec's frame
 //! shapes and tool input schemas, and the exactly-once rule per call id: once an id has a
 //! final answer, every later answer for it is the same bytes. Not final: `busy`, `failed`
-//! (nothing ran), `invalid_frame`, and `id_conflict` (it answers a re-send with other
-//! arguments, never the id). A read-only call has no effect and is run again on a re-send
-//! (reference §5.3), so its answers may differ.
+//! (nothing ran), `invalid_frame`, `id_conflict` (it answers a re-send with other
+//! arguments, never the id) and `uncertain_effect` (until the owner settles the receipt,
+//! which gives the id its final answer). An id used only by read-only calls has no effect
+//! and is run again on a re-send (reference §5.3), so its answers may differ.
 
 use std::collections::HashMap;
 
@@ -19,7 +20,11 @@ use crate::replay::validate::{Finding, Report};
 fn transient(body: &Value) -> bool {
     matches!(
         body["structuredContent"]["code"].as_str(),
-        Some("busy") | Some("failed") | Some("invalid_frame") | Some("id_conflict")
+        Some("busy")
+            | Some("failed")
+            | Some("invalid_frame")
+            | Some("id_conflict")
+            | Some("uncertain_effect")
     )
 }
 
@@ -35,7 +40,7 @@ pub fn validate(loaded: &Loaded) -> Report {
             message,
         })
     };
-    // (sessionId, id) → whether the first call with it is read-only.
+    // (sessionId, id) → whether every call with it so far is read-only.
     let mut called: HashMap<(String, String), bool> = HashMap::new();
     // (sessionId, id) → (line, the final result's bytes).
     let mut final_answer: HashMap<(String, String), (usize, String)> = HashMap::new();
@@ -95,9 +100,12 @@ pub fn validate(loaded: &Loaded) -> Report {
                     let read = c.tool.as_deref().is_some_and(|t| {
                         t != "workspace_tool" && validate::class_of(t) == validate::Class::Read
                     });
-                    called
+                    // Read-only while every call with the id is: an id reused for an
+                    // effect has its answers checked.
+                    let only_reads = called
                         .entry((c.session_id.unwrap_or_default(), c.id))
                         .or_insert(read);
+                    *only_reads &= read;
                 }
             },
             Dir::Out => {
