@@ -819,7 +819,7 @@ impl Engine {
                 "workspace_write" => files::plan_write(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
                 "workspace_patch" => files::plan_patch(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
                 "workspace_delete" => files::plan_delete(&self.root, args).map(|p| { let e = p.effect(tool); (Some(p), e) }),
-                "workspace_exec" => Commands::check_cwd(&self.root, args).map(|cwd| {
+                "workspace_exec" => self.commands.check_room().and_then(|_| Commands::check_cwd(&self.root, args)).map(|cwd| {
                     (None, json!({"tool": tool, "commandId": Commands::new_id(), "command": s("command"), "cwd": cwd}))
                 }),
                 "workspace_input" => self.commands.check_input(&owner, args).map(|_| {

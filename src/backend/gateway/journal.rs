@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::journal_file::{Appender, Wrap};
+use super::journal_file::{Appender, Wrap, lock, salvage};
 
 /// Receipts are kept at least this long after they complete (reference §5.3).
 pub const RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
@@ -163,6 +163,9 @@ pub struct Journal {
     lines: usize,
     cap: usize,
     seen_cap: usize,
+    /// A compaction renamed the new file in but could not open it: appends would go to the
+    /// old, unlinked file and be lost, so nothing is appended until it is reopened.
+    stale: Option<String>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -177,46 +180,6 @@ impl std::fmt::Debug for Journal {
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
-}
-
-/// Take `<journal>.lock` (0600) exclusively, or say who has it.
-fn lock(path: &Path) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
-    let f = crate::paths::create_private_file(&path.with_extension("jsonl.lock"), true)?;
-    // A child forked by another thread holds a copy of the descriptor until its exec closes
-    // it (close-on-exec): a short retry rides that out; a second switchboard holds it longer.
-    let mut tries = 0;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EWOULDBLOCK) && tries < 50 {
-            tries += 1;
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            continue;
-        }
-        return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "another switchboard serves this workspace (its receipts journal is in use)",
-            )
-        } else {
-            e
-        });
-    }
-    Ok(f)
-}
-
-/// A line that does not parse may be a torn record with a whole one appended straight after
-/// it (journals written before appends were rolled back): the last record start inside it
-/// that parses to the end of the line is kept.
-fn salvage(line: &[u8]) -> Option<Record> {
-    let starts: Vec<usize> = memchr::memmem::find_iter(line, b"{\"ws\":")
-        .filter(|&i| i > 0)
-        .collect();
-    starts
-        .into_iter()
-        .rev()
-        .find_map(|i| serde_json::from_slice::<Record>(&line[i..]).ok())
 }
 
 impl Journal {
@@ -258,6 +221,7 @@ impl Journal {
             lines: 0,
             cap: MAX_RECEIPTS,
             seen_cap: MAX_SEEN,
+            stale: None,
         };
         let mut whole = true;
         if existed {
@@ -388,7 +352,18 @@ impl Journal {
 
     /// Why the journal cannot be written now (its last append failed and was rolled back).
     pub fn unavailable(&self) -> Option<&str> {
-        self.out.broken()
+        self.stale.as_deref().or(self.out.broken())
+    }
+
+    /// Open the file a compaction renamed in, if that is still owed.
+    fn reopen_if_stale(&mut self) -> io::Result<()> {
+        if self.stale.is_none() {
+            return Ok(());
+        }
+        let len = std::fs::metadata(&self.path)?.len();
+        self.out = Appender::new(self.reopen()?, len);
+        self.stale = None;
+        Ok(())
     }
 
     /// Executing receipts left by an earlier process, or whose `completed` receipt could not
@@ -423,6 +398,7 @@ impl Journal {
     }
 
     fn write(&mut self, line: &[u8], sync: bool) -> io::Result<()> {
+        self.reopen_if_stale()?;
         self.out.line(line, sync)?;
         self.lines += 1;
         let live = self.entries.len() + self.seen.len();
@@ -654,12 +630,13 @@ impl Journal {
             f.sync_all()?;
         }
         std::fs::rename(&tmp, &self.path)?;
-        sync_dir(&dir)?;
-        let len = std::fs::metadata(&self.path)?.len();
-        self.out = Appender::new(self.reopen()?, len);
+        // From here the file we append to is unlinked: until the new one is open, nothing
+        // may be appended (it would be lost), and the journal says it is unavailable.
+        self.stale = Some("the compacted journal could not be reopened".into());
         self.lines = lines;
         self.skipped = 0;
-        Ok(())
+        sync_dir(&dir)?;
+        self.reopen_if_stale()
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::path::Path;
 
 /// Where the journal's bytes go: its file, or (in tests) a stand-in that fails on cue.
 pub trait Sink: Send {
@@ -91,6 +92,46 @@ impl Appender {
             }
         }
     }
+}
+
+/// Take `<journal>.lock` (0600) exclusively, or say who has it.
+pub(super) fn lock(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let f = crate::paths::create_private_file(&path.with_extension("jsonl.lock"), true)?;
+    // A child forked by another thread holds a copy of the descriptor until its exec closes
+    // it (close-on-exec): a short retry rides that out; a second switchboard holds it longer.
+    let mut tries = 0;
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) && tries < 50 {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            continue;
+        }
+        return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "another switchboard serves this workspace (its receipts journal is in use)",
+            )
+        } else {
+            e
+        });
+    }
+    Ok(f)
+}
+
+/// A line that does not parse may be a torn record with a whole one appended straight after
+/// it (journals written before appends were rolled back): the last record start inside it
+/// that parses to the end of the line is kept.
+pub(super) fn salvage<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
+    let starts: Vec<usize> = memchr::memmem::find_iter(line, b"{\"ws\":")
+        .filter(|&i| i > 0)
+        .collect();
+    starts
+        .into_iter()
+        .rev()
+        .find_map(|i| serde_json::from_slice::<T>(&line[i..]).ok())
 }
 
 #[cfg(test)]

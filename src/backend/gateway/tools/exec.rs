@@ -162,6 +162,19 @@ impl Commands {
         Ok(cwd.to_string())
     }
 
+    /// Room for one more running command, checked before the receipt so that a full table
+    /// answers the transient `busy` and nothing is journaled.
+    pub fn check_room(&self) -> Result<(), Refusal> {
+        let running = self.table.values().filter(|c| c.running()).count();
+        if running >= MAX_RUNNING {
+            return Err(Refusal::new(
+                Code::Busy,
+                format!("{running} commands are running; stop or await one first"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Start `sh -c command` in `cwd` (opened beneath the root; the child `fchdir`s to that
     /// handle, so a link swapped in after the check cannot move it), in its own process group.
     pub fn exec(
@@ -171,13 +184,7 @@ impl Commands {
         id: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, Refusal> {
-        let running = self.table.values().filter(|c| c.running()).count();
-        if running >= MAX_RUNNING {
-            return Err(Refusal::new(
-                Code::Failed,
-                format!("{running} commands are running; stop or await one first"),
-            ));
-        }
+        self.check_room()?;
         self.forget_old();
         let command = args
             .get("command")

@@ -180,7 +180,7 @@ fn running_commands_are_capped() {
             &a(json!({"command": "true"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, Code::Failed);
+    assert_eq!(e.code, Code::Busy);
     drop(c); // kills them all
 }
 
