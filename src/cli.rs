@@ -295,6 +295,9 @@ pub fn main() -> ExitCode {
             | Cmd::DemoEngine { .. }
     );
     let _descendants = starts_processes.then(crate::reaper::Guard::start);
+    if starts_processes {
+        crate::child_env::hide_own_environment();
+    }
     run(cli)
 }
 
