@@ -206,7 +206,7 @@ fn pieces(
     emphasized(&mut out, head, 0, ranges, style, word);
     out.push((
         format!(
-            " …[{} bytes not shown of a {}-byte line; its end:]… ",
+            " …[{} bytes not shown of a {}-byte line (o opens it whole); its end:]… ",
             tail_start - head_end,
             text.len()
         ),
@@ -410,7 +410,9 @@ mod tests {
             .map(|s| s.content.as_ref())
             .collect();
         let (hidden, bytes) = (long.len() + 4 - HEAD - TAIL, long.len() + 4);
-        let one = format!(" …[{hidden} bytes not shown of a {bytes}-byte line; its end:]… ");
+        let one = format!(
+            " …[{hidden} bytes not shown of a {bytes}-byte line (o opens it whole); its end:]… "
+        );
         assert_eq!(marker, one.repeat(2));
         // Bounded: the head and tail, wrapped, not 80 KB of rows.
         assert!(lines.len() < 100, "{}", lines.len());
