@@ -306,6 +306,16 @@ impl Commands {
                 }
             };
             feed.close("the command has ended");
+            // A background child of the command can keep its output open after `sh` exits:
+            // the timeout still holds for it, then the group goes (review finding: such a
+            // command stayed `running` past its timeoutMs).
+            while !readers.iter().all(|r| r.is_finished()) {
+                if Instant::now() >= deadline {
+                    kill_group(pid, libc::SIGKILL);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             for r in readers {
                 let _ = r.join();
             }

@@ -324,3 +324,29 @@ fn input_to_a_command_that_never_reads_never_blocks() {
         t.elapsed()
     );
 }
+
+/// A background child that keeps the command's output open cannot outlive its timeout.
+#[test]
+fn a_background_child_holding_the_output_ends_at_the_timeout() {
+    let (_b, root) = root("bg-timeout");
+    let mut c = Commands::default();
+    let o = ("w".to_string(), "s".to_string());
+    let id = Commands::new_id();
+    c.exec(
+        &root,
+        o.clone(),
+        &id,
+        &a(json!({"command": "sleep 7.77 & echo started", "timeoutMs": 1000})),
+    )
+    .unwrap();
+    let t = Instant::now();
+    loop {
+        let p = c.poll(&o, &a(json!({"commandId": id}))).unwrap();
+        if p["status"] != "running" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(4), "still running: {p}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(t.elapsed() < Duration::from_secs(3));
+}
