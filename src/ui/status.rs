@@ -18,14 +18,17 @@ use crate::core::text::human_count;
 /// Sessions named on the strip before "+N more".
 const STRIP_NAMES: usize = 3;
 
-/// Whether the strip is drawn: above the prompt when something waits (a card on screen says
-/// so itself), and always where there is no prompt box (it stands in its place).
+/// Whether the strip is drawn: when something waits in another session, above the prompt
+/// when something waits (a card on screen says so itself), and always where there is no
+/// prompt box (it stands in its place).
 pub fn strip_shown(state: &State, card_shown: bool) -> bool {
+    let total = state.pending_total();
+    let elsewhere = total > state.shown().gates.len();
     state.replay.is_none()
-        && (!state.shown().session.abilities.prompt || (state.pending_total() > 0 && !card_shown))
+        && (!state.shown().session.abilities.prompt || elsewhere || (total > 0 && !card_shown))
 }
 
-/// "‖ 3 waiting: conversation conv-1 2 · web 1 · g opens the oldest": up to three sessions
+/// "‖ 3 waiting · g opens the oldest: conversation conv-1 2 · web 1": up to three sessions
 /// by name with their counts, the shown one marked, then "+N more".
 pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
     let total = state.pending_total();
@@ -40,7 +43,11 @@ pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
         let text = " nothing waits for you · this session takes no prompt from here (Tab moves between panes) ";
         return Line::from(Span::styled(text, theme.dim));
     }
-    let mut spans = vec![Span::styled(format!(" ‖ {total} waiting: "), theme.waiting)];
+    // The count and the key first: a narrow terminal cuts names, never the way there.
+    let mut spans = vec![
+        Span::styled(format!(" ‖ {total} waiting"), theme.waiting),
+        Span::styled(format!(" · {jump}: "), theme.key),
+    ];
     let shown = state.selected;
     let mut named = 0;
     let mut more = 0;
@@ -66,7 +73,6 @@ pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
     if more > 0 {
         spans.push(Span::styled(format!(" +{more} more"), theme.dim));
     }
-    spans.push(Span::styled(format!(" · {jump} "), theme.key));
     Line::from(spans)
 }
 

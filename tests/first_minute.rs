@@ -1,0 +1,306 @@
+//! A new user's first minute on each start (issue 22 item 9), the built binary on a pty at
+//! 80x24 and 200x50: the waiting strip names where the gates are, `g` alone opens the oldest
+//! gate and `y` answers it (or an answer is typed and Enter sends it), and what the effect did
+//! is on screen. No other key comes first.
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+const STEP: Duration = Duration::from_secs(30);
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sb-first-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct Tui {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Tui {
+    fn spawn(args: &[&str], env: &[(&str, &str)], data: &Path, (cols, rows): (u16, u16)) -> Tui {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_switchboard"));
+        cmd.args(args);
+        cmd.env_remove("SWITCHBOARD_CLAUDE_BIN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.env("SWITCHBOARD_DATA_DIR", data);
+        cmd.env("SWITCHBOARD_CONFIG_DIR", data);
+        cmd.env("TERM", "xterm-256color");
+        cmd.cwd(data);
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(rows).unwrap(),
+            std::num::NonZeroU16::new(cols).unwrap(),
+            0,
+        )));
+        let p = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16384];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let writer = pair.master.take_writer().unwrap();
+        Tui {
+            child,
+            parser,
+            writer,
+            _master: pair.master,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait until the screen holds every one of `what`.
+    fn wait(&self, what: &[&str]) -> String {
+        let t = Instant::now();
+        loop {
+            let s = self.screen();
+            if what.iter().all(|w| s.contains(w)) {
+                return s;
+            }
+            assert!(t.elapsed() < STEP, "waiting for {what:?}\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&mut self, b: &[u8]) {
+        self.writer.write_all(b).unwrap();
+        self.writer.flush().unwrap();
+        // One key at a time, as a person types.
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn quit(&mut self) {
+        self.send(b"q");
+        let t = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            if self.screen().contains("Quit anyway") || self.screen().contains("y quit") {
+                self.send(b"y");
+            }
+            assert!(
+                t.elapsed() < STEP,
+                "switchboard did not exit\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// A peer command (`demo-gateway`, `demo-engine`) and the first lines it prints.
+struct Peer(Child);
+
+impl Peer {
+    fn start(args: &[&str], lines: usize) -> (Peer, Vec<String>) {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let mut read = std::io::BufReader::new(out).lines();
+        let first: Vec<String> = (0..lines).filter_map(|_| read.next()?.ok()).collect();
+        // Keep draining, so the peer never blocks on a full pipe.
+        std::thread::spawn(move || for _ in read {});
+        (Peer(child), first)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The remote agent's first calls: a write, a command, a question; each answered by `g`
+/// then `y` (the question by typing), and each effect's result on screen.
+#[test]
+fn gateway_first_minute() {
+    for size in SIZES {
+        let base = scratch(&format!("gw-{}", size.0));
+        let (_host, lines) = Peer::start(&["demo-gateway", "--port", "0"], 5);
+        let token = lines
+            .iter()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("export SWITCHBOARD_DEMO_GATEWAY_TOKEN=")
+            })
+            .expect("the token line")
+            .to_string();
+        let run = lines
+            .iter()
+            .find(|l| l.trim().starts_with("switchboard gateway"))
+            .expect("the command line");
+        let argv = shlex::split(run.trim()).unwrap();
+        let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        let mut tui = Tui::spawn(
+            &args,
+            &[("SWITCHBOARD_DEMO_GATEWAY_TOKEN", &token)],
+            &base,
+            size,
+        );
+        // The strip says where the call waits, and how to get there.
+        tui.wait(&["1 waiting", "g opens the oldest"]);
+        tui.send(b"g");
+        tui.wait(&["workspace_write", "README.md"]);
+        tui.send(b"y");
+        tui.wait(&["wrote README.md", "bytes", "revision"]);
+        // The next card: the command.
+        tui.wait(&["ls -la && wc -l README.md", "environment: only"]);
+        tui.send(b"g");
+        tui.send(b"y");
+        tui.wait(&["· exit 0", "total"]);
+        // The question takes typing at once (its card has the keys: no `g` first).
+        tui.wait(&["Shall I also add a CHANGELOG.md?"]);
+        tui.send(b"not yet");
+        tui.send(b"\r");
+        tui.wait(&["answered:", "CHANGELOG.md? = not"]);
+        tui.quit();
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
+
+/// The iii engine's node takes no prompt; its two held calls are in two harness sessions.
+#[test]
+fn iii_first_minute() {
+    for size in SIZES {
+        let base = scratch(&format!("iii-{}", size.0));
+        let (_engine, lines) = Peer::start(&["demo-engine", "--port", "0"], 1);
+        let url = lines[0]
+            .split_whitespace()
+            .find(|w| w.starts_with("ws://"))
+            .expect("the engine's URL")
+            .to_string();
+        let mut tui = Tui::spawn(&["iii", "--engine", &url], &[], &base, size);
+        let s = tui.wait(&["2 waiting", "g opens the oldest"]);
+        assert!(s.contains("takes no prompt"), "{s}");
+        assert!(!s.contains("Type a prompt below"), "{s}");
+        tui.send(b"g");
+        tui.wait(&["shell::exec", "cargo test --workspace"]);
+        tui.send(b"y");
+        tui.wait(&["shell::exec ran", "exit 0"]);
+        tui.quit();
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
+
+/// The scripted Claude agent: its Bash card takes the keys when it opens; `g` `y` runs it.
+#[test]
+fn demo_first_minute() {
+    for size in SIZES {
+        let base = scratch(&format!("demo-{}", size.0));
+        let cwd = base.join("cwd");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let cwd_s = cwd.display().to_string();
+        let mut tui = Tui::spawn(
+            &["demo", "--cwd", &cwd_s],
+            &[("SWITCHBOARD_DEMO_FAST", "1")],
+            &base,
+            size,
+        );
+        tui.wait(&["touch demo-output.txt", "1 waiting"]);
+        tui.send(b"g");
+        tui.send(b"y");
+        // The scripted agent runs nothing: what it was told is in the recording.
+        let t = Instant::now();
+        loop {
+            let rec = recordings(&base);
+            if rec.contains("touch demo-output.txt") && rec.contains(r#"behavior\":\"allow"#) {
+                break;
+            }
+            assert!(t.elapsed() < STEP, "no allow recorded\n{}", tui.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        tui.quit();
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
+
+/// Three scripted agents at once: the strip names the sessions that wait; `g` `y` answers
+/// the oldest gate of the workspace.
+#[test]
+fn demo_three_sessions_first_minute() {
+    let size = (200, 50);
+    let base = scratch("demo3");
+    let cwd = base.join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd_s = cwd.display().to_string();
+    let mut tui = Tui::spawn(
+        &["demo", "--sessions", "3", "--cwd", &cwd_s],
+        &[("SWITCHBOARD_DEMO_FAST", "1")],
+        &base,
+        size,
+    );
+    let s = tui.wait(&["waiting", "g opens the oldest"]);
+    assert!(waiting(&s) > 0, "{s}");
+    // Rules of the demo workspace may answer some calls by themselves: count the allows.
+    let allows = |b: &Path| recordings(b).matches(r#"behavior\":\"allow"#).count();
+    let before = allows(&base);
+    tui.send(b"g");
+    tui.send(b"y");
+    let t = Instant::now();
+    while allows(&base) <= before {
+        assert!(t.elapsed() < STEP, "no allow recorded\n{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The answered card's audit row is in its session (the oldest gate's).
+    tui.wait(&["✔"]);
+    tui.quit();
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// The workspace's waiting count on the status line.
+fn waiting(screen: &str) -> usize {
+    screen
+        .split("‖ ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Every recording under `data`, as text.
+fn recordings(data: &Path) -> String {
+    let Ok(dir) = std::fs::read_dir(data.join("recordings")) else {
+        return String::new();
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .collect()
+}
