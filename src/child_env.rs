@@ -82,6 +82,19 @@ pub fn scrub(cmd: &mut std::process::Command, and_switchboard: bool) {
     }
 }
 
+/// Keep what we start from reading our own environment and memory: a command run for a remote
+/// agent runs as the same user, and `/proc/<our pid>/environ` would hand it the token variable
+/// we withheld from its environment (found by review). Not dumpable, our `/proc` files belong
+/// to root and `ptrace` by the same user is refused. What the user can read anyway (the token
+/// file itself) stays readable: this is not a sandbox.
+pub fn hide_own_environment() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,18 +124,5 @@ mod tests {
         let w = withheld(false);
         assert!(w.contains(&OsString::from("SB_CHILD_ENV_TEST_SECRET")));
         assert!(!w.iter().any(|n| n.to_str().is_some_and(is_switchboard)));
-    }
-}
-
-/// Keep what we start from reading our own environment and memory: a command run for a remote
-/// agent runs as the same user, and `/proc/<our pid>/environ` would hand it the token variable
-/// we withheld from its environment (found by review). Not dumpable, our `/proc` files belong
-/// to root and `ptrace` by the same user is refused. What the user can read anyway (the token
-/// file itself) stays readable: this is not a sandbox.
-pub fn hide_own_environment() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with integer arguments only.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
 }
