@@ -1491,3 +1491,51 @@ async fn an_unreachable_engine_is_retried_with_growing_backoff() {
     // A URL that can never work is refused at once.
     assert!(Client::connect_with("ws://example.com:1", vec![], no_recorder(), opts()).is_err());
 }
+
+/// Issue 22 item 8: an engine that answers the handshake with HTTP 401 ends the client with
+/// one `Closed` naming the headers sent (never their values) and how to retry, instead of a
+/// reconnect every few seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_handshake_closes_once_instead_of_retrying() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let n = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let _ = s
+                .write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let headers = vec![Header::parse("Authorization: Bearer wrong-s3cr3t").unwrap()];
+    let shared: SharedRecorder = Arc::new(Mutex::new(None));
+    let url = format!("ws://127.0.0.1:{port}");
+    let (_c, mut rx) = Client::connect_with(&url, headers, shared, opts()).unwrap();
+    let mut states = Vec::new();
+    let closed = loop {
+        match tokio::time::timeout(WAIT, rx.recv()).await {
+            Ok(Some(ClientEvent::State(ConnState::Closed { why }))) => break why,
+            Ok(Some(ClientEvent::State(s))) => states.push(s),
+            Ok(Some(_)) => {}
+            other => panic!("no Closed: {other:?} after {states:?}"),
+        }
+    };
+    assert!(
+        closed.contains("401") && closed.contains("authorization"),
+        "{closed}"
+    );
+    assert!(!closed.contains("wrong-s3cr3t"), "{closed}");
+    assert!(
+        !states
+            .iter()
+            .any(|s| matches!(s, ConnState::Reconnecting { .. })),
+        "{states:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

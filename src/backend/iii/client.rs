@@ -335,6 +335,8 @@ impl Task {
         self.state(ConnState::Connecting).await;
         loop {
             let ended = match transport::connect(&self.url, &self.headers).await {
+                // One row, no retry loop: the same headers would be refused again.
+                Err(e) if e.starts_with(transport::REFUSED) => Ended::Stop(e),
                 Err(e) => Ended::Lost(e),
                 Ok(ws) => {
                     record(&self.rec, Dir::Note, "connected");

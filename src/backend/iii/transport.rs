@@ -63,6 +63,9 @@ pub fn retry_safe(function_id: &str, data: &Value) -> bool {
     RETRY_SAFE.contains(&function_id)
 }
 
+/// How a connection error that no retry can heal begins (the handshake was refused).
+pub const REFUSED: &str = "the engine refused our handshake";
+
 /// One `--header 'Name: value'`. The value prints as `[redacted]` everywhere; only the
 /// handshake sees its bytes.
 #[derive(Clone)]
@@ -184,6 +187,21 @@ pub async fn connect(url: &str, headers: &[Header]) -> Result<Ws, String> {
         .await
     {
         Ok((ws, _)) => Ok(ws),
+        // Our headers were refused: retrying with the same ones cannot help.
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp))
+            if matches!(resp.status().as_u16(), 401 | 403) =>
+        {
+            let names: Vec<&str> = headers.iter().map(|h| h.name.as_str()).collect();
+            Err(format!(
+                "{REFUSED}: the engine answered HTTP {} to our handshake ({}); fix the --header values (or the profile's headers) and restart the session (X)",
+                resp.status(),
+                if names.is_empty() {
+                    "no headers were sent".to_string()
+                } else {
+                    format!("headers sent: {}", names.join(", "))
+                }
+            ))
+        }
         Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(format!(
             "the engine answered HTTP {} instead of switching protocols",
             resp.status()
