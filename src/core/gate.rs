@@ -356,6 +356,14 @@ pub struct Elicitation {
     pub fields: Vec<Field>,
 }
 
+impl Elicitation {
+    /// A form that is one free-text answer (one string field, no URL): answered by typing,
+    /// its field focused from the start (issue 22 item 3).
+    pub fn free_text(&self) -> bool {
+        self.url.is_none() && matches!(self.fields.as_slice(), [f] if f.kind == FieldKind::String)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub name: String,

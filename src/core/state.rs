@@ -269,6 +269,9 @@ impl GateUi {
                     .iter()
                     .map(|f| f.default.clone().unwrap_or_default())
                     .collect();
+                if e.free_text() {
+                    ui.editor = Some(Editor::new(EditorPurpose::Field, &ui.fields[0]));
+                }
             }
             GateKind::Dialog(_) | GateKind::Breakpoint(_) => {}
         }

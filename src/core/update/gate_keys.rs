@@ -425,7 +425,15 @@ fn editor_key(
     if key.code == KeyCode::Esc {
         ui.editor = None;
         ui.error = None;
-        // A free-text question has nothing to go back to: Esc declines it.
+        // A free-text question or one-answer form has nothing to go back to: Esc declines.
+        if let GateKind::Elicitation(e) = &gate.kind
+            && purpose == EditorPurpose::Field
+            && e.free_text()
+        {
+            let id = gate.id.clone();
+            fx.extend(answer(state, &id, Decision::ElicitDecline));
+            return;
+        }
         if let GateKind::Question(q) = &gate.kind
             && purpose == EditorPurpose::Other
             && q.questions
@@ -553,6 +561,22 @@ fn editor_key(
             let c = ui.cursor;
             if let Some(v) = ui.fields.get_mut(c) {
                 *v = text.trim().to_string();
+            }
+            // A one-answer form: Enter in its field is the answer.
+            if let GateKind::Elicitation(e) = &gate.kind
+                && e.free_text()
+            {
+                match elicitation_content(state, e) {
+                    Ok(content) => {
+                        fx.extend(answer(state, &id, Decision::ElicitAccept { content }))
+                    }
+                    Err(msg) => {
+                        if let Some(ui) = active_ui_mut(state) {
+                            ui.editor = Some(Editor::new(EditorPurpose::Field, &text));
+                            ui.error = Some(msg);
+                        }
+                    }
+                }
             }
         }
     }

@@ -276,3 +276,40 @@ fn breakpoint_enter_follows_the_highlight() {
         )
     );
 }
+
+/// Issue 22 item 3: a form that is one string answer opens with its field focused: the
+/// letters are the answer (never card keys such as `d`), Enter sends it, Esc declines.
+#[test]
+fn a_one_string_form_takes_typing_at_once() {
+    let one = |id: &str| {
+        let req = json!({"subtype":"elicitation","mcp_server_name":"deploy",
+            "message":"Which branch?","mode":"form",
+            "requested_schema":{"type":"object","properties":{
+                "branch":{"type":"string","title":"Branch"}},"required":["branch"]}});
+        gate(
+            id,
+            "root",
+            gates::elicitation(&req),
+            json!({"action":"accept","content":{}}),
+            "ElicitResponseBody",
+        )
+    };
+    let mut s = st();
+    open(&mut s, one("e1"));
+    assert_eq!(editor_purpose(&s), Some(EditorPurpose::Field));
+    typ(&mut s, "dev");
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        answer_fx(
+            "e1",
+            Decision::ElicitAccept {
+                content: json!({"branch": "dev"})
+            }
+        )
+    );
+    let mut s = st();
+    open(&mut s, one("e2"));
+    let fx = press(&mut s, KeyCode::Esc);
+    assert_eq!(fx, answer_fx("e2", Decision::ElicitDecline));
+}
