@@ -240,3 +240,95 @@ fn hint(state: &State) -> String {
         _ => keys(hints::SESSION),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::gate::{Gate, GateKind, Question};
+    use crate::core::msg::Abilities;
+    use crate::core::state::GateUi;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    const LONG: &str = "a session with a very long name indeed, longer than any column";
+
+    fn gate(id: &str) -> Gate {
+        Gate {
+            id: id.into(),
+            node_key: "root".into(),
+            asked_by: None,
+            kind: GateKind::Question(Question {
+                questions: Vec::new(),
+                malformed: Some("test".into()),
+            }),
+            opened_ms: 0,
+            default_reply: "{}".into(),
+            reply_definition: "",
+        }
+    }
+
+    /// A workspace of three sessions with long names, gates waiting in two of them, the
+    /// shown one of `backend`'s kind.
+    fn workspace(backend: &str, abilities: Abilities) -> State {
+        let mut s = State::new(backend, LONG, 0);
+        s.session.abilities = abilities;
+        for n in 0..2 {
+            let id = s.add_session("claude", &format!("{LONG} {n}"));
+            let i = s.index_of(id).unwrap();
+            s.with_session(i, |s| {
+                let g = gate(&format!("g{n}"));
+                let ui = GateUi::for_gate(&g);
+                s.push_gate(g, ui)
+            });
+        }
+        s
+    }
+
+    fn draw(s: &State, width: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(width, 3)).unwrap();
+        let theme = Theme::dark();
+        t.draw(|f| {
+            let [a, b] = ratatui::layout::Layout::vertical([
+                ratatui::layout::Constraint::Length(1),
+                ratatui::layout::Constraint::Length(1),
+            ])
+            .areas(f.area());
+            f.render_widget(Paragraph::new(waiting_strip(s, &theme)), a);
+            render_footer(s, &theme, f, b);
+        })
+        .unwrap();
+        crate::ui::buffer_text(t.backend().buffer())
+    }
+
+    /// Issue 22 item 2: at 80, 120 and 200 columns, with long names, on a local agent and on
+    /// a session that carries only calls, the waiting count and the key that reaches them
+    /// are on screen; a backend without usage shows no token figures.
+    #[test]
+    fn what_waits_and_the_way_there_survive_every_width() {
+        for (backend, abilities) in [
+            ("claude", Abilities::default()),
+            ("gateway", Abilities::calls_only("a channel".into())),
+            ("iii", Abilities::calls_only("an engine".into())),
+        ] {
+            let s = workspace(backend, abilities.clone());
+            for width in [80, 100, 120, 200] {
+                let text = draw(&s, width);
+                let lines: Vec<&str> = text.lines().collect();
+                assert!(
+                    lines[0].contains("‖ 2 waiting · g opens the oldest"),
+                    "{backend} {width}\n{text}"
+                );
+                assert!(
+                    lines[1].contains("‖ 2 waiting"),
+                    "{backend} {width}\n{text}"
+                );
+                assert!(lines[1].contains("g gate"), "{backend} {width}\n{text}");
+                assert_eq!(
+                    lines[1].contains("0↑ 0↓"),
+                    abilities.usage && width >= 200,
+                    "{backend} {width}\n{text}"
+                );
+            }
+        }
+    }
+}
