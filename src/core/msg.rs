@@ -64,6 +64,9 @@ pub enum BackendEvent {
     GateOpen(Box<Gate>),
     /// What the session takes from the person (sent once at start; default: a local agent's).
     Abilities(Abilities),
+    /// The state of a network backend's connection, as the status line shows it ("connected",
+    /// "reconnecting in 4 s"); decisions still go (unlike `Connection`, which greys the session).
+    Link(String),
     /// The agent withdrew a request; it must never be answered.
     GateWithdrawn {
         id: String,

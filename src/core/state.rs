@@ -305,6 +305,8 @@ pub struct Session {
     pub capabilities: Capabilities,
     /// What this session takes from the person.
     pub abilities: super::msg::Abilities,
+    /// A network backend's connection state (`BackendEvent::Link`), for the status line.
+    pub link: Option<String>,
     /// Named facts from `BackendEvent::Info`, in arrival order (footer and status view).
     pub info: Vec<(String, String)>,
     /// Set while the backend's connection is down (`BackendEvent::Connection`, iii

@@ -265,6 +265,17 @@ fn card_parts(
                 ));
                 l.push(hints(state, &[(&keys::QUESTION, "deny")], theme));
                 key_lines.push(l.len() - 1);
+            } else if q.questions[ui.page.min(q.questions.len() - 1)]
+                .options
+                .is_empty()
+            {
+                // A free-text question: the question, then its answer field (below).
+                let spec = &q.questions[ui.page.min(q.questions.len() - 1)];
+                l.extend(wrap(&spec.question, w, theme.title, pad(0), pad(0)));
+                l.push(Line::from(Span::styled(
+                    "type your answer: Enter sends it, Esc declines",
+                    theme.dim,
+                )));
             } else {
                 let page = ui.page.min(q.questions.len() - 1);
                 let spec = &q.questions[page];
@@ -628,7 +639,16 @@ pub fn render_card(
             EditorPurpose::RawReply => {
                 " raw reply body JSON (Ctrl-S validates and sends, Esc back) "
             }
-            EditorPurpose::Other => " your answer (Enter keeps it, Esc back) ",
+            EditorPurpose::Other => match &gate.kind {
+                crate::core::gate::GateKind::Question(q)
+                    if q.questions
+                        .get(ui.page)
+                        .is_some_and(|s| s.options.is_empty()) =>
+                {
+                    " your answer (Enter sends, Esc declines) "
+                }
+                _ => " your answer (Enter keeps it, Esc back) ",
+            },
             EditorPurpose::BlockReason => " reason for blocking (Enter blocks, Esc back) ",
             EditorPurpose::Field => " value (Enter keeps it, Esc back) ",
         };

@@ -104,6 +104,13 @@ pub fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     }
     if let Some(why) = &s.offline {
         add(clip(why, 48), theme.warn, 0);
+    } else if let Some(link) = &s.link {
+        let style = if link == "connected" {
+            theme.footer
+        } else {
+            theme.warn
+        };
+        add(clip(link, 48), style, 1);
     }
     add(s.backend.clone(), theme.accent, 3);
     if many {
@@ -329,6 +336,66 @@ mod tests {
                     "{backend} {width}\n{text}"
                 );
             }
+        }
+    }
+
+    fn screen(s: &State, w: u16, h: u16) -> String {
+        let mut s = s.clone();
+        crate::core::update::update(&mut s, crate::core::msg::Msg::Resize(w, h));
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| crate::ui::render(&s, &Theme::dark(), f))
+            .unwrap();
+        crate::ui::buffer_text(t.backend().buffer())
+    }
+
+    /// A remote conversation's session: no prompt box, its empty state says what it is, the
+    /// strip stands where the prompt would be; then its free-text question, typed at once.
+    #[test]
+    fn snap_a_session_without_a_prompt() {
+        use crate::core::msg::{BackendEvent, Msg};
+        use crate::core::state::SessionId;
+        let mut s = State::new("gateway", "conversation conv-1", 0);
+        let ev = |s: &mut State, event| {
+            crate::core::update::update(
+                s,
+                Msg::Backend {
+                    session: SessionId::FIRST,
+                    at_ms: 1,
+                    event,
+                },
+            );
+        };
+        ev(
+            &mut s,
+            BackendEvent::Abilities(Abilities::calls_only(
+                "Remote conversation conv-1: the agent's calls on your project wait here as cards."
+                    .into(),
+            )),
+        );
+        ev(&mut s, BackendEvent::Link("connected".into()));
+        for (w, h) in [(80, 24), (120, 40)] {
+            insta::assert_snapshot!(format!("no_prompt_idle_{w}x{h}"), screen(&s, w, h));
+        }
+        let q = Gate {
+            id: "gw-1".into(),
+            node_key: "root".into(),
+            asked_by: Some("remote conversation conv-1".into()),
+            kind: GateKind::Question(Question {
+                questions: vec![crate::core::gate::QSpec {
+                    question: "Shall I also add a CHANGELOG.md?".into(),
+                    header: "conv-1 asks".into(),
+                    multi: false,
+                    options: Vec::new(),
+                }],
+                malformed: None,
+            }),
+            opened_ms: 1,
+            default_reply: "{}".into(),
+            reply_definition: "",
+        };
+        ev(&mut s, BackendEvent::GateOpen(Box::new(q)));
+        for (w, h) in [(80, 24), (120, 40)] {
+            insta::assert_snapshot!(format!("no_prompt_free_text_{w}x{h}"), screen(&s, w, h));
         }
     }
 }

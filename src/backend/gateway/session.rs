@@ -441,8 +441,12 @@ async fn run(
             }
             e = erx.recv() => match e {
                 None => break,
-                Some(Event::Connected { url }) => note(&events, Level::Info, format!("connected to {url}")).await,
+                Some(Event::Connected { url }) => {
+                    ev(&events, BackendEvent::Link("connected".into())).await;
+                    note(&events, Level::Info, format!("connected to {url}")).await
+                }
                 Some(Event::Disconnected { reason, retry_in: Some(w) }) => {
+                    ev(&events, BackendEvent::Link(format!("reconnecting in {} s", w.as_secs().max(1)))).await;
                     note(&events, Level::Warn, format!("disconnected: {reason}; retrying in {} ms", w.as_millis())).await
                 }
                 Some(Event::Disconnected { reason, retry_in: None }) => {

@@ -282,6 +282,10 @@ impl Source {
             )
             .await;
         }
+        // The engine node's status line says it (offline states grey the node as well).
+        if matches!(s, ConnState::Live { .. }) {
+            send(&self.engine, BackendEvent::Link("connected".into())).await;
+        }
         // The new-session dialog offers a harness session on this engine only while live.
         let host = matches!(s, ConnState::Live { .. }).then(|| sanitize(&self.url));
         send(&self.engine, BackendEvent::HarnessHost(host)).await;

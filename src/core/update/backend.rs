@@ -69,6 +69,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             }
         }
         BackendEvent::Abilities(a) => state.session.abilities = a,
+        BackendEvent::Link(l) => state.session.link = Some(l),
         BackendEvent::GateUpgraded { old, gate } => upgrade_gate(state, &old, *gate, at, fx),
         BackendEvent::GateAnswered { id, decision } => {
             close_answered(state, &id, &decision, true, at)
