@@ -57,17 +57,3 @@ fn storms_never_give_an_id_two_final_answers_or_run_a_command_twice() {
         let _ = std::fs::remove_dir_all(&base);
     }
 }
-
-#[test]
-#[ignore]
-fn dump_seed() {
-    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
-    let base = std::env::temp_dir().join(format!("sb-gw-storm-dump-{seed}"));
-    let mut s = storm::Storm::new(&base);
-    let mut rng = Rng(seed);
-    for _ in 0..120 {
-        let (b, c) = (rng.next(), rng.next());
-        s.step(b, c);
-    }
-    std::fs::write("/tmp/storm.jsonl", s.recording()).unwrap();
-}
