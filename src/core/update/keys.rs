@@ -608,7 +608,7 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
 
 /// What `i` (or a paste) says on a session that takes no prompt.
 fn no_prompt_here(state: &State) -> String {
-    if state.gates.is_empty() && state.pending_total() == 0 {
+    if state.pending_total() == 0 {
         "this session takes no prompt from here: it shows another party's calls".into()
     } else {
         "this session takes no prompt from here: answer its cards (g opens the oldest)".into()

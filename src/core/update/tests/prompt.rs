@@ -91,3 +91,50 @@ fn usage_accumulates() {
     assert_eq!(s.tree.nodes[0].tokens, 240);
     assert!((s.session.cost_usd - 1.0).abs() < 1e-9);
 }
+
+/// Issue 22 item 1: a session that takes no prompt (a remote agent's channel) never has the
+/// prompt's focus: keys reach the panes from the first frame, `i` and Tab say or skip it,
+/// a paste is refused, and `g` opens its card with no other key first.
+#[test]
+fn a_session_without_a_prompt_never_takes_the_prompts_focus() {
+    let mut s = st();
+    assert_eq!(s.focus, Focus::Prompt);
+    ev(
+        &mut s,
+        BackendEvent::Abilities(crate::core::msg::Abilities::calls_only(
+            "a remote agent's channel".into(),
+        )),
+    );
+    assert_eq!(s.focus, Focus::Transcript, "no prompt box: no prompt focus");
+    ch(&mut s, 'i');
+    assert_eq!(s.focus, Focus::Transcript);
+    assert!(
+        s.status_line
+            .as_deref()
+            .unwrap()
+            .contains("takes no prompt")
+    );
+    for _ in 0..4 {
+        press(&mut s, KeyCode::Tab);
+        assert_ne!(s.focus, Focus::Prompt);
+    }
+    update(&mut s, crate::core::Msg::Paste("rm -rf /".into()));
+    assert!(s.prompt_text().is_empty());
+    // A card that arrives while the person reads elsewhere: `g` then `y`.
+    s.focus = Focus::Tree;
+    open(&mut s, bash("g1", "touch x"));
+    s.focus = Focus::Tree;
+    ch(&mut s, 'g');
+    assert_eq!(s.focus, Focus::Gate);
+    let fx = ch(&mut s, 'y');
+    assert_eq!(
+        fx,
+        answer_fx(
+            "g1",
+            Decision::Allow {
+                updated_input: None,
+                always: false
+            }
+        )
+    );
+}
