@@ -1,0 +1,110 @@
+//! The iii mapper against the harness authors' own golden schemas (issue 23 item 1, first
+//! part): every harness call it sends, in a session's whole life (connect and its reads, a
+//! prompt, a stop, a new session), validates against the golden request schema of its
+//! function, vendored from iii-hq/harness-e2e (fixtures/iii/harness-e2e, see its NOTICE).
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use switchboard::backend::iii::mapping::{Mapper, Out, OutCall};
+use switchboard::core::msg::Command;
+
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/iii/harness-e2e");
+
+fn golden(name: &str) -> Value {
+    let text = std::fs::read_to_string(format!("{GOLDEN}/{name}")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The golden request validators, by function id.
+fn request_validators() -> HashMap<String, jsonschema::Validator> {
+    ["send", "status", "stop", "session-tree", "metrics"]
+        .iter()
+        .map(|f| {
+            let g = golden(&format!("schemas/harness.{f}.json"));
+            let v = jsonschema::validator_for(&g["request_schema"]).unwrap();
+            (g["function_id"].as_str().unwrap().to_string(), v)
+        })
+        .collect()
+}
+
+/// Answers the mapper's calls with the harness authors' valid responses.
+fn answer(c: &OutCall) -> Value {
+    let valid = golden("contracts/valid-responses.json");
+    let sid = c.payload["session_id"]
+        .as_str()
+        .or(c.payload["root_session_id"].as_str())
+        .unwrap_or("e2e_case")
+        .to_string();
+    let with_sid = |mut v: Value, key: &str| {
+        v[key] = json!(sid);
+        v
+    };
+    match c.function_id.as_str() {
+        "session::list" => {
+            json!({"sessions": [{"session_id": "e2e_case", "title": "golden", "status": "working"}]})
+        }
+        "harness::status" => with_sid(valid["status"].clone(), "session_id"),
+        "harness::session-tree" => with_sid(valid["session_tree"].clone(), "root_session_id"),
+        "harness::metrics" => with_sid(valid["metrics"].clone(), "root_session_id"),
+        "harness::send" => with_sid(valid["send"].clone(), "session_id"),
+        "harness::stop" => valid["stop"].clone(),
+        "session::messages" => json!({"messages": []}),
+        "approval::list-pending" => json!({"pending": []}),
+        "engine::registered-triggers::list" => json!({"triggers": []}),
+        _ => Value::Null,
+    }
+}
+
+/// Run `out`'s calls (and the calls their results lead to) to the end; every call made.
+fn drive(m: &mut Mapper, out: Out, log: &mut Vec<OutCall>) {
+    let mut queue: Vec<OutCall> = out.calls;
+    let mut n = 0;
+    while let Some(c) = queue.pop() {
+        n += 1;
+        assert!(n < 500, "the mapper keeps calling: {log:?}");
+        let result = answer(&c);
+        let next = m.on_result(&c.function_id, &c.payload, &result, 1_000 + n);
+        log.push(c);
+        queue.extend(next.calls);
+    }
+}
+
+#[test]
+fn every_harness_call_we_send_validates_against_its_golden_request_schema() {
+    let validators = request_validators();
+    // The schemas do refuse: a status read without its session, a send without a message.
+    assert!(!validators["harness::status"].is_valid(&json!({"verbose": true})));
+    assert!(!validators["harness::send"].is_valid(&json!({"session_id": "s"})));
+    let mut m = Mapper::new("golden");
+    let mut log = Vec::new();
+    let first = m.reconnected();
+    drive(&mut m, first, &mut log);
+    for cmd in [Command::Prompt("fix the build".into()), Command::Interrupt] {
+        let out = m.command("e2e_case", &cmd, 2_000);
+        drive(&mut m, out, &mut log);
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for c in &log {
+        let Some(v) = validators.get(&c.function_id) else {
+            continue;
+        };
+        let errors: Vec<String> = v.iter_errors(&c.payload).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "{} {} breaks its golden request schema: {errors:?}",
+            c.function_id,
+            c.payload
+        );
+        seen.push(&c.function_id);
+    }
+    for f in [
+        "harness::status",
+        "harness::session-tree",
+        "harness::metrics",
+        "harness::send",
+        "harness::stop",
+    ] {
+        assert!(seen.contains(&f), "{f} was never sent: {seen:?}");
+    }
+}
