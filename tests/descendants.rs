@@ -7,17 +7,19 @@
 #[path = "support/common.rs"]
 mod common;
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::json;
 
 use switchboard::backend::gateway::fake_host::{self, FakeHost};
 
-const STEP: Duration = Duration::from_secs(30);
+#[path = "support/pty.rs"]
+mod pty;
+
+use pty::{STEP, Tui};
+
+const SIZE: (u16, u16) = (120, 40);
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("sb-desc-{tag}-{}", std::process::id()));
@@ -81,117 +83,40 @@ impl Drop for Cleanup {
     }
 }
 
-struct Tui {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    parser: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
-}
-
-impl Tui {
-    fn spawn(args: &[&str], env: &[(&str, String)], data: &Path) -> Tui {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 40,
-                cols: 120,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_switchboard"));
-        cmd.args(args);
-        cmd.env_remove("SWITCHBOARD_CLAUDE_BIN");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.env("SWITCHBOARD_DATA_DIR", data);
-        cmd.env("SWITCHBOARD_CONFIG_DIR", data);
-        cmd.env("TERM", "xterm-256color");
-        cmd.cwd(data);
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZeroU16::new(40).unwrap(),
-            std::num::NonZeroU16::new(120).unwrap(),
-            0,
-        )));
-        let p = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 16384];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                p.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        // portable-pty's writer sends "\n" and ^D when dropped; it lives as long as the test.
-        let writer = pair.master.take_writer().unwrap();
-        Tui {
-            child,
-            parser,
-            writer,
-            _master: pair.master,
-        }
-    }
-
-    fn screen(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
-    }
-
-    fn wait(&self, what: &str) {
-        let t = Instant::now();
-        while !self.screen().contains(what) {
-            assert!(
-                t.elapsed() < STEP,
-                "waiting for {what:?}\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn send(&mut self, b: &[u8]) {
-        self.writer.write_all(b).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    /// `q`, then: within 5 s none of `args` runs, and switchboard exits successfully.
-    fn quit_and_check(&mut self, args: &[String]) {
-        let t = Instant::now();
-        while sleeps(args).len() < args.len() {
-            assert!(
-                t.elapsed() < STEP,
-                "the sleeps did not all start: {:?}\n{}",
-                sleeps(args),
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.send(b"q");
-        let quit = Instant::now();
-        while !sleeps(args).is_empty() && quit.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let left = sleeps(args);
+/// `q`, then: within 5 s none of `args` runs, and switchboard exits successfully.
+fn quit_and_check(tui: &mut Tui, args: &[String]) {
+    let t = Instant::now();
+    while sleeps(args).len() < args.len() {
         assert!(
-            left.is_empty(),
-            "still running {:?} after q: {left:?}\n{}",
-            quit.elapsed(),
-            self.screen()
+            t.elapsed() < STEP,
+            "the sleeps did not all start: {:?}\n{}",
+            sleeps(args),
+            tui.screen()
         );
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(
-                quit.elapsed() < STEP,
-                "switchboard did not exit\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let status = self.child.try_wait().unwrap().unwrap();
-        assert!(status.success(), "{status:?}");
+        std::thread::sleep(Duration::from_millis(50));
     }
+    tui.send(b"q");
+    let quit = Instant::now();
+    while !sleeps(args).is_empty() && quit.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = sleeps(args);
+    assert!(
+        left.is_empty(),
+        "still running {:?} after q: {left:?}\n{}",
+        quit.elapsed(),
+        tui.screen()
+    );
+    while tui.child.try_wait().unwrap().is_none() {
+        assert!(
+            quit.elapsed() < STEP,
+            "switchboard did not exit\n{}",
+            tui.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = tui.child.try_wait().unwrap().unwrap();
+    assert!(status.success(), "{status:?}");
 }
 
 /// An approved gateway exec whose command leaves children in new sessions.
@@ -239,17 +164,18 @@ fn an_approved_gateway_command_leaves_nothing_after_q() {
             "--token-env",
             "SB_DESC_GW_TOKEN",
         ],
-        &[("SB_DESC_GW_TOKEN", TOKEN.to_string())],
+        &[("SB_DESC_GW_TOKEN", TOKEN)],
         &base,
+        SIZE,
     );
     // The conversation's card waits in the inbox: leave the prompt, jump to it, allow.
-    tui.wait("1 waiting");
+    tui.wait(&["1 waiting"]);
     tui.send(b"\t");
     std::thread::sleep(Duration::from_millis(100));
     tui.send(b"g");
-    tui.wait("nohup");
+    tui.wait(&["nohup"]);
     tui.send(b"y");
-    tui.quit_and_check(&args);
+    quit_and_check(&mut tui, &args);
     let _ = std::fs::remove_dir_all(&base);
 }
 
@@ -268,15 +194,13 @@ fn a_local_agents_escaped_children_are_gone_after_q() {
     let (script, cwd) = (script.display().to_string(), base.display().to_string());
     let mut tui = Tui::spawn(
         &["claude", "--claude-bin", &script, "--cwd", &cwd],
-        &[
-            ("HOSTILE_MODE", "escape".to_string()),
-            ("HOSTILE_ESCAPE", line),
-        ],
+        &[("HOSTILE_MODE", "escape"), ("HOSTILE_ESCAPE", &line)],
         &base,
+        SIZE,
     );
-    tui.wait("Enter send");
+    tui.wait(&["Enter send"]);
     tui.send(b"\t");
-    tui.wait("q quit");
-    tui.quit_and_check(&args);
+    tui.wait(&["q quit"]);
+    quit_and_check(&mut tui, &args);
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -3,18 +3,17 @@
 //! gate and `y` answers it (or an answer is typed and Enter sends it), and what the effect did
 //! is on screen. No other key comes first.
 
-use std::io::{BufRead, Read, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/pty.rs"]
+mod pty;
 
-const STEP: Duration = Duration::from_secs(30);
+use pty::{STEP, Tui};
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
 fn scratch(tag: &str) -> PathBuf {
@@ -22,107 +21,6 @@ fn scratch(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-struct Tui {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    parser: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
-}
-
-impl Tui {
-    fn spawn(args: &[&str], env: &[(&str, &str)], data: &Path, (cols, rows): (u16, u16)) -> Tui {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_switchboard"));
-        cmd.args(args);
-        cmd.env_remove("SWITCHBOARD_CLAUDE_BIN");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.env("SWITCHBOARD_DATA_DIR", data);
-        cmd.env("SWITCHBOARD_CONFIG_DIR", data);
-        cmd.env("TERM", "xterm-256color");
-        cmd.cwd(data);
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZeroU16::new(rows).unwrap(),
-            std::num::NonZeroU16::new(cols).unwrap(),
-            0,
-        )));
-        let p = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 16384];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                p.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        let writer = pair.master.take_writer().unwrap();
-        Tui {
-            child,
-            parser,
-            writer,
-            _master: pair.master,
-        }
-    }
-
-    fn screen(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
-    }
-
-    /// Wait until the screen holds every one of `what`.
-    fn wait(&self, what: &[&str]) -> String {
-        let t = Instant::now();
-        loop {
-            let s = self.screen();
-            if what.iter().all(|w| s.contains(w)) {
-                return s;
-            }
-            assert!(t.elapsed() < STEP, "waiting for {what:?}\n{s}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn send(&mut self, b: &[u8]) {
-        self.writer.write_all(b).unwrap();
-        self.writer.flush().unwrap();
-        // One key at a time, as a person types.
-        std::thread::sleep(Duration::from_millis(150));
-    }
-
-    fn quit(&mut self) {
-        self.send(b"q");
-        let t = Instant::now();
-        while self.child.try_wait().unwrap().is_none() {
-            if self.screen().contains("Quit anyway") || self.screen().contains("y quit") {
-                self.send(b"y");
-            }
-            assert!(
-                t.elapsed() < STEP,
-                "switchboard did not exit\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
 }
 
 /// A peer command (`demo-gateway`, `demo-engine`) and the first lines it prints.
