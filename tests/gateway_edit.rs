@@ -9,30 +9,19 @@ use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::engine::Pinned;
 use switchboard::backend::gateway::fake_host::{self, FakeHost};
-use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
-use switchboard::backend::gateway::transport::Token;
 use switchboard::backend::gateway::validate::Mode;
+
+#[path = "support/gateway_app.rs"]
+mod support;
+use support::{WAIT, pump_result};
 
 const WS: &str = "ws-edit";
 const INTENT: &str = "tidy";
 const TOKEN: &str = "edit-token-0a1b2c3d";
-const WAIT: Duration = Duration::from_secs(20);
 
 fn call(id: &str, tool: &str, args: Value) -> String {
     fake_host::call(id, WS, "conv-1", INTENT, tool, args)
-}
-
-async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> String {
-    let fut = c.result_for(id, WAIT);
-    tokio::pin!(fut);
-    loop {
-        tokio::select! {
-            r = &mut fut => return r.expect("a result"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    }
 }
 
 /// Replace the tail of a line of the open editor by keys (the cursor starts at the end of
@@ -54,30 +43,14 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("proj")).unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-        exec_env: switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
-    };
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
+    );
+    let (mut h, mut c) = support::start(cfg, &mut host).await;
 
     // An exec: `e`, the command's tail rewritten, Ctrl-S.
     c.send(call(
@@ -177,30 +150,14 @@ async fn an_approved_env_prints_only_the_declared_environment() {
     )
     .unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-        exec_env: std::sync::Arc::new(env),
-    };
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        std::sync::Arc::new(env),
+    );
+    let (mut h, mut c) = support::start(cfg, &mut host).await;
     c.send(call("x1", "workspace_exec", json!({"command": "env"})))
         .await;
     h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)

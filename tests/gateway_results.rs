@@ -4,16 +4,12 @@
 //! refused after the approval, and its row says so in the error style.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::engine::Pinned;
 use switchboard::backend::gateway::fake_host::{self, FakeHost};
-use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
-use switchboard::backend::gateway::transport::Token;
 use switchboard::backend::gateway::validate::{Mode, sha256_hex};
 use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
@@ -21,7 +17,9 @@ use switchboard::core::transcript::ItemKind;
 const WS: &str = "ws-results";
 const INTENT: &str = "show what happened";
 const TOKEN: &str = "results-token-9f8e7d6c";
-const WAIT: Duration = Duration::from_secs(20);
+#[path = "support/gateway_app.rs"]
+mod support;
+use support::{WAIT, pump_result};
 
 fn call(id: &str, tool: &str, args: Value) -> String {
     fake_host::call(id, WS, "conv-1", INTENT, tool, args)
@@ -49,17 +47,6 @@ fn audit_rows(s: &State, needle: &str) -> usize {
         .count()
 }
 
-async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> String {
-    let fut = c.result_for(id, WAIT);
-    tokio::pin!(fut);
-    loop {
-        tokio::select! {
-            r = &mut fut => return r.expect("a result"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    }
-}
-
 /// `g` opens the oldest waiting card (from the tree: the prompt's focus is another item's).
 async fn approve_next(h: &mut Headless, what: &str) {
     h.wait_until(what, WAIT, |s| s.pending_total() > 0).await;
@@ -75,30 +62,14 @@ async fn every_approved_effect_shows_what_it_did() {
     std::fs::create_dir_all(base.join("proj")).unwrap();
     std::fs::write(base.join("proj/notes.txt"), "old\n").unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = GatewayConfig {
-        url: host.base_url(),
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode: Mode::Ask,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-        exec_env: switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
-    };
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
+    );
+    let (mut h, mut c) = support::start(cfg, &mut host).await;
 
     // 1. A command, approved; the host never polls it. Its output and exit status come on
     // screen anyway, on one row.
