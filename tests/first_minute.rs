@@ -154,8 +154,10 @@ fn demo_first_minute() {
         // The scripted agent runs nothing: what it was told is in the recording.
         let t = Instant::now();
         loop {
-            let rec = recordings(&base);
-            if rec.contains("touch demo-output.txt") && rec.contains(r#"behavior\":\"allow"#) {
+            if allows_sent(&base)
+                .iter()
+                .any(|r| r["updatedInput"]["command"] == "touch demo-output.txt")
+            {
                 break;
             }
             assert!(t.elapsed() < STEP, "no allow recorded\n{}", tui.screen());
@@ -183,9 +185,11 @@ fn demo_three_sessions_first_minute() {
     );
     let s = tui.wait(&["waiting", "g opens the oldest"]);
     assert!(waiting(&s) > 0, "{s}");
-    // Rules of the demo workspace may answer some calls by themselves: count the allows.
-    let allows = |b: &Path| recordings(b).matches(r#"behavior\":\"allow"#).count();
+    // Nothing is allowed before the keys (the agents' own permission suggestions, which
+    // also say "allow", are requests, not answers: only what we sent counts).
+    let allows = |b: &Path| allows_sent(b).len();
     let before = allows(&base);
+    assert_eq!(before, 0, "allowed before any key");
     tui.send(b"g");
     tui.send(b"y");
     let t = Instant::now();
@@ -207,13 +211,35 @@ fn waiting(screen: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Every recording under `data`, as text.
-fn recordings(data: &Path) -> String {
+/// The allow answers switchboard sent, in every recording under `data` (the response
+/// bodies of outbound `control_response` lines).
+fn allows_sent(data: &Path) -> Vec<serde_json::Value> {
     let Ok(dir) = std::fs::read_dir(data.join("recordings")) else {
-        return String::new();
+        return Vec::new();
     };
-    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .collect()
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if entry["dir"] != "out" {
+                continue;
+            }
+            let Some(frame) = entry["line"]
+                .as_str()
+                .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            else {
+                continue;
+            };
+            let body = &frame["response"]["response"];
+            if frame["type"] == "control_response" && body["behavior"] == "allow" {
+                out.push(body.clone());
+            }
+        }
+    }
+    out
 }
 
 /// An ACP agent (the scripted Checkfu agent on the Python interpreter) started with a
