@@ -9,48 +9,34 @@ use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::engine::Pinned;
 use switchboard::backend::gateway::fake_host::{self, FakeHost};
-use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
-use switchboard::backend::gateway::transport::Token;
+use switchboard::backend::gateway::session::GatewayBackend;
 use switchboard::backend::gateway::validate::{Mode, sha256_hex};
 
 const WS: &str = "ws-app";
 const INTENT: &str = "tidy the README";
 const TOKEN: &str = "app-token-5a4b3c2d1e";
-const WAIT: Duration = Duration::from_secs(20);
+#[path = "support/gateway_app.rs"]
+mod support;
+use support::{WAIT, pump_result};
+use switchboard::backend::gateway::tools::env::ExecEnv;
 
 fn call(id: &str, tool: &str, args: Value) -> String {
     fake_host::call(id, WS, "conv-1", INTENT, tool, args)
 }
 
-/// The owner's channel to `url` for the project `base/proj`, journal and recording under
-/// `base/data`.
-fn config(base: &std::path::Path, url: String, mode: Mode) -> GatewayConfig {
-    GatewayConfig {
-        url,
-        root: base.join("proj"),
-        pinned: Pinned {
-            workspace_id: WS.into(),
-            intention: INTENT.into(),
-            mode,
-            extra_tools: Vec::new(),
-        },
-        token: Token::new(TOKEN.into()).unwrap(),
-        journal: base.join("data/journal.jsonl"),
-        record: Some(base.join("data/recording.jsonl")),
-        exec_env: switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_write_approved_exec_denied_question_answered() {
-    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-app-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let base = support::scratch("app");
     std::fs::write(base.join("proj/README.md"), "# old title\n").unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = config(&base, host.base_url(), Mode::Ask);
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        ExecEnv::baseline(),
+    );
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
     let accept = host.accept(WAIT);
     tokio::pin!(accept);
@@ -68,7 +54,7 @@ async fn remote_write_approved_exec_denied_question_answered() {
     c.send(call("w1", "workspace_write", args)).await;
     h.wait_until("the write card", WAIT, |s| s.pending_total() > 0)
         .await;
-    jump_to_oldest_gate(&mut h);
+    support::open_oldest(&mut h);
     let screen = h.screen();
     assert!(
         screen.contains("-# old title") && screen.contains("+# New title"),
@@ -95,7 +81,7 @@ async fn remote_write_approved_exec_denied_question_answered() {
     .await;
     h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)
         .await;
-    jump_to_oldest_gate(&mut h);
+    support::open_oldest(&mut h);
     assert!(h.screen().contains("rm -rf build && make"));
     h.key(KeyCode::Char('n'));
     h.type_text("use the existing build");
@@ -113,7 +99,7 @@ async fn remote_write_approved_exec_denied_question_answered() {
     .await;
     h.wait_until("the question card", WAIT, |s| s.pending_total() > 0)
         .await;
-    jump_to_oldest_gate(&mut h);
+    support::open_oldest(&mut h);
     assert!(h.screen().contains("Title case or sentence case?"));
     h.key(KeyCode::Enter);
     h.type_text("Sentence case");
@@ -160,24 +146,6 @@ async fn remote_write_approved_exec_denied_question_answered() {
     );
 }
 
-/// The card is in the conversation's own session: jump to it (`g`, from the tree).
-fn jump_to_oldest_gate(h: &mut Headless) {
-    h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(KeyCode::Char('g'));
-}
-
-/// Wait for the result of `id` while the app keeps applying backend messages.
-async fn pump_result(h: &mut Headless, c: &mut fake_host::Conn, id: &str) -> String {
-    let fut = c.result_for(id, WAIT);
-    tokio::pin!(fut);
-    loop {
-        tokio::select! {
-            r = &mut fut => return r.expect("a result"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
     use switchboard::backend::gateway::journal::Journal;
@@ -200,7 +168,13 @@ async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
     j.executing(&key, &hash, "workspace_write", effect).unwrap();
     drop(j);
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = config(&base, host.base_url(), Mode::Full);
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Full,
+        ExecEnv::baseline(),
+    );
     let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
     h.wait_until("the settle card", WAIT, |s| !s.gates.is_empty())
         .await;
@@ -212,15 +186,7 @@ async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
     h.key(KeyCode::Char('y'));
     h.wait_until("the card closes", WAIT, |s| s.gates.is_empty())
         .await;
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let mut c = support::connect(&mut h, &mut host).await;
     c.send(call("w7", "workspace_write", args)).await;
     let r = pump_result(&mut h, &mut c, "w7").await;
     assert_eq!(fake_host::code_of(&r), "uncertain_effect");
@@ -238,21 +204,16 @@ async fn an_uncertain_receipt_is_shown_and_settled_by_the_owner_never_rerun() {
 /// conversation's result, and quitting leaves the unanswered one unanswered (no deny).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_conversations_are_two_sessions_answered_from_the_inbox() {
-    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-app-two-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let base = support::scratch("app-two");
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = config(&base, host.base_url(), Mode::Ask);
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 140, 40);
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        ExecEnv::baseline(),
+    );
+    let (mut h, mut c) = support::start(cfg, &mut host, 140).await;
     let write = |conv: &str, id: &str, path: &str| {
         fake_host::call(
             id,
@@ -365,17 +326,14 @@ async fn closing_a_conversation_moves_its_waiting_card_to_the_channel() {
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("proj")).unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
-    let cfg = config(&base, host.base_url(), Mode::Ask);
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 140, 40);
-    let accept = host.accept(WAIT);
-    tokio::pin!(accept);
-    let mut c = loop {
-        tokio::select! {
-            c = &mut accept => break c.expect("A connects"),
-            m = h.app.next_backend() => if let Some(m) = m { h.app.apply(m) },
-        }
-    };
-    c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
+    let cfg = support::config(
+        &base,
+        &host,
+        (WS, INTENT, TOKEN),
+        Mode::Ask,
+        ExecEnv::baseline(),
+    );
+    let (mut h, mut c) = support::start(cfg, &mut host, 140).await;
     c.send(call(
         "w1",
         "workspace_write",
@@ -399,7 +357,7 @@ async fn closing_a_conversation_moves_its_waiting_card_to_the_channel() {
     while let Some(f) = c.recv_raw(Duration::from_millis(300)).await {
         assert!(!f.contains("\"result\""), "closing sent the host {f}");
     }
-    jump_to_oldest_gate(&mut h);
+    support::open_oldest(&mut h);
     h.key(KeyCode::Char('y'));
     let r = pump_result(&mut h, &mut c, "w1").await;
     assert_eq!(fake_host::code_of(&r), "ok", "{r}");

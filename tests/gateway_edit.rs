@@ -2,7 +2,6 @@
 //! the call's own arguments, and what the owner saves is what runs (the file system says
 //! so), with the audit row quoting it.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::KeyCode;
@@ -39,9 +38,7 @@ fn edit_line_tail(h: &mut Headless, ups: usize, old_tail: &str, new_tail: &str) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edited_exec_and_an_edited_write_run_as_edited() {
-    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-edit-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let base = support::scratch("edit");
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
     let cfg = support::config(
         &base,
@@ -50,7 +47,7 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
         Mode::Ask,
         switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
     );
-    let (mut h, mut c) = support::start(cfg, &mut host).await;
+    let (mut h, mut c) = support::start(cfg, &mut host, 120).await;
 
     // An exec: `e`, the command's tail rewritten, Ctrl-S.
     c.send(call(
@@ -61,8 +58,7 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
     .await;
     h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)
         .await;
-    h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(KeyCode::Char('g'));
+    support::open_oldest(&mut h);
     h.key(KeyCode::Char('e'));
     let screen = h.screen();
     assert!(
@@ -108,8 +104,7 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
     .await;
     h.wait_until("the write card", WAIT, |s| s.pending_total() > 0)
         .await;
-    h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(KeyCode::Char('g'));
+    support::open_oldest(&mut h);
     h.key(KeyCode::Char('e'));
     edit_line_tail(&mut h, 2, "from the host\",", "from the owner\",");
     h.ctrl('s');
@@ -129,9 +124,7 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
 async fn an_approved_env_prints_only_the_declared_environment() {
     use std::ffi::OsString;
     use switchboard::backend::gateway::tools::env::ExecEnv;
-    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-env-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let base = support::scratch("env");
     let ours: Vec<(OsString, OsString)> = [
         ("PATH", "/usr/bin:/bin"),
         ("HOME", "/home/owner"),
@@ -157,13 +150,12 @@ async fn an_approved_env_prints_only_the_declared_environment() {
         Mode::Ask,
         std::sync::Arc::new(env),
     );
-    let (mut h, mut c) = support::start(cfg, &mut host).await;
+    let (mut h, mut c) = support::start(cfg, &mut host, 120).await;
     c.send(call("x1", "workspace_exec", json!({"command": "env"})))
         .await;
     h.wait_until("the exec card", WAIT, |s| s.pending_total() > 0)
         .await;
-    h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(KeyCode::Char('g'));
+    support::open_oldest(&mut h);
     let screen = h.screen();
     assert!(
         screen.contains("environment: only CARGO_HOME HOME PATH RUST_LOG"),

@@ -3,8 +3,6 @@
 //! shows its bytes and new revision; a write whose file changed after its card was shown is
 //! refused after the approval, and its row says so in the error style.
 
-use std::path::PathBuf;
-
 use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
@@ -50,16 +48,13 @@ fn audit_rows(s: &State, needle: &str) -> usize {
 /// `g` opens the oldest waiting card (from the tree: the prompt's focus is another item's).
 async fn approve_next(h: &mut Headless, what: &str) {
     h.wait_until(what, WAIT, |s| s.pending_total() > 0).await;
-    h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(KeyCode::Char('g'));
+    support::open_oldest(h);
     h.key(KeyCode::Char('y'));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_approved_effect_shows_what_it_did() {
-    let base: PathBuf = std::env::temp_dir().join(format!("sb-gw-results-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("proj")).unwrap();
+    let base = support::scratch("results");
     std::fs::write(base.join("proj/notes.txt"), "old\n").unwrap();
     let mut host = FakeHost::start(0, WS, TOKEN).await.unwrap();
     let cfg = support::config(
@@ -69,7 +64,7 @@ async fn every_approved_effect_shows_what_it_did() {
         Mode::Ask,
         switchboard::backend::gateway::tools::env::ExecEnv::baseline(),
     );
-    let (mut h, mut c) = support::start(cfg, &mut host).await;
+    let (mut h, mut c) = support::start(cfg, &mut host, 120).await;
 
     // 1. A command, approved; the host never polls it. Its output and exit status come on
     // screen anyway, on one row.

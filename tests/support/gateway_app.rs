@@ -41,10 +41,16 @@ pub fn config(
     }
 }
 
-/// Start the app on `cfg` and take its connection (the app keeps applying backend messages
-/// while it connects); `ready` sent.
-pub async fn start(cfg: GatewayConfig, host: &mut FakeHost) -> (Headless, Conn) {
-    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), 120, 40);
+/// Start the app on `cfg`, `width` columns wide, and take its connection.
+pub async fn start(cfg: GatewayConfig, host: &mut FakeHost, width: u16) -> (Headless, Conn) {
+    let mut h = Headless::start(Box::new(GatewayBackend::new(cfg)), width, 40);
+    let c = connect(&mut h, host).await;
+    (h, c)
+}
+
+/// Take the app's connection (the app keeps applying backend messages while it connects);
+/// `ready` sent.
+pub async fn connect(h: &mut Headless, host: &mut FakeHost) -> Conn {
     let accept = host.accept(WAIT);
     tokio::pin!(accept);
     let mut c = loop {
@@ -54,7 +60,22 @@ pub async fn start(cfg: GatewayConfig, host: &mut FakeHost) -> (Headless, Conn) 
         }
     };
     c.send(r#"{"type":"ready","protocol":1}"#.into()).await;
-    (h, c)
+    c
+}
+
+/// A project directory `base/proj` for a test called `tag`, empty.
+pub fn scratch(tag: &str) -> std::path::PathBuf {
+    let base = std::env::temp_dir().join(format!("sb-gw-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("proj")).unwrap();
+    base
+}
+
+/// Open the oldest waiting card from the tree (a conversation's cards are in its own
+/// session): `g`.
+pub fn open_oldest(h: &mut Headless) {
+    h.app.state.focus = switchboard::core::state::Focus::Tree;
+    h.key(crossterm::event::KeyCode::Char('g'));
 }
 
 /// Wait for the result of `id` while the app keeps applying backend messages.
