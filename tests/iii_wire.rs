@@ -3,11 +3,14 @@
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/real_engine.rs"]
+mod real_engine;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use real_engine::Engine;
 use serde_json::{Value, json};
 use switchboard::backend::iii::client::{
     CallError, Client, ClientEvent, ConnState, Options, Subscription,
@@ -934,71 +937,6 @@ async fn the_demo_world_serves_reads_and_decisions_with_events() {
     assert_eq!(again["resolved"], false);
 }
 
-/// Against a real engine when `III_ENGINE_BIN` names one (no registry offers it, reference
-/// §11): skips, saying so, otherwise. Connects, reaches `Live` and calls a discovery function.
-/// The engine process of the real-engine test, killed however the test ends.
-struct EngineProcess {
-    child: std::process::Child,
-    dir: PathBuf,
-}
-
-impl Drop for EngineProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        std::fs::remove_dir_all(&self.dir).ok();
-    }
-}
-
-/// Start `bin` (an `iii` engine built from `iii-hq/iii`) on free ports in a private scratch
-/// directory; the URLs of its open worker listener and of one whose RBAC authentication
-/// always fails (its auth function does not exist). The config is the engine's own format
-/// (`engine/src/workers/config.rs`): a `workers:` list of `{name, config}`;
-/// `iii-worker-manager` is a worker WebSocket listener (a second entry is a second
-/// listener), `iii-pubsub` gives the `subscribe` trigger type and the `publish` function.
-/// Mandatory workers (configuration, observability, engine functions) the engine adds itself.
-fn start_real_engine(bin: &std::ffi::OsStr, name: &str) -> (EngineProcess, String, String) {
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
-    let (port, locked) = (free(), free());
-    let dir = std::env::temp_dir().join(format!("sb-iii-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "workers:\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {port}\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {locked}\n      rbac:\n        auth_function_id: sbtest::no-such-auth\n  - name: iii-pubsub\n    config:\n      adapter:\n        name: local\n"
-        ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(dir.join("engine.log")).unwrap();
-    let child = std::process::Command::new(bin)
-        .arg("--no-update-check")
-        .arg("--config")
-        .arg(&config)
-        .current_dir(&dir)
-        // No telemetry from a test run, no daemons spawned beside the engine, and whatever
-        // it keeps under $HOME kept in the scratch directory.
-        .env("III_TELEMETRY_ENABLED", "false")
-        .env("HOME", &dir)
-        .env("IIIWORKER_DISABLE_BUILTIN_DAEMONS", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("III_ENGINE_BIN runs");
-    (
-        EngineProcess { child, dir },
-        format!("ws://127.0.0.1:{port}"),
-        format!("ws://127.0.0.1:{locked}"),
-    )
-}
-
 /// The recorded frames of a recording file: (dir, frame) for every `in` and `out` line.
 fn recorded_frames(path: &Path) -> Vec<(String, Value)> {
     std::fs::read_to_string(path)
@@ -1014,7 +952,8 @@ fn recorded_frames(path: &Path) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// Our client against the real iii engine (`III_ENGINE_BIN`, built from `iii-hq/iii`): it
+/// Our client against the real iii engine (`real_engine::engine_bin_or_skip`: `III_ENGINE_BIN`,
+/// else the shared build beside the repository; required under CI): it
 /// registers, binds three triggers (one whose type no worker provides yet, which the engine
 /// parks without a word) and goes live; the engine lists the bindings; a `publish` comes back
 /// as a pushed event; a second client's connection fires `engine::workers-available` at the
@@ -1022,14 +961,14 @@ fn recorded_frames(path: &Path) -> Vec<(String, Value)> {
 /// are answered. Every frame the engine sent decodes to a type our codec knows, every
 /// invocation in either direction is answered exactly once, and `validate` finds nothing.
 #[tokio::test]
-async fn real_engine_when_iii_engine_bin_is_set() {
-    let Some(bin) = common::unavailable_peer_or_skip(
-        "real_engine_when_iii_engine_bin_is_set",
-        "III_ENGINE_BIN",
-    ) else {
+async fn real_engine_registers_binds_routes_and_answers() {
+    let Some(bin) =
+        real_engine::engine_bin_or_skip("real_engine_registers_binds_routes_and_answers")
+    else {
         return;
     };
-    let (engine, url, locked_url) = start_real_engine(&bin, "engine");
+    let engine = Engine::start(&bin, "engine");
+    let (url, locked_url) = (engine.url(), engine.locked_url());
     let path = engine.dir.join("iii.jsonl");
     let rec = Recorder::create(&path, "iii", &["switchboard".into(), "iii".into()], "/").unwrap();
     let shared: SharedRecorder = Arc::new(Mutex::new(Some(rec)));
@@ -1291,13 +1230,13 @@ async fn silent_proxy(
 /// would close us for good), one worker of our name, and a publish arrives once.
 #[tokio::test]
 async fn real_engine_reconnect_retires_the_silent_connection() {
-    let Some(bin) = common::unavailable_peer_or_skip(
-        "real_engine_reconnect_retires_the_silent_connection",
-        "III_ENGINE_BIN",
-    ) else {
+    let Some(bin) =
+        real_engine::engine_bin_or_skip("real_engine_reconnect_retires_the_silent_connection")
+    else {
         return;
     };
-    let (engine, url, _) = start_real_engine(&bin, "reattach");
+    let engine = Engine::start(&bin, "reattach");
+    let url = engine.url();
     let cut = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (proxied, accepted) =
         silent_proxy(url.trim_start_matches("ws://").to_string(), cut.clone()).await;

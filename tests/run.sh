@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# Runs every test: installs the pinned real agents (tests/peers) when missing, then cargo test.
-# CI (.ci/run) calls exactly this. With CI=true a missing real agent fails the tests.
+# Runs every test: installs the pinned real agents (tests/peers) and the iii SDK the stand-in iii
+# worker runs on (tests/peers/iii-worker/.venv) when missing, then cargo test.
+# CI (.ci/run) calls exactly this. With CI=true a missing real agent or peer fails the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tests/peers/node_modules/@anthropic-ai/claude-code/bin/claude.exe ] \
   || [ ! -e tests/peers/node_modules/.bin/claude-agent-acp ]; then
   echo "tests/run.sh: installing the pinned real agents (npm ci in tests/peers)"
   npm ci --prefix tests/peers --no-audit --no-fund
+fi
+# Exactly the pinned set (--no-deps; `pip check` fails on anything missing), made again when
+# requirements.txt changes (the venv keeps a copy of the one it was made from).
+worker=tests/peers/iii-worker
+if ! cmp -s "$worker/requirements.txt" "$worker/.venv/requirements.txt"; then
+  echo "tests/run.sh: installing the pinned iii SDK (python3 -m venv $worker/.venv)"
+  rm -rf "$worker/.venv"
+  python3 -m venv "$worker/.venv"
+  "$worker/.venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r "$worker/requirements.txt"
+  "$worker/.venv/bin/python" -m pip check --disable-pip-version-check
+  cp "$worker/requirements.txt" "$worker/.venv/requirements.txt"
 fi
 # Every test's scratch files (recordings of the flood tests alone run to hundreds of MiB) go to a
 # private directory removed on exit, so repeated runs never fill the disk. SB_KEEP_TMP=1 keeps it.

@@ -31,17 +31,6 @@ pub fn decide<T>(ci: bool, test: &str, what: &str, found: Option<T>) -> Option<T
     found
 }
 
-/// The one exemption from that rule, named so it stays the only one: a peer no package
-/// registry offers (the iii engine, issue #12). Its test runs when `var` names the peer's
-/// binary and says it skipped otherwise, under CI too (CI cannot install it).
-pub fn unavailable_peer_or_skip(test: &str, var: &str) -> Option<std::ffi::OsString> {
-    let found = std::env::var_os(var).filter(|v| !v.is_empty());
-    if found.is_none() {
-        eprintln!("SKIP {test}: {var} is not set (no registry offers this peer)");
-    }
-    found
-}
-
 /// What `require_or_skip` names when the real Claude CLI (`fake_model::claude_bin`) is missing.
 pub const CLAUDE_CLI: &str = "the pinned claude CLI (npm ci --prefix tests/peers)";
 
