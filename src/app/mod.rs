@@ -590,10 +590,10 @@ impl App {
         self.state.sessions.iter().any(|s| {
             s.cancel_sent_ms.is_some()
                 || !s.gates.is_empty()
-                || s.tree
-                    .nodes
-                    .iter()
-                    .any(|n| n.status == crate::core::tree::NodeStatus::Running)
+                || s.tree.nodes.iter().any(|n| {
+                    use crate::core::tree::NodeStatus;
+                    matches!(n.status, NodeStatus::Running | NodeStatus::Waiting)
+                })
         })
     }
 

@@ -67,6 +67,10 @@ pub enum BackendEvent {
     /// The state of a network backend's connection, as the status line shows it ("connected",
     /// "reconnecting in 4 s"); decisions still go (unlike `Connection`, which greys the session).
     Link(String),
+    /// What this session cannot see that it should ("held calls cannot be seen: calls may
+    /// run unapproved"): shown on screen, in warning colours, until `None` says it is fixed.
+    /// A supervisor that cannot see must never look safe.
+    Blind(Option<String>),
     /// The agent withdrew a request; it must never be answered.
     GateWithdrawn {
         id: String,

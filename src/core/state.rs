@@ -307,6 +307,9 @@ pub struct Session {
     pub abilities: super::msg::Abilities,
     /// A network backend's connection state (`BackendEvent::Link`), for the status line.
     pub link: Option<String>,
+    /// What the backend cannot see (`BackendEvent::Blind`): drawn above the transcript and in
+    /// the status line until it is fixed.
+    pub blind: Option<String>,
     /// Named facts from `BackendEvent::Info`, in arrival order (footer and status view).
     pub info: Vec<(String, String)>,
     /// Set while the backend's connection is down (`BackendEvent::Connection`, iii
@@ -507,16 +510,24 @@ impl SessionState {
         if let Some(why) = &self.session.offline {
             return why.clone();
         }
+        if self.session.blind.is_some() {
+            // Above everything else it could say: it may look idle while calls run unseen.
+            return "⚠ blind: calls may run unapproved".into();
+        }
         if !self.gates.is_empty() {
             return "waiting on you".into();
         }
         match self.session.turn {
             None if self.session.program.is_none() => "starting".into(),
-            Some(TurnState::Running | TurnState::RequiresAction) => "running".into(),
+            Some(TurnState::Running) => "running".into(),
+            Some(TurnState::RequiresAction) => "waiting on held calls".into(),
             _ => "idle".into(),
         }
     }
 }
+
+/// Where a pending gate sits in the inbox: (opened at, arrival stamp).
+type Order = (u64, u64);
 
 /// The workspace: every session, and what the human is doing (focus, overlay, prompt, search,
 /// the selected session and node). Derefs to the session the current step acts on: a key acts
@@ -534,9 +545,11 @@ pub struct State {
     next_session: u32,
     /// Arrival stamp of the next gate: the inbox is oldest first across sessions.
     next_gate_seq: u64,
-    /// Every pending gate of every session as (arrival stamp, session, id), oldest first:
-    /// kept as gates open and close, so the inbox draws its window without sorting them all.
-    pending_order: Vec<(u64, SessionId, String)>,
+    /// Every pending gate of every session as ((opened at, arrival stamp), session, id),
+    /// oldest first: kept as gates open and close, so the inbox draws its window without
+    /// sorting them all. The time a gate opened comes first: an iii held call opened when the
+    /// engine held it (`pending_at`), however late or out of order we hear of it.
+    pending_order: Vec<(Order, SessionId, String)>,
     /// When the bell last rang for a gate in a session not on screen (once per burst).
     pub last_background_bell_ms: Option<u64>,
     pub focus: Focus,
@@ -735,9 +748,9 @@ impl State {
     /// Make `gate` pending in the acting session with its card state `ui` (whose `seq` places
     /// it in the inbox): the session's list, the tree's badges and the inbox order follow.
     pub fn push_gate(&mut self, gate: Gate, ui: GateUi) {
-        let (seq, sid) = (ui.seq, self.sid());
-        let at = self.pending_order.partition_point(|(s, ..)| *s <= seq);
-        self.pending_order.insert(at, (seq, sid, gate.id.clone()));
+        let (key, sid) = ((gate.opened_ms, ui.seq), self.sid());
+        let at = self.pending_order.partition_point(|(s, ..)| *s <= key);
+        self.pending_order.insert(at, (key, sid, gate.id.clone()));
         self.tree.gate_opened(&gate.node_key);
         self.gate_ui.insert(gate.id.clone(), ui);
         self.gates.push_back(gate);
@@ -749,13 +762,14 @@ impl State {
         let gate = self.gates.remove(pos)?;
         self.tree.gate_closed(&gate.node_key);
         let sid = self.sid();
-        let is = |e: &(u64, SessionId, String)| e.1 == sid && e.2 == gate.id;
+        let is = |e: &(Order, SessionId, String)| e.1 == sid && e.2 == gate.id;
         let found = match self.gate_ui.get(&gate.id) {
             Some(ui) => {
-                let from = self.pending_order.partition_point(|(s, ..)| *s < ui.seq);
+                let key = (gate.opened_ms, ui.seq);
+                let from = self.pending_order.partition_point(|(s, ..)| *s < key);
                 self.pending_order[from..]
                     .iter()
-                    .take_while(|(s, ..)| *s == ui.seq)
+                    .take_while(|(s, ..)| *s == key)
                     .position(is)
                     .map(|k| from + k)
             }
@@ -784,7 +798,7 @@ impl State {
     /// arrival stamp).
     pub fn inbox_position(&self, i: usize, id: &str) -> Option<usize> {
         let s = self.sessions.get(i)?;
-        let seq = s.gate_ui.get(id)?.seq;
+        let seq = (s.gate(id)?.opened_ms, s.gate_ui.get(id)?.seq);
         let from = self.pending_order.partition_point(|(q, ..)| *q < seq);
         self.pending_order[from..]
             .iter()
@@ -816,7 +830,7 @@ impl State {
                 })
             })
             .collect();
-        all.sort_by_key(|(seq, i, _)| (*seq, *i));
+        all.sort_by_key(|(seq, i, g)| (g.opened_ms, *seq, *i));
         all
     }
 

@@ -18,6 +18,8 @@ pub enum NodeStatus {
     /// Not started yet (root before the first turn, or a dispatch without a task frame).
     Pending,
     Running,
+    /// The turn waits on held calls (iii `awaiting_functions`): not running, not idle.
+    Waiting,
     Idle,
     Completed,
     Failed,
@@ -36,6 +38,7 @@ impl NodeStatus {
         match self {
             NodeStatus::Pending => "pending",
             NodeStatus::Running => "running",
+            NodeStatus::Waiting => "waiting on held calls",
             NodeStatus::Idle => "idle",
             NodeStatus::Completed => "completed",
             NodeStatus::Failed => "failed",

@@ -76,7 +76,8 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     scrub(f.buffer_mut());
 }
 
-/// The persistent lines above the panes: an offline connection, a stopped recording.
+/// The persistent lines above the panes: an offline connection, what the backend cannot see,
+/// a stopped recording.
 fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(why) = &state.session.offline {
@@ -87,6 +88,14 @@ fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
                 crate::core::text::sanitize(why)
             ),
             theme.warn,
+        )));
+    }
+    if let Some(blind) = &state.session.blind {
+        // Persistent until the backend says it sees again: a supervisor that cannot see what
+        // an agent does must never look safe (the words lead, so a narrow screen keeps them).
+        lines.push(Line::from(Span::styled(
+            format!(" ⚠ {} ", crate::core::text::sanitize(blind)),
+            theme.error,
         )));
     }
     if let Some(why) = &state.session.recording_failed {
@@ -217,6 +226,7 @@ fn status_glyph(
     }
     match node.status {
         NodeStatus::Running => ("●".into(), theme.running),
+        NodeStatus::Waiting => ("‖".into(), theme.waiting),
         NodeStatus::Idle => ("○".into(), theme.dim),
         NodeStatus::Pending => ("◌".into(), theme.dim),
         NodeStatus::Completed => ("✔".into(), theme.ok),
@@ -279,7 +289,9 @@ fn session_row(
     if s.session.cost_usd > 0.0 {
         stats.push(format!("${:.2}", s.session.cost_usd));
     }
-    let style = if pending > 0 {
+    let style = if s.session.blind.is_some() && s.session.offline.is_none() {
+        theme.error
+    } else if pending > 0 {
         theme.waiting
     } else {
         theme.dim

@@ -56,8 +56,16 @@ impl Subscription {
 /// The events a supervisor binds (reference §3.8, §4.3, §5), unfiltered.
 pub fn default_subscriptions() -> Vec<Subscription> {
     [
+        // Both approval-gate generations (kebab- and snake_case): a binding of a type no
+        // worker provides is parked, harmless, and placed when a gate of that generation
+        // comes; discovery checks the live generation's is placed.
         "approval::pending-created",
         "approval::pending-resolved",
+        "approval::pending_created",
+        "approval::pending_resolved",
+        // Workers joining and leaving, and the harness booting: discovery runs again.
+        "engine::workers-available",
+        "harness::ready",
         "session::created",
         "session::message-added",
         "session::message-updated",
@@ -102,6 +110,9 @@ pub enum ConnState {
     /// Registered, every binding answered: events flow and calls are sent.
     Live {
         worker_id: String,
+        /// The prefix of our handler ids (`switchboard::<instance>::`): discovery looks for
+        /// our bindings by it.
+        handlers: String,
     },
     Reconnecting {
         attempt: u32,
@@ -716,6 +727,7 @@ impl Task {
         backoff.reset();
         self.state(ConnState::Live {
             worker_id: worker_id.clone(),
+            handlers: format!("switchboard::{}::", self.instance),
         })
         .await;
         let waiting: Vec<String> = self

@@ -260,6 +260,19 @@ impl FakeEngine {
         push_locked(&mut i, trigger_type, &payload, with_id)
     }
 
+    /// Play another approval gate (or none) from now on, as if its worker had just joined
+    /// or left: every bound `engine::workers-available` handler hears of it.
+    pub fn set_gate(&self, gate: super::fake_gate::FakeGate) {
+        let mut i = self.lock();
+        i.world.gate = gate;
+        push_locked(
+            &mut i,
+            "engine::workers-available",
+            &json!({"workers": gate.workers()["workers"].clone()}),
+            false,
+        );
+    }
+
     /// Poll until `f` holds or `timeout` passes.
     pub async fn wait_until(&self, timeout: Duration, f: impl Fn(&FakeEngine) -> bool) -> bool {
         let end = tokio::time::Instant::now() + timeout;
@@ -433,6 +446,13 @@ impl FakeEngine {
                 let scripted = i.script.get_mut(&function_id).and_then(VecDeque::pop_front);
                 let reply = match scripted {
                     Some(r) => r,
+                    None if function_id == "engine::registered-triggers::list" => {
+                        let listed = registered_triggers(&i, &data);
+                        if let Some(id) = &invocation_id {
+                            send(&Message::result(id, &function_id, Ok(listed)));
+                        }
+                        return;
+                    }
                     None => {
                         let (outcome, events) = match i.world.handle(&function_id, &data) {
                             Some(o) => o,
@@ -508,6 +528,10 @@ fn push_locked(i: &mut Inner, trigger_type: &str, payload: &Value, with_id: bool
     let mut ids = vec![];
     let copies = if i.chaos.duplicate { 2 } else { 1 };
     for c in i.conns.values() {
+        // Parked (no worker provides the type): never fired, like the real engine.
+        if !i.world.gate.provides(trigger_type) {
+            break;
+        }
         for b in c.bindings.iter().filter(|b| b.trigger_type == trigger_type) {
             if !matches(&b.config, payload) {
                 continue;
@@ -530,6 +554,33 @@ fn push_locked(i: &mut Inner, trigger_type: &str, payload: &Value, with_id: bool
         }
     }
     ids
+}
+
+/// `engine::registered-triggers::list`: the placed bindings (of a type some worker provides)
+/// of every connection, and the gate's own on its hook, filtered like the real engine's.
+fn registered_triggers(i: &Inner, filter: &Value) -> Value {
+    let mut all: Vec<Value> = i
+        .conns
+        .values()
+        .flat_map(|c| c.bindings.iter())
+        .filter(|b| i.world.gate.provides(&b.trigger_type))
+        .map(|b| json!({"id": b.id, "trigger_type": b.trigger_type, "function_id": b.function_id, "config": b.config}))
+        .collect();
+    if let Some(hook) = i.world.gate.hook()
+        && i.world.gate.provides(hook)
+    {
+        all.push(json!({"id": "approval-gate::hook", "trigger_type": hook, "function_id": "approval::gate",
+                        "config": {"functions": ["*"]}, "worker_name": "approval-gate"}));
+    }
+    all.retain(|t| {
+        ["trigger_type", "function_id"].iter().all(|k| {
+            filter
+                .get(*k)
+                .and_then(Value::as_str)
+                .is_none_or(|want| t[*k] == want)
+        })
+    });
+    json!({"registered_triggers": all})
 }
 
 /// The events of one operation, through the chaos settings.

@@ -74,6 +74,8 @@ pub struct World {
     counter: u64,
     /// Largest `approval::list-pending` page (the engine's is not documented; 500 by default).
     pending_page_cap: usize,
+    /// The approval gate this world has (its generation, or none).
+    pub gate: super::fake_gate::FakeGate,
 }
 
 fn text(t: &str) -> Value {
@@ -343,7 +345,7 @@ impl World {
             }
         }
         self.pending.push(rec.clone());
-        ("approval::pending-created".into(), rec)
+        (self.gate.event("approval::pending-created"), rec)
     }
 
     fn finish(&mut self, session: &str, status: &str) -> Emitted {
@@ -359,7 +361,14 @@ impl World {
 
     /// Run a world function. `None`: no such function here.
     pub fn handle(&mut self, function_id: &str, data: &Value) -> Option<Outcome> {
+        // The gate's ids per its generation; another generation's ids are not found.
+        let function_id = if function_id.starts_with("approval::") {
+            self.gate.route(function_id)?
+        } else {
+            function_id
+        };
         let r = match function_id {
+            "engine::workers::list" => (Ok(self.gate.workers()), vec![]),
             "engine::workers::register" => (Ok(json!({})), vec![]),
             "engine::functions::list" => (Ok(self.functions()), vec![]),
             "session::list" => (Ok(self.list(data)), vec![]),
@@ -399,11 +408,14 @@ impl World {
             "harness::stop",
             "harness::edit_queued",
             "harness::unqueue",
-            "approval::list-pending",
-            "approval::resolve",
-            "approval::approve-always",
         ];
-        json!({"functions": ids.iter().map(|i| json!({"function_id": i})).collect::<Vec<_>>()})
+        let worker = |id: &str| match id.split("::").next() {
+            Some("session") => "session-manager",
+            Some("approval") => "approval-gate",
+            _ => "harness",
+        };
+        let all = ids.iter().copied().chain(self.gate.functions());
+        json!({"functions": all.map(|i| json!({"function_id": i, "worker_name": worker(i)})).collect::<Vec<_>>()})
     }
 
     fn list(&self, data: &Value) -> Value {
@@ -627,7 +639,7 @@ impl World {
         if decision == "deny" && !reason.is_empty() {
             resolved["reason"] = json!(reason);
         }
-        ev.push(("approval::pending-resolved".into(), resolved));
+        ev.push((self.gate.event("approval::pending-resolved"), resolved));
         let (result, is_error) = if decision == "allow" {
             (format!("{function_id} ran (demo): exit 0"), false)
         } else {
@@ -792,7 +804,7 @@ impl World {
             self.pending.retain(|r| r["session_id"] != id.as_str());
             for r in held {
                 ev.push((
-                    "approval::pending-resolved".into(),
+                    self.gate.event("approval::pending-resolved"),
                     json!({"session_id": id, "turn_id": r["turn_id"], "function_call_id": r["function_call_id"],
                            "function_id": r["function_id"], "outcome": "aborted", "resolved_at": now_ms()}),
                 ));

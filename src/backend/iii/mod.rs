@@ -13,6 +13,7 @@
 pub mod client;
 pub mod codec;
 pub mod fake_engine;
+pub mod fake_gate;
 mod fake_scale;
 mod fake_world;
 pub mod mapping;

@@ -106,7 +106,10 @@ impl Replay {
     }
 
     fn observe_result(&mut self, function_id: &str, result: &Value) {
-        if function_id == "approval::list-pending" {
+        if matches!(
+            function_id,
+            "approval::list-pending" | "approval::list_pending"
+        ) {
             self.answers.observe_listing(result);
         }
     }
@@ -167,7 +170,10 @@ impl ReplayMapper for Replay {
                     return Vec::new();
                 };
                 let data = f.get("data").cloned().unwrap_or(Value::Null);
-                if trigger == "approval::pending-created" {
+                if matches!(
+                    trigger.as_str(),
+                    "approval::pending-created" | "approval::pending_created"
+                ) {
                     self.answers.observe_record(&data);
                 }
                 let out = self.mapper.on_event(&trigger, &data, now);

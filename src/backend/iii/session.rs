@@ -290,7 +290,8 @@ impl Source {
         let host = matches!(s, ConnState::Live { .. }).then(|| sanitize(&self.url));
         send(&self.engine, BackendEvent::HarnessHost(host)).await;
         match s {
-            ConnState::Live { .. } => {
+            ConnState::Live { handlers, .. } => {
+                self.mapper.set_handlers(&handlers);
                 let out = self.mapper.reconnected();
                 self.apply(out).await;
             }
@@ -464,7 +465,8 @@ mod tests {
     fn the_connection_state_reads_live_reconnecting_in_n_s_or_closed() {
         assert_eq!(
             state_text(&ConnState::Live {
-                worker_id: "w".into()
+                worker_id: "w".into(),
+                handlers: "switchboard::x::".into(),
             }),
             "Live"
         );

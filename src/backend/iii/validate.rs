@@ -106,11 +106,13 @@ impl Check {
                 let Some(function_id) = self.calls.remove(&s("invocation_id")) else {
                     return;
                 };
-                if function_id == "approval::list-pending"
-                    && let Some(list) = raw
-                        .get("result")
-                        .and_then(|r| r.get("pending"))
-                        .and_then(Value::as_array)
+                if matches!(
+                    function_id.as_str(),
+                    "approval::list-pending" | "approval::list_pending"
+                ) && let Some(list) = raw
+                    .get("result")
+                    .and_then(|r| r.get("pending"))
+                    .and_then(Value::as_array)
                 {
                     for r in list.clone() {
                         self.held(&r);
@@ -119,8 +121,10 @@ impl Check {
             }
             Message::InvokeFunction { .. } => {
                 let trigger = self.handlers.get(&s("function_id")).cloned();
-                if trigger.as_deref() == Some("approval::pending-created")
-                    && let Some(d) = raw.get("data")
+                if matches!(
+                    trigger.as_deref(),
+                    Some("approval::pending-created" | "approval::pending_created")
+                ) && let Some(d) = raw.get("data")
                 {
                     self.held(&d.clone());
                 }

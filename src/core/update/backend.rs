@@ -70,6 +70,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         }
         BackendEvent::Abilities(a) => state.session.abilities = a,
         BackendEvent::Link(l) => state.session.link = Some(l),
+        BackendEvent::Blind(b) => state.session.blind = b,
         BackendEvent::GateUpgraded { old, gate } => upgrade_gate(state, &old, *gate, at, fx),
         BackendEvent::GateAnswered { id, decision } => {
             close_answered(state, &id, &decision, true, at)
@@ -81,7 +82,8 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
             state.session.turn = Some(t);
             if !state.tree.nodes[0].status.is_terminal() {
                 let status = match t {
-                    TurnState::Running | TurnState::RequiresAction => NodeStatus::Running,
+                    TurnState::Running => NodeStatus::Running,
+                    TurnState::RequiresAction => NodeStatus::Waiting,
                     TurnState::Idle => NodeStatus::Idle,
                 };
                 state.tree.set_status(0, status);

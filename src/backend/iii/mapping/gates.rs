@@ -373,6 +373,9 @@ fn card(id: &str, root: &str, r: &Record, full: Option<&Value>, title: &str, now
         }
     };
     let allow = match r.fs {
+        Some(_) if r.kind == "folder_access" => {
+            json!({"session_id": r.session, "function_call_id": r.call, "decision": "allow", "grant_scope": "once"})
+        }
         Some(_) => {
             json!({"session_id": r.session, "function_call_id": r.call, "decision": "allow", "access_duration": "once"})
         }
@@ -431,6 +434,10 @@ fn gate_id(r: &Record, version: u32) -> String {
 impl Mapper {
     /// Begin a listing of held calls (all pages), for one session or all.
     pub(super) fn start_listing(&mut self, out: &mut Out, session: Option<&str>) {
+        let Some(g) = self.generation() else {
+            // No gate we speak: nothing to list (the warning says so).
+            return;
+        };
         let mut req = json!({"limit": PAGE});
         if let Some(s) = session {
             req["session_id"] = json!(s);
@@ -445,7 +452,7 @@ impl Mapper {
             },
         );
         self.pages.remove(&format!("pending:{scope}"));
-        self.read(out, "approval::list-pending", req);
+        self.read(out, g.list_pending(), req);
     }
 
     pub(super) fn list_pending(
@@ -495,7 +502,8 @@ impl Mapper {
         if let Some(cursor) = id_field(result, "next_cursor") {
             if self.count_page(&format!("pending:{scope}")) < MAX_PAGES {
                 let next = j::with_cursor(request, cursor);
-                self.read(out, "approval::list-pending", next);
+                let f = self.generation().unwrap_or_default().list_pending();
+                self.read(out, f, next);
                 return;
             }
             // Endless pages: an incomplete listing proves nothing.
@@ -789,8 +797,9 @@ impl Mapper {
         match act {
             Act::Allow { always: true, .. } => {
                 g.answered = Some(Answer::Always);
+                let f_always = self.generation().unwrap_or_default().approve_always();
                 out.calls.push(super::OutCall {
-                    function_id: "approval::approve-always".into(),
+                    function_id: f_always.into(),
                     payload: json!({"session_id": session, "function_id": f}),
                     retry_safe: true,
                 });
@@ -800,7 +809,14 @@ impl Mapper {
                 let mut p =
                     json!({"session_id": session, "function_call_id": call, "decision": "allow"});
                 if let Some(d) = duration {
-                    p["access_duration"] = json!(d);
+                    // The `folder_access` records' gate took `grant_scope`; the
+                    // `filesystem_access` ones' takes `access_duration` (same words).
+                    let field = if g.record.kind == "folder_access" {
+                        "grant_scope"
+                    } else {
+                        "access_duration"
+                    };
+                    p[field] = json!(d);
                 }
                 out.calls.push(super::OutCall {
                     function_id: "approval::resolve".into(),

@@ -6,6 +6,7 @@
 //! belongs to. Delivery from the engine is at-least-once and unordered, so everything here
 //! reconciles by ids and revisions, never by arrival order.
 
+mod discovery;
 mod gates;
 mod json;
 mod messages;
@@ -13,6 +14,8 @@ mod recorded;
 mod sessions;
 mod turns;
 
+#[cfg(test)]
+mod discovery_tests;
 #[cfg(test)]
 mod tests;
 
@@ -24,6 +27,9 @@ use crate::core::msg::BackendEvent;
 use crate::core::transcript::Level;
 use crate::core::tree::ROOT_KEY;
 
+#[cfg(test)]
+pub use discovery::engine_answer;
+pub use discovery::{BLIND, GateView, Generation, conclude};
 pub use gates::{
     DEFAULT_DENY, OPT_ALLOW_ALWAYS, OPT_ALLOW_ONCE, OPT_DENY, OPT_FS_ALWAYS, OPT_FS_SESSION,
 };
@@ -163,6 +169,8 @@ pub struct Mapper {
     /// were known when each was sent. Only a session first seen after it is shown to the
     /// user, so an engine cannot answer with an old session's id to switch the view.
     asked: HashMap<String, u64>,
+    /// Which approval gate the engine has, and whether we see its held calls.
+    disc: discovery::Discovery,
 }
 
 /// The tree node key of a session within its root.
@@ -191,6 +199,7 @@ impl Mapper {
             listings: HashMap::new(),
             pages: HashMap::new(),
             seq: 0,
+            disc: discovery::Discovery::new(),
         }
     }
 
@@ -231,7 +240,11 @@ impl Mapper {
             "session::list",
             serde_json::json!({"order": "updated_desc", "limit": PAGE}),
         );
-        self.start_listing(&mut out, None);
+        // Held calls are listed once discovery says which gate generation to ask (the
+        // warning, if any, stays until it says otherwise).
+        self.disc.view = GateView::Unknown;
+        self.discovery_offline();
+        self.discover(false, &mut out);
         self.finish_sync_if_done(&mut out);
         out
     }
@@ -243,6 +256,7 @@ impl Mapper {
         self.online = false;
         self.sync = None;
         self.listings.clear();
+        self.discovery_offline();
         let mut roots: Vec<&String> = self.roots.iter().collect();
         roots.sort();
         for r in roots {
@@ -324,12 +338,21 @@ impl Mapper {
             "harness::status" => self.status(request, result, &mut out),
             "harness::metrics" => self.metrics(request, result, &mut out),
             "session::messages" => self.messages_page(request, result, now_ms, &mut out),
-            "approval::list-pending" => self.list_pending(request, result, now_ms, &mut out),
+            "approval::list-pending" | "approval::list_pending" => {
+                self.list_pending(request, result, now_ms, &mut out)
+            }
             "approval::resolve" => self.resolve_result(request, result, now_ms, &mut out),
-            "approval::approve-always" => self.approve_always_result(request, &mut out),
+            "approval::approve-always" | "approval::approve_always" => {
+                self.approve_always_result(request, &mut out)
+            }
             "harness::stop" => self.stop_result(request, result, &mut out),
             "harness::send" => self.send_result(request, result, &mut out),
-            "engine::registered-triggers::list" => self.hook_bindings(result, &mut out),
+            discovery::TRIGGERS if request.get("trigger_type").is_some() => {
+                self.hook_bindings(result, &mut out)
+            }
+            discovery::FUNCTIONS | discovery::TRIGGERS | discovery::WORKERS => {
+                self.discovered(function_id, Ok(result), now_ms, &mut out)
+            }
             "harness::unqueue" | "harness::edit_queued" => {
                 self.queue_result(request, result, &mut out)
             }
@@ -357,11 +380,16 @@ impl Mapper {
         let session = json::str_field(request, "session_id")
             .or_else(|| json::str_field(request, "root_session_id"));
         match function_id {
-            "approval::resolve" | "approval::approve-always" => {
+            "approval::resolve" | "approval::approve-always" | "approval::approve_always" => {
                 self.decision_failed(request, &what, now_ms, &mut out)
             }
             "harness::stop" => self.stop_failed(request, &what, &mut out),
-            "approval::list-pending" => {
+            discovery::FUNCTIONS | discovery::TRIGGERS | discovery::WORKERS
+                if request.get("trigger_type").is_none() =>
+            {
+                self.discovered(function_id, Err(what.clone()), now_ms, &mut out);
+            }
+            "approval::list-pending" | "approval::list_pending" => {
                 // An incomplete listing proves nothing: never withdraw on it.
                 let scope = gates::scope_of(request);
                 self.listings.remove(&scope);
@@ -444,8 +472,11 @@ impl Mapper {
             "status-changed" => self.status_changed(payload, out),
             "meta-updated" => self.meta_updated(payload, out),
             "deleted" => self.session_deleted(payload, out),
-            "pending-created" => self.pending_created(payload, now_ms, out),
-            "pending-resolved" => self.pending_resolved(payload, now_ms, out),
+            // Both gate generations' spellings are bound (discovery says which one is live).
+            "pending-created" | "pending_created" => self.pending_created(payload, now_ms, out),
+            "pending-resolved" | "pending_resolved" => self.pending_resolved(payload, now_ms, out),
+            // A worker joined or left, or the harness booted: discover and read again.
+            "workers-available" | "ready" => self.workers_changed(now_ms, out),
             "turn-started" => self.turn_started(payload, out),
             "turn-completed" => self.turn_completed(payload, out),
             "message-queued" | "triggers-changed" => {
@@ -479,6 +510,7 @@ impl Mapper {
         let mut out = Out::default();
         if self.online && self.sync.is_none() {
             self.check_watches(now_ms, &mut out);
+            self.discovery_tick(now_ms, &mut out);
         }
         out
     }

@@ -52,7 +52,11 @@ pub fn decision_of_resolve(payload: &Value, always: bool) -> Result<Decision, St
         }
     }
     match str_field(payload, "decision") {
-        Some("allow") => match payload.get("access_duration") {
+        // `grant_scope`: the older gate's name for `access_duration` (same words).
+        Some("allow") => match payload
+            .get("access_duration")
+            .or_else(|| payload.get("grant_scope"))
+        {
             None => Ok(if always {
                 option(OPT_ALLOW_ALWAYS, "Allow always")
             } else {
@@ -118,7 +122,7 @@ impl RecordedAnswers {
         payload: &Value,
     ) -> Option<Result<(String, String, Decision), String>> {
         match function_id {
-            "approval::approve-always" => {
+            "approval::approve-always" | "approval::approve_always" => {
                 if let (Some(s), Some(f)) = (
                     id_field(payload, "session_id"),
                     id_field(payload, "function_id"),

@@ -91,6 +91,8 @@ impl Mapper {
             }),
         );
         out.info(session, "title", Some(title));
+        self.blind_for_new_root(session, out);
+        out.info("", "sessions", Some(self.roots.len().to_string()));
         self.read_session(session, true, out);
     }
 

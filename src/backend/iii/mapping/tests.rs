@@ -13,9 +13,11 @@ use crate::core::tree::{NodeStatus, ROOT_KEY};
 /// A mapper online with root session `s1` known (its reads answered empty).
 fn online() -> Mapper {
     let mut m = Mapper::new("t");
-    let out = m.reconnected();
-    for c in out.calls {
-        m.on_result(&c.function_id, &c.payload, &json!({}), 1);
+    let mut calls = m.reconnected().calls;
+    // Discovery's answer leads to the held-call listing: answer until nothing is asked.
+    while let Some(c) = calls.pop() {
+        let r = engine_answer(&c.function_id, Generation::Kebab);
+        calls.extend(m.on_result(&c.function_id, &c.payload, &r, 1).calls);
     }
     m.on_result(
         "session::list",

@@ -202,7 +202,8 @@ impl Mapper {
         // The optional diagnostic: duplicate approval hook bindings confirm the bug.
         out.calls.push(OutCall {
             function_id: "engine::registered-triggers::list".into(),
-            payload: json!({}),
+            // Filtered: the unfiltered listing is discovery's.
+            payload: json!({"trigger_type": "harness::hook::pre-trigger"}),
             retry_safe: true,
         });
         if root != key.0 {

@@ -65,7 +65,10 @@ impl Iii {
                 self.pending.retain(|r| r["function_call_id"] != call);
                 json!({"resolved": true, "turn_resumed": true})
             }
-            _ => json!({}),
+            f => crate::backend::iii::mapping::engine_answer(
+                f,
+                crate::backend::iii::mapping::Generation::Kebab,
+            ),
         }
     }
 
