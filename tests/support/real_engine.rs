@@ -196,6 +196,11 @@ pub struct Play {
     /// Emit `pending-created` for the scripted held calls once started (else a subscriber
     /// learns of them only by listing).
     pub announce: bool,
+    /// Answer a listing of held calls this long after taking it (a decision can overtake it).
+    pub list_lag_ms: u64,
+    /// The scripted sessions' epoch (ms; 0: a minute before it starts). A restarted worker
+    /// given the same one holds the very same records (`pending_at` included).
+    pub since_ms: u64,
 }
 
 impl Default for Play {
@@ -207,6 +212,8 @@ impl Default for Play {
             sessions: 2,
             held: 2,
             announce: true,
+            list_lag_ms: 0,
+            since_ms: 0,
         }
     }
 }
@@ -241,6 +248,8 @@ impl StandIn {
             .args(["--harness-hooks", play.harness_hooks])
             .args(["--sessions", &play.sessions.to_string()])
             .args(["--held", &play.held.to_string()])
+            .args(["--list-lag-ms", &play.list_lag_ms.to_string()])
+            .args(["--since-ms", &play.since_ms.to_string()])
             .args((!play.announce).then_some("--no-announce"))
             .arg("--log")
             .arg(&log)
@@ -314,6 +323,23 @@ impl StandIn {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
+    }
+
+    /// Until it logged an invocation of `function_id` at or after `since_ms` (epoch ms), at
+    /// most `within`; whether it did.
+    pub async fn invoked_since(&self, function_id: &str, since_ms: u64, within: Duration) -> bool {
+        let end = tokio::time::Instant::now() + within;
+        loop {
+            let hit = self.logged().iter().any(|r| {
+                r["kind"] == "invoke"
+                    && r["function_id"] == function_id
+                    && r["t"].as_u64().is_some_and(|t| t >= since_ms)
+            });
+            if hit || tokio::time::Instant::now() >= end {
+                return hit;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// The payloads of every invocation of `function_id` it received.

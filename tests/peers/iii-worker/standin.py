@@ -59,12 +59,15 @@ GENERATIONS = {
         "resolved": "approval::pending-resolved",
         "extra": ["approval::approve-always", "approval::get-settings"],
     },
+    # The older snake_case ids (its gate binds `harness::hook::pre_dispatch`). Not the
+    # durable-subscriber gate (`approval::consume`, `approval::lookup_record`), which pushes
+    # no approval events at all.
     "legacy": {
         "list": "approval::list_pending",
         "resolve": "approval::resolve",
         "created": "approval::pending_created",
         "resolved": "approval::pending_resolved",
-        "extra": ["approval::consume", "approval::lookup_record"],
+        "extra": ["approval::approve_always"],
     },
     "unknown": {
         "list": "approval::inbox-v9",
@@ -123,7 +126,7 @@ class World:
         self.workers = []
         self.providers = {}
         self.gen = GENERATIONS.get(a.generation)
-        base = now_ms() - 60_000
+        base = a.since_ms or now_ms() - 60_000
         self.sessions = {}
         for i in range(1, a.sessions + 1):
             sid = f"standin-{i}"
@@ -259,7 +262,10 @@ class World:
     def list_pending(self, d):
         sid = d.get("session_id")
         with self.lock:
-            return {"pending": [r for r in self.pending if sid is None or r["session_id"] == sid]}
+            listed = [r for r in self.pending if sid is None or r["session_id"] == sid]
+        # A listing taken now and delivered late: a decision may overtake it.
+        time.sleep(self.a.list_lag_ms / 1000)
+        return {"pending": listed}
 
     def resolve(self, d):
         sid, call = d.get("session_id"), d.get("function_call_id")
@@ -377,7 +383,8 @@ def main():
     p.add_argument("--generation", default="current",
                    choices=["current", "legacy", "unknown", "none"])
     p.add_argument("--hook", default="pre-trigger",
-                   choices=["pre-trigger", "pre-dispatch", "none"])
+                   help="the harness hook approval::gate is bound on (pre-trigger, "
+                        "pre-dispatch, pre_dispatch, ...), or none")
     p.add_argument("--harness-hooks", default="pre-trigger")
     p.add_argument("--sessions", type=int, default=2)
     p.add_argument("--held", type=int, default=2)
@@ -385,6 +392,11 @@ def main():
     p.add_argument("--harness-version", default="1.8.25")
     p.add_argument("--wait-subscribers", type=float, default=1.0,
                    help="seconds to wait for a subscriber before announcing held calls")
+    p.add_argument("--since-ms", type=int, default=0,
+                   help="the scripted sessions' epoch (ms; default a minute ago): a restarted "
+                        "worker given the same one holds the very same records")
+    p.add_argument("--list-lag-ms", type=int, default=0,
+                   help="answer a listing this long after taking it")
     p.add_argument("--no-announce", dest="announce", action="store_false",
                    help="hold the scripted calls without emitting pending-created for them: "
                         "a subscriber learns of them only by listing")
