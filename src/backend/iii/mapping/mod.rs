@@ -6,6 +6,7 @@
 //! belongs to. Delivery from the engine is at-least-once and unordered, so everything here
 //! reconciles by ids and revisions, never by arrival order.
 
+mod contract;
 mod discovery;
 mod gates;
 mod json;
@@ -331,6 +332,23 @@ impl Mapper {
         now_ms: u64,
     ) -> Out {
         let mut out = Out::default();
+        if let Err(why) = contract::check_answer(function_id, result) {
+            // Never a wrong state from an answer we cannot trust: it is shown (and recorded)
+            // and changes nothing.
+            let session = json::str_field(request, "session_id")
+                .or_else(|| json::str_field(request, "root_session_id"));
+            self.report(
+                session,
+                Level::Error,
+                format!(
+                    "{function_id} answer breaks the harness contract, ignored: {}",
+                    json::clip(&why, 300)
+                ),
+                &mut out,
+            );
+            self.read_done(function_id, request, &mut out);
+            return out;
+        }
         match function_id {
             "session::list" => self.session_list(request, result, &mut out),
             "session::get" => self.session_get(result, &mut out),
