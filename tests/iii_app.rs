@@ -607,6 +607,8 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
     h.key(KeyCode::Tab);
     h.type_text("demo-model");
     h.key(KeyCode::Tab);
+    h.type_text("demo-provider");
+    h.key(KeyCode::Tab);
     h.type_text("Write the docs");
     h.key(KeyCode::Tab);
     h.type_text("filesystem::read, approval::resolve");
@@ -654,6 +656,7 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
     let new = &sends[1];
     assert!(new.get("session_id").is_none(), "{new}");
     assert_eq!(new["model"], "demo-model");
+    assert_eq!(new["provider"], "demo-provider");
     assert_eq!(new["session"]["title"], "Write the docs");
     assert_eq!(new["message"], "document the parser");
     assert_eq!(

@@ -56,7 +56,7 @@ impl BackendKind {
             BackendKind::Acp => &["command"],
             BackendKind::Demo => &["breaks", "script"],
             BackendKind::Gateway => &GATEWAY_KEYS,
-            BackendKind::Iii => &["engine", "headers", "sessions"],
+            BackendKind::Iii => &["engine", "headers", "sessions", "provider"],
         }
     }
 }
@@ -122,6 +122,9 @@ pub struct SessionProfile {
     pub headers: Vec<String>,
     /// iii: the root session ids to show (empty: every one).
     pub sessions: Vec<String>,
+    /// iii: the provider the new-session dialog starts with for this engine (none: the
+    /// router's default).
+    pub provider: Option<String>,
 }
 
 impl SessionProfile {
@@ -142,6 +145,7 @@ impl SessionProfile {
             engine: None,
             headers: Vec::new(),
             sessions: Vec::new(),
+            provider: None,
         }
     }
 }
@@ -594,6 +598,16 @@ fn check_one(
         })
         .collect();
 
+    let provider = string("provider", &mut bad).filter(|p| {
+        let why = if p.trim().is_empty() {
+            Err("must not be empty (leave the key out for the router's default)".to_string())
+        } else {
+            crate::core::msg::check_provider(p)
+        };
+        why.map_err(|e| bad("provider", format!("{}: {e}", shown(p))))
+            .is_ok()
+    });
+
     Some(SessionProfile {
         name: name?,
         backend: backend?,
@@ -609,6 +623,7 @@ fn check_one(
         engine,
         headers,
         sessions,
+        provider,
     })
 }
 

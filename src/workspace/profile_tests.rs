@@ -291,6 +291,60 @@ engine = \"ws://127.0.0.1:1\"\n";
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// `provider` (iii only): the one the new-session dialog starts with for that engine. It is sent
+/// to the engine and shown, so it is one printable line of bounded length; an empty one is
+/// refused (leaving the key out is how the router's default is asked for).
+#[test]
+fn an_iii_profile_may_name_a_provider() {
+    let dir = scratch("provider");
+    let long = "p".repeat(crate::core::msg::PROVIDER_MAX + 1);
+    let text = format!(
+        "[[session]]\n\
+name = \"engine\"\n\
+backend = \"iii\"\n\
+provider = \"openrouter\"\n\
+[[session]]\n\
+name = \"esc\"\n\
+backend = \"iii\"\n\
+provider = \"x\\u001b[2J\"\n\
+[[session]]\n\
+name = \"long\"\n\
+backend = \"iii\"\n\
+provider = \"{long}\"\n\
+[[session]]\n\
+name = \"blank\"\n\
+backend = \"iii\"\n\
+provider = \" \"\n\
+[[session]]\n\
+name = \"api\"\n\
+backend = \"claude\"\n\
+provider = \"anthropic\"\n"
+    );
+    let c = run(&dir, &text);
+    assert_eq!(c.profiles.len(), 1, "{:#?}", c.problems);
+    assert_eq!(c.profiles[0].provider.as_deref(), Some("openrouter"));
+    let want = [
+        "config.toml:8: session \"esc\": provider: \"x\\u{1b}[2J\": must be printable text",
+        "config.toml:12: session \"long\": provider: \"ppp",
+        "config.toml:16: session \"blank\": provider: \" \": must not be empty",
+        "config.toml:20: session \"api\": provider: not used by claude profiles (only iii)",
+    ];
+    assert_eq!(c.problems.len(), want.len(), "{:#?}", c.problems);
+    for (got, want) in c.problems.iter().zip(want) {
+        assert!(
+            got.starts_with(want),
+            "{got:?} does not start with {want:?}"
+        );
+        assert!(!got.contains('\u{1b}'), "{got:?}");
+    }
+    assert!(
+        c.problems[1].ends_with("longer than 128 characters"),
+        "{:?}",
+        c.problems[1]
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn hostile_values_never_reach_a_message_raw_and_never_panic() {
     let dir = scratch("hostile");
