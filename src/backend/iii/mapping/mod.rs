@@ -134,6 +134,8 @@ struct Sess {
     queued: Vec<String>,
     /// When it was made known (`Mapper::made`).
     made: u64,
+    /// The re-read round (`Mapper::round`) its reads last ran in: once per session a round.
+    read_round: u64,
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
@@ -172,6 +174,9 @@ pub struct Mapper {
     asked: HashMap<String, u64>,
     /// Which approval gate the engine has, and whether we see its held calls.
     disc: discovery::Discovery,
+    /// Re-read rounds begun (each connect, each rescan after a worker joined): a session's
+    /// reads run once a round, however many listings name it.
+    round: u64,
 }
 
 /// The tree node key of a session within its root.
@@ -201,6 +206,7 @@ impl Mapper {
             pages: HashMap::new(),
             seq: 0,
             disc: discovery::Discovery::new(),
+            round: 0,
         }
     }
 
@@ -218,6 +224,7 @@ impl Mapper {
     pub fn reconnected(&mut self) -> Out {
         let mut out = Out::default();
         self.online = true;
+        self.round += 1;
         self.sync = Some(Sync::default());
         self.pages.clear();
         self.listings.clear();
