@@ -1027,6 +1027,7 @@ fn start_workspace(specs: Vec<SourceSpec>, setup: Loaded, launcher: Option<Launc
                 name: p.name.clone(),
                 backend: p.backend.label().to_string(),
                 cwd: p.cwd.display().to_string(),
+                provider: p.provider.clone(),
             })
             .collect();
         app.launcher = Some(Box::new(move |req| launch_requested(&l, req)));

@@ -330,8 +330,8 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
         "{answered:#?}"
     );
 
-    // validate: the recording is clean; a duplicate resolve, a forbidden call and a resolve
-    // for a call never held are each found.
+    // validate: the recording is clean; a duplicate resolve, a forbidden call, a resolve for a
+    // call never held and a call breaking its golden request schema are each found.
     let (_, report) = validate_path(&record, None).unwrap();
     assert_eq!(report.problems(), 0, "{:#?}", report.findings);
     assert_eq!(report.replies_checked, 2);
@@ -349,12 +349,24 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
             bad.push_str(&l.replace("call-fs-", "never-held-"));
             bad.push('\n');
         }
+        // A status read without its session breaks the golden harness::status request schema.
+        if l.contains("\\\"function_id\\\":\\\"harness::status\\\"")
+            && l.contains("\"dir\":\"out\"")
+        {
+            bad.push_str(&l.replace("\\\"session_id\\\":", "\\\"session\\\":"));
+            bad.push('\n');
+        }
     }
     let bad_path = dir.join("tampered.jsonl");
     std::fs::write(&bad_path, bad).unwrap();
     let (_, report) = validate_path(&bad_path, None).unwrap();
     let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
-    for rule in ["duplicate-decision", "forbidden-call", "unheld-decision"] {
+    for rule in [
+        "duplicate-decision",
+        "forbidden-call",
+        "unheld-decision",
+        "golden-request",
+    ] {
         assert!(
             rules.contains(&rule),
             "{rule} not found: {:#?}",
@@ -607,6 +619,8 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
     h.key(KeyCode::Tab);
     h.type_text("demo-model");
     h.key(KeyCode::Tab);
+    h.type_text("demo-provider");
+    h.key(KeyCode::Tab);
     h.type_text("Write the docs");
     h.key(KeyCode::Tab);
     h.type_text("filesystem::read, approval::resolve");
@@ -654,6 +668,7 @@ async fn a_queued_message_is_edited_and_removed_and_the_dialog_starts_a_harness_
     let new = &sends[1];
     assert!(new.get("session_id").is_none(), "{new}");
     assert_eq!(new["model"], "demo-model");
+    assert_eq!(new["provider"], "demo-provider");
     assert_eq!(new["session"]["title"], "Write the docs");
     assert_eq!(new["message"], "document the parser");
     assert_eq!(

@@ -1,13 +1,13 @@
 //! The iii mapper against the harness authors' own golden schemas (issue 23 item 1, first
 //! part): every harness call it sends, in a session's whole life (connect and its reads, a
-//! prompt, a stop, a new session), validates against the golden request schema of its
+//! prompt, a stop, new sessions with and without a provider), validates against the golden request schema of its
 //! function, vendored from iii-hq/harness-e2e (fixtures/iii/harness-e2e, see its NOTICE).
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use switchboard::backend::iii::mapping::{Mapper, Out, OutCall};
-use switchboard::core::msg::Command;
+use switchboard::core::msg::{Command, HarnessSession};
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/iii/harness-e2e");
 
@@ -18,14 +18,21 @@ fn golden(name: &str) -> Value {
 
 /// The golden request validators, by function id.
 fn request_validators() -> HashMap<String, jsonschema::Validator> {
-    ["send", "status", "stop", "session-tree", "metrics"]
-        .iter()
-        .map(|f| {
-            let g = golden(&format!("schemas/harness.{f}.json"));
-            let v = jsonschema::validator_for(&g["request_schema"]).unwrap();
-            (g["function_id"].as_str().unwrap().to_string(), v)
-        })
-        .collect()
+    [
+        "send",
+        "status",
+        "stop",
+        "session-tree",
+        "metrics",
+        "teardown",
+    ]
+    .iter()
+    .map(|f| {
+        let g = golden(&format!("schemas/harness.{f}.json"));
+        let v = jsonschema::validator_for(&g["request_schema"]).unwrap();
+        (g["function_id"].as_str().unwrap().to_string(), v)
+    })
+    .collect()
 }
 
 /// Answers the mapper's calls with the harness authors' valid responses.
@@ -84,6 +91,31 @@ fn every_harness_call_we_send_validates_against_its_golden_request_schema() {
         let out = m.command("e2e_case", &cmd, 2_000);
         drive(&mut m, out, &mut log);
     }
+    // New sessions from the dialog (the engine's own session, root ""): with a provider, which
+    // the golden `SendRequest` takes top-level next to `model`, and without one.
+    for provider in [Some("openrouter"), None] {
+        let new = HarnessSession {
+            model: "claude-sonnet-4".into(),
+            provider: provider.map(String::from),
+            title: "Golden".into(),
+            allow: vec!["shell::exec".into()],
+            message: "write the docs".into(),
+        };
+        let out = m.command("", &Command::NewHarnessSession(new), 3_000);
+        drive(&mut m, out, &mut log);
+    }
+    let new_sends: Vec<&Value> = log
+        .iter()
+        .filter(|c| c.function_id == "harness::send" && c.payload.get("session_id").is_none())
+        .map(|c| &c.payload)
+        .collect();
+    assert_eq!(new_sends.len(), 2, "{log:?}");
+    assert_eq!(new_sends[0]["provider"], "openrouter");
+    assert!(new_sends[1].get("provider").is_none(), "{}", new_sends[1]);
+    // The schema does hold the provider to its type: the check above means something.
+    let mut wrong = new_sends[0].clone();
+    wrong["provider"] = json!(["openrouter"]);
+    assert!(!validators["harness::send"].is_valid(&wrong));
     let mut seen: Vec<&str> = Vec::new();
     for c in &log {
         let Some(v) = validators.get(&c.function_id) else {

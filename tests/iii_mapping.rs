@@ -92,6 +92,19 @@ impl Eng {
             }
             "approval::approve-always" => json!({"settings": {"mode": "manual"}}),
             "harness::stop" => json!({"stopping": true}),
+            // Discovery: the kebab-case gate, bound on its hook, our bindings placed.
+            "engine::functions::list" => json!({"functions": [
+                {"function_id": "harness::send", "worker_name": "harness"},
+                {"function_id": "approval::list-pending", "worker_name": "approval-gate"},
+                {"function_id": "approval::resolve", "worker_name": "approval-gate"}]}),
+            "engine::workers::list" => {
+                json!({"workers": [{"name": "harness", "version": "1.8.25"}]})
+            }
+            "engine::registered-triggers::list" if p.get("trigger_type").is_none() => {
+                json!({"registered_triggers": [
+                {"id": "g", "trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
+                {"id": "b0", "trigger_type": "approval::pending-created", "function_id": "switchboard::x::on-approval-pending-created"}]})
+            }
             "engine::registered-triggers::list" => json!({"triggers": [
                 {"id": "b1", "trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
                 {"id": "b2", "trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
@@ -364,10 +377,11 @@ fn kind_flip_to_filesystem_access_replaces_the_card() {
     assert_eq!(p.blocked_path.as_deref(), Some("/srv/data/x"));
     let new_id = g[0].id.clone();
     answer(&mut m, &mut eng, &new_id, option(OPT_FS_SESSION), 3_000);
-    assert_eq!(
-        eng.calls("approval::resolve")[0].payload["access_duration"],
-        "session"
-    );
+    // A `folder_access` record is the gate generation that took `grant_scope` (its successor,
+    // with `filesystem_access` records, takes `access_duration`).
+    let sent = &eng.calls("approval::resolve")[0].payload;
+    assert_eq!(sent["grant_scope"], "session", "{sent}");
+    assert!(sent.get("access_duration").is_none(), "{sent}");
 }
 
 #[test]

@@ -57,6 +57,24 @@ fn engine(c: &OutCall, held: bool) -> Value {
         }
         "approval::list-pending" => json!({"pending": []}),
         "approval::resolve" => json!({"resolved": true, "turn_resumed": true}),
+        "harness::status" => Value::Null,
+        "harness::session-tree" => {
+            let root = c.payload["root_session_id"].as_str().unwrap_or("");
+            json!({"root_session_id": root, "complete": true, "sessions": [{"session_id": root}]})
+        }
+        "harness::metrics" => {
+            let root = c.payload["root_session_id"].as_str().unwrap_or("");
+            json!({"root_session_id": root, "complete": true, "by_session": [],
+                   "totals": {"sessions": 1, "turns": 1, "function_calls": 1, "function_call_errors": 0}})
+        }
+        // Discovery: the kebab-case approval gate, bound on its hook, our binding placed.
+        "engine::functions::list" => json!({"functions": [
+            {"function_id": "harness::send", "worker_name": "harness"},
+            {"function_id": "approval::list-pending", "worker_name": "approval-gate"}]}),
+        "engine::registered-triggers::list" => json!({"registered_triggers": [
+            {"trigger_type": "harness::hook::pre-trigger", "function_id": "approval::gate"},
+            {"trigger_type": "approval::pending-created", "function_id": "switchboard::t::on-approval-pending-created"}]}),
+        "engine::workers::list" => json!({"workers": [{"name": "harness", "version": "1.8.25"}]}),
         _ => json!({}),
     }
 }

@@ -237,11 +237,13 @@ fn new_session_dialog() {
             name: "api".into(),
             backend: "claude".into(),
             cwd: "/home/dev/src/api".into(),
+            provider: None,
         },
         ProfileChoice {
             name: "review".into(),
             backend: "acp".into(),
             cwd: "/home/dev/src/web".into(),
+            provider: None,
         },
     ];
     ws.key_mod(KeyCode::Char('n'), KeyModifiers::CONTROL);

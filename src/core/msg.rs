@@ -288,6 +288,8 @@ impl Command {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HarnessSession {
     pub model: String,
+    /// The router provider for `model`; `None`: not sent, the router picks its default.
+    pub provider: Option<String>,
     pub title: String,
     /// Exact function ids the session may call (never `approval::*`, `configuration::*` or a
     /// pattern).
@@ -317,6 +319,21 @@ fn is_exact_function_id(f: &str) -> bool {
 
 /// Most function ids an allow-list takes from the dialog.
 pub const ALLOW_MAX: usize = 256;
+
+/// Most characters of a provider id (ids are short words such as `anthropic`).
+pub const PROVIDER_MAX: usize = 128;
+
+/// A provider id as a profile or the dialog gives it: one printable line (it is sent to the
+/// engine and shown), no longer than `PROVIDER_MAX`. An empty id is "none", not an error.
+pub fn check_provider(provider: &str) -> Result<(), String> {
+    if provider.chars().count() > PROVIDER_MAX {
+        return Err(format!("longer than {PROVIDER_MAX} characters"));
+    }
+    if provider.chars().any(char::is_control) || super::text::neutralize(provider) != provider {
+        return Err("must be printable text (no control or bidirectional characters)".into());
+    }
+    Ok(())
+}
 
 /// A comma-separated allow-list as typed: `(kept, left out as human-only)`, trimmed, empty
 /// items skipped, duplicates once, at most `ALLOW_MAX` items.

@@ -81,6 +81,8 @@ pub struct NewSessionForm {
     /// changes under the dialog never sends to another engine).
     pub engine: Option<SessionId>,
     pub model: String,
+    /// Empty: none is sent (the router's default). Filled from the engine's profile, if any.
+    pub provider: String,
     pub title: String,
     /// Allowed functions, comma separated.
     pub allow: String,
@@ -93,6 +95,7 @@ pub enum NewSessionField {
     Cwd,
     Prompt,
     Model,
+    Provider,
     Title,
     Allow,
 }
@@ -115,6 +118,7 @@ impl NewSessionForm {
             NewSessionField::Cwd => Some(&mut self.cwd),
             NewSessionField::Prompt => Some(&mut self.prompt),
             NewSessionField::Model => Some(&mut self.model),
+            NewSessionField::Provider => Some(&mut self.provider),
             NewSessionField::Title => Some(&mut self.title),
             NewSessionField::Allow => Some(&mut self.allow),
         }
@@ -127,6 +131,8 @@ pub struct ProfileChoice {
     pub name: String,
     pub backend: String,
     pub cwd: String,
+    /// iii: the provider a new harness session on this profile's engine starts with.
+    pub provider: Option<String>,
 }
 
 /// What replay mode shows: position, time, speed, and the recorded answer of each gate.

@@ -9,6 +9,7 @@
 //! - `mapping`: sans-IO: function results and pushed events → domain events and gates per root
 //!   session; decisions and prompts → calls.
 //! - `session`: `IiiBackend`, the hosting source that joins the client and the mapper.
+//! - `golden`: the harness authors' golden request schemas, which `validate` holds calls to.
 
 pub mod client;
 pub mod codec;
@@ -16,6 +17,7 @@ pub mod fake_engine;
 pub mod fake_gate;
 mod fake_scale;
 mod fake_world;
+pub mod golden;
 pub mod mapping;
 pub mod replay;
 pub mod session;

@@ -19,11 +19,13 @@ use super::client::{self, CallError, Client, ClientEvent, ConnState};
 use super::mapping::{Mapper, OpenRoot, Out, OutCall};
 use super::transport::{self, Header};
 use crate::backend::link::Link;
+use crate::backend::process::{SharedRecorder, record};
 use crate::backend::{Backend, SessionLink, Spawner};
 use crate::core::msg::{BackendEvent, Command, Stamped};
 use crate::core::state::ReplyCheck;
 use crate::core::text::{neutralize, sanitize};
 use crate::core::transcript::Level;
+use crate::record::Dir;
 use crate::record::now_ms;
 
 /// Where and how to connect, and what to show.
@@ -128,6 +130,8 @@ struct Source {
     done_tx: mpsc::UnboundedSender<Done>,
     /// The engine URL, shown as the new-session dialog's harness choice.
     url: String,
+    /// The recording (protocol errors are noted in it).
+    rec: SharedRecorder,
 }
 
 async fn send(to: &mpsc::Sender<Stamped>, event: BackendEvent) {
@@ -182,6 +186,14 @@ impl Source {
             self.open_root(root).await;
         }
         for (root, event) in out.events {
+            // What went wrong is in the recording too, beside the frames that caused it.
+            if let BackendEvent::Protocol {
+                level: Level::Error,
+                text,
+            } = &event
+            {
+                record(&self.rec, Dir::Note, &format!("protocol error: {text}"));
+            }
             if root.is_empty() {
                 send(&self.engine, event).await;
             } else if let Some(h) = self.hosted.get(&root) {
@@ -372,22 +384,26 @@ async fn run(
     let recorder = link
         .open_recording(config.record.as_deref(), "iii", &argv, &cwd)
         .await;
-    let (client, mut client_rx) =
-        match Client::connect_with(&config.url, config.headers.clone(), recorder, options) {
-            Ok(c) => c,
-            Err(e) => {
-                send(
-                    &engine,
-                    BackendEvent::Exited {
-                        code: None,
-                        detail: format!("cannot connect to {}: {}", sanitize(&config.url), e),
-                        stderr_tail: Vec::new(),
-                    },
-                )
-                .await;
-                return;
-            }
-        };
+    let (client, mut client_rx) = match Client::connect_with(
+        &config.url,
+        config.headers.clone(),
+        recorder.clone(),
+        options,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            send(
+                &engine,
+                BackendEvent::Exited {
+                    code: None,
+                    detail: format!("cannot connect to {}: {}", sanitize(&config.url), e),
+                    stderr_tail: Vec::new(),
+                },
+            )
+            .await;
+            return;
+        }
+    };
     send(
         &engine,
         BackendEvent::Started {
@@ -419,6 +435,7 @@ async fn run(
         cmd_tx,
         done_tx,
         url: config.url.clone(),
+        rec: recorder,
     };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

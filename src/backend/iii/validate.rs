@@ -1,7 +1,7 @@
 //! `switchboard validate` for iii recordings, frame by frame: every frame decodes; our calls
 //! never include `harness::function::resolve`; every `approval::resolve` is well formed, is
 //! for a call the engine held (seen in a listing or a `pending-created` event), and is sent
-//! once per held call.
+//! once per held call; every harness call with a golden request schema (`golden`) meets it.
 
 use std::collections::HashSet;
 
@@ -66,6 +66,13 @@ impl Check {
                 let data = raw.get("data").cloned().unwrap_or(Value::Null);
                 if self.calls.len() < MAX_IDS {
                     self.calls.insert(s("invocation_id"), function_id.clone());
+                }
+                if let Some(Err(why)) = super::golden::check_request(&function_id, &data) {
+                    self.find(
+                        line,
+                        "golden-request",
+                        format!("{function_id} breaks its golden request schema {why}"),
+                    );
                 }
                 match self.answers.observe_call(&function_id, &data) {
                     None => {}
@@ -156,5 +163,117 @@ impl Rules for Check {
 
     fn finish(self: Box<Self>) -> Report {
         self.report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Check;
+    use crate::record::Dir;
+    use crate::replay::load::Frame;
+    use crate::replay::validate::{Report, Rules};
+
+    /// Our `invokefunction` of `function_id` with `data`, as recorded on line `line`.
+    fn call(line: usize, function_id: &str, data: Value) -> Frame {
+        Frame {
+            src_line: line,
+            ts: None,
+            dir: Dir::Out,
+            text: json!({
+                "type": "invokefunction",
+                "invocation_id": format!("inv-{line}"),
+                "function_id": function_id,
+                "data": data,
+            })
+            .to_string(),
+        }
+    }
+
+    fn check(frames: &[Frame]) -> Report {
+        let mut c: Box<dyn Rules> = Box::new(Check::new());
+        for f in frames {
+            c.frame(f);
+        }
+        c.finish()
+    }
+
+    /// The calls the mapper makes, every golden function among them, each as it sends it.
+    fn clean() -> Vec<Frame> {
+        vec![
+            call(
+                2,
+                "harness::status",
+                json!({"session_id": "s1", "verbose": true}),
+            ),
+            call(3, "harness::session-tree", json!({"root_session_id": "s1"})),
+            call(4, "harness::metrics", json!({"root_session_id": "s1"})),
+            call(
+                5,
+                "harness::send",
+                json!({"message": "go", "model": "m", "provider": "anthropic",
+                       "idempotency_key": "k", "options": {"functions": {"allow": []}}}),
+            ),
+            call(6, "harness::stop", json!({"session_id": "s1"})),
+            call(7, "harness::teardown", json!({"root_session_id": "s1"})),
+            // No golden schema: not checked against one.
+            call(8, "session::list", json!({"anything": 1})),
+        ]
+    }
+
+    #[test]
+    fn calls_that_meet_their_golden_schemas_are_clean() {
+        let r = check(&clean());
+        assert_eq!(r.problems(), 0, "{:#?}", r.findings);
+        assert_eq!(r.frames, 7);
+    }
+
+    #[test]
+    fn a_call_breaking_its_golden_request_schema_is_found() {
+        let mut frames = clean();
+        frames.push(call(9, "harness::status", json!({"verbose": true})));
+        frames.push(call(10, "harness::send", json!({"session_id": "s1"})));
+        frames.push(call(
+            11,
+            "harness::send",
+            json!({"message": "go", "model": "m", "provider": ["\u{1b}[2Jx"]}),
+        ));
+        let r = check(&frames);
+        let found: Vec<(usize, &str)> = r.findings.iter().map(|f| (f.line, f.rule)).collect();
+        assert_eq!(
+            found,
+            vec![
+                (9, "golden-request"),
+                (10, "golden-request"),
+                (11, "golden-request")
+            ],
+            "{:#?}",
+            r.findings
+        );
+        let m = &r.findings[0].message;
+        assert!(
+            m.starts_with("harness::status breaks its golden request schema"),
+            "{m}"
+        );
+        assert!(m.contains("session_id"), "{m}");
+        assert!(
+            r.findings[1].message.contains("message"),
+            "{:?}",
+            r.findings[1]
+        );
+        // The recording's text is shown escaped, never as a raw escape sequence.
+        let m = &r.findings[2].message;
+        assert!(m.contains("/provider") && !m.contains('\u{1b}'), "{m}");
+        assert_eq!(r.problems(), 3);
+    }
+
+    /// Only our calls are held to the request schemas: the engine's own invocations (events
+    /// to our handlers) are not harness requests.
+    #[test]
+    fn inbound_frames_are_not_held_to_the_request_schemas() {
+        let mut f = call(2, "harness::status", json!({}));
+        f.dir = Dir::In;
+        assert_eq!(check(&[f]).problems(), 0);
     }
 }

@@ -485,7 +485,7 @@ pub static QUEUE: Context = Context {
             "new_session",
             &[Act("new_session")],
             "new",
-            "new harness session on a live engine (model, title, allow-list)",
+            "new harness session on a live engine (model, provider, title, allow-list)",
         ),
     ],
 };

@@ -8,6 +8,7 @@ use super::super::state::{Focus, Overlay, State};
 use super::super::transcript::ItemKind;
 use super::decide::answer;
 use super::gate_keys;
+use super::new_session;
 use super::view;
 use super::workspace;
 
@@ -38,7 +39,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('c') if ctrl => return interrupt(state, fx),
         KeyCode::Char('d') if ctrl => return request_quit(state, fx),
         KeyCode::Char('n') if ctrl && state.overlay.is_none() => {
-            return workspace::open_new_session(state);
+            return new_session::open_new_session(state);
         }
         _ => {}
     }
@@ -154,7 +155,7 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
     match overlay {
         Overlay::AgentStuck => super::cancel::overlay_key(state, key, fx),
         Overlay::Inbox => workspace::inbox_key(state, key, fx),
-        Overlay::NewSession(form) => workspace::new_session_key(state, form, key, fx),
+        Overlay::NewSession(form) => new_session::new_session_key(state, form, key, fx),
         Overlay::ConfirmClose { session } => workspace::confirm_close_key(state, session, key, fx),
         Overlay::Queue {
             cursor,

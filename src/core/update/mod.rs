@@ -5,6 +5,7 @@ pub mod cancel;
 mod decide;
 mod gate_keys;
 mod keys;
+mod new_session;
 pub mod queue;
 mod rules;
 mod view;

@@ -414,6 +414,7 @@ impl Mapper {
         // Sessions: read again when the harness came (or a worker restarted).
         let harness_came = harness == Some(true) && had_harness == Some(false);
         if self.online && (harness_came || (rescan && harness == Some(true))) {
+            self.round += 1;
             self.read(
                 out,
                 "session::list",

@@ -111,6 +111,16 @@ fn the_kebab_gate_bound_and_heard_is_seen_and_its_ids_are_called() {
     assert_eq!(fact(&out, "harness").as_deref(), Some("v1.8.25"));
     assert_eq!(fact(&out, "sessions").as_deref(), Some("1"));
     assert!(m.gate_open("s1", "c1").is_some());
+    // The reads at connect run once per session (item 4).
+    for f in [
+        "harness::status",
+        "harness::session-tree",
+        "harness::metrics",
+        "session::messages",
+    ] {
+        assert_eq!(called(&calls, f).len(), 1, "{f}: {calls:?}");
+    }
+    assert_eq!(called(&calls, "session::list").len(), 1);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! belongs to. Delivery from the engine is at-least-once and unordered, so everything here
 //! reconciles by ids and revisions, never by arrival order.
 
+mod contract;
 mod discovery;
 mod gates;
 mod json;
@@ -133,6 +134,8 @@ struct Sess {
     queued: Vec<String>,
     /// When it was made known (`Mapper::made`).
     made: u64,
+    /// The re-read round (`Mapper::round`) its reads last ran in: once per session a round.
+    read_round: u64,
 }
 
 /// A re-read after (re)connecting: events that arrive meanwhile are buffered.
@@ -171,6 +174,9 @@ pub struct Mapper {
     asked: HashMap<String, u64>,
     /// Which approval gate the engine has, and whether we see its held calls.
     disc: discovery::Discovery,
+    /// Re-read rounds begun (each connect, each rescan after a worker joined): a session's
+    /// reads run once a round, however many listings name it.
+    round: u64,
 }
 
 /// The tree node key of a session within its root.
@@ -200,6 +206,7 @@ impl Mapper {
             pages: HashMap::new(),
             seq: 0,
             disc: discovery::Discovery::new(),
+            round: 0,
         }
     }
 
@@ -217,6 +224,7 @@ impl Mapper {
     pub fn reconnected(&mut self) -> Out {
         let mut out = Out::default();
         self.online = true;
+        self.round += 1;
         self.sync = Some(Sync::default());
         self.pages.clear();
         self.listings.clear();
@@ -331,6 +339,23 @@ impl Mapper {
         now_ms: u64,
     ) -> Out {
         let mut out = Out::default();
+        if let Err(why) = contract::check_answer(function_id, result) {
+            // Never a wrong state from an answer we cannot trust: it is shown (and recorded)
+            // and changes nothing.
+            let session = json::str_field(request, "session_id")
+                .or_else(|| json::str_field(request, "root_session_id"));
+            self.report(
+                session,
+                Level::Error,
+                format!(
+                    "{function_id} answer breaks the harness contract, ignored: {}",
+                    json::clip(&why, 300)
+                ),
+                &mut out,
+            );
+            self.read_done(function_id, request, &mut out);
+            return out;
+        }
         match function_id {
             "session::list" => self.session_list(request, result, &mut out),
             "session::get" => self.session_get(result, &mut out),

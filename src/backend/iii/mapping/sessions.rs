@@ -127,6 +127,13 @@ impl Mapper {
     /// The reads a newly seen session needs: its status and transcript (and, for a root,
     /// its tree and metrics).
     fn read_session(&mut self, session: &str, root: bool, out: &mut Out) {
+        let round = self.round;
+        match self.sessions.get_mut(session) {
+            // Already read this round (a held call named it before the listing did).
+            Some(s) if s.read_round == round => return,
+            Some(s) => s.read_round = round,
+            None => {}
+        }
         if root {
             self.read(
                 out,

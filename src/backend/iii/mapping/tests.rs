@@ -959,7 +959,7 @@ fn a_new_session_never_allows_human_only_functions() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let out = m.new_session("build it", "claude-x", "Build", &allow);
+    let out = m.new_session("build it", "claude-x", None, "Build", &allow);
     let p = &out.calls[0].payload;
     assert_eq!(out.calls[0].function_id, "harness::send");
     assert_eq!(
@@ -968,15 +968,19 @@ fn a_new_session_never_allows_human_only_functions() {
     );
     assert_eq!(p["session"]["title"], "Build");
     assert!(p.get("session_id").is_none());
+    // No provider given: none sent, the router picks.
+    assert!(p.get("provider").is_none());
     assert!(p["idempotency_key"].as_str().is_some());
     assert!(out.events.iter().any(|(_, e)| matches!(e, BackendEvent::Protocol { text, .. } if text.contains("approval::resolve"))));
     // An empty allow-list is sent as such: a plain chat loop, never "everything".
-    let out = m.new_session("hi", "m", "", &[]);
+    let out = m.new_session("hi", "m", Some(" "), "", &[]);
     assert_eq!(
         out.calls[0].payload["options"]["functions"]["allow"],
         json!([])
     );
     assert!(out.calls[0].payload.get("session").is_none());
+    // A blank provider is no provider.
+    assert!(out.calls[0].payload.get("provider").is_none());
 }
 
 #[test]
@@ -1139,6 +1143,7 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
         "",
         &Command::NewHarnessSession(crate::core::msg::HarnessSession {
             model: "m1".into(),
+            provider: Some("openrouter".into()),
             title: "Docs".into(),
             allow: vec!["fs::read".into(), "approval::list-pending".into()],
             message: "write them".into(),
@@ -1149,6 +1154,9 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
     assert_eq!(send.function_id, "harness::send");
     assert_eq!(send.payload["message"], "write them");
     assert_eq!(send.payload["model"], "m1");
+    // Top-level next to the model, as the golden `SendRequest` has it (not an option).
+    assert_eq!(send.payload["provider"], "openrouter");
+    assert!(send.payload["options"].get("provider").is_none());
     assert_eq!(
         send.payload["options"]["functions"]["allow"],
         json!(["fs::read"])
@@ -1184,7 +1192,7 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
     assert!(!again.events.iter().any(|(_, e)| *e == BackendEvent::Reveal));
     // An answer naming a session known before the request is not shown: the engine cannot
     // pick which session the user looks at.
-    let other = m.new_session("again", "claude-x", "", &[]);
+    let other = m.new_session("again", "claude-x", None, "", &[]);
     let r = m.on_result(
         "harness::send",
         &other.calls[0].payload,
@@ -1193,7 +1201,7 @@ fn the_core_commands_reach_the_queue_and_new_session_calls() {
     );
     assert!(!r.events.iter().any(|(_, e)| *e == BackendEvent::Reveal));
     // A new session whose `session::created` came before the answer is still shown.
-    let third = m.new_session("third", "claude-x", "Third", &[]);
+    let third = m.new_session("third", "claude-x", None, "Third", &[]);
     m.on_event(
         "session::created",
         &json!({"session_id": "s-3", "title": "Third"}),

@@ -418,7 +418,13 @@ impl Mapper {
             }
             Command::Unqueue { entry_id } => return self.unqueue(root, entry_id),
             Command::NewHarnessSession(h) => {
-                return self.new_session(&h.message, &h.model, &h.title, &h.allow);
+                return self.new_session(
+                    &h.message,
+                    &h.model,
+                    h.provider.as_deref(),
+                    &h.title,
+                    &h.allow,
+                );
             }
         }
         out
@@ -444,11 +450,14 @@ impl Mapper {
 
     /// A new harness session (the workspace's new-session dialog): `harness::send` without a
     /// session id. The allow-list never includes `approval::*` or `configuration::*`
-    /// (human-only functions an agent must not reach); what was dropped is reported.
+    /// (human-only functions an agent must not reach); what was dropped is reported. The
+    /// provider goes top-level next to `model` (the golden `SendRequest`), and only when one is
+    /// given: without it the router uses its own default.
     pub fn new_session(
         &mut self,
         message: &str,
         model: &str,
+        provider: Option<&str>,
         title: &str,
         allow: &[String],
     ) -> Out {
@@ -489,6 +498,9 @@ impl Mapper {
             "idempotency_key": key,
             "options": {"functions": {"allow": kept}},
         });
+        if let Some(p) = provider.map(str::trim).filter(|p| !p.is_empty()) {
+            payload["provider"] = json!(p);
+        }
         if !title.trim().is_empty() {
             payload["session"] = json!({"title": title});
         }

@@ -257,6 +257,7 @@ fn the_dialog_starts_a_harness_session_on_its_engine() {
         name: "api".into(),
         backend: "claude".into(),
         cwd: "/src/api".into(),
+        provider: None,
     }];
     harness_dialog(&mut s);
     // Past the last choice the cursor stays on it.
@@ -265,6 +266,9 @@ fn the_dialog_starts_a_harness_session_on_its_engine() {
     press(&mut s, KeyCode::Tab);
     assert_eq!(form(&s).field, NewSessionField::Model);
     typ(&mut s, "claude-sonnet");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(form(&s).field, NewSessionField::Provider);
+    typ(&mut s, " anthropic ");
     press(&mut s, KeyCode::Tab);
     typ(&mut s, "Write the docs");
     press(&mut s, KeyCode::Tab);
@@ -282,6 +286,7 @@ fn the_dialog_starts_a_harness_session_on_its_engine() {
             ENGINE,
             Command::NewHarnessSession(HarnessSession {
                 model: "claude-sonnet".into(),
+                provider: Some("anthropic".into()),
                 title: "Write the docs".into(),
                 allow: vec!["fs::read".into(), "shell::exec".into()],
                 message: "document the parser".into(),
@@ -332,6 +337,77 @@ fn the_harness_choice_needs_a_model_and_a_message() {
     assert!(s.status_line.as_deref().unwrap().contains("first message"));
 }
 
+/// An engine started from a profile with a provider: the dialog starts with it, sends it, and
+/// sends none once it is cleared (the router's default).
+#[test]
+fn the_provider_comes_from_the_engines_profile_and_empty_sends_none() {
+    let (mut s, _) = iii();
+    s.sessions[0].profile = Some("engine".into());
+    s.profiles = vec![crate::core::state::ProfileChoice {
+        name: "engine".into(),
+        backend: "iii".into(),
+        cwd: "/".into(),
+        provider: Some("openrouter".into()),
+    }];
+    let start = |s: &mut State, clear: bool| {
+        harness_dialog(s);
+        assert_eq!(form(s).provider, "openrouter");
+        press(s, KeyCode::Tab);
+        typ(s, "m");
+        press(s, KeyCode::Tab);
+        if clear {
+            for _ in 0.."openrouter".len() {
+                press(s, KeyCode::Backspace);
+            }
+        }
+        for _ in 0..3 {
+            press(s, KeyCode::Tab);
+        }
+        typ(s, "hi");
+        match press(s, KeyCode::Enter).as_slice() {
+            [Effect::Send(ENGINE, Command::NewHarnessSession(h))] => h.provider.clone(),
+            fx => panic!("{fx:?}"),
+        }
+    };
+    assert_eq!(start(&mut s, false), Some("openrouter".into()));
+    assert_eq!(start(&mut s, true), None);
+    // Moving back to a choice with no profile behind it leaves no provider.
+    s.sessions[0].profile = None;
+    harness_dialog(&mut s);
+    assert_eq!(form(&s).provider, "");
+}
+
+/// A provider is sent to the engine and shown: control characters (a paste) and a length past
+/// `PROVIDER_MAX` are refused in the dialog, which stays open on the field.
+#[test]
+fn a_provider_must_be_printable_and_short() {
+    let (mut s, _) = iii();
+    for bad in [
+        "anth\u{1b}[2Jropic".to_string(),
+        "a\u{202e}b".to_string(),
+        "p".repeat(crate::core::msg::PROVIDER_MAX + 1),
+    ] {
+        harness_dialog(&mut s);
+        press(&mut s, KeyCode::Tab);
+        typ(&mut s, "m");
+        press(&mut s, KeyCode::Tab);
+        update(&mut s, crate::core::Msg::Paste(bad.clone()));
+        for _ in 0..3 {
+            press(&mut s, KeyCode::Tab);
+        }
+        typ(&mut s, "hi");
+        assert!(press(&mut s, KeyCode::Enter).is_empty(), "{bad:?} was sent");
+        assert_eq!(form(&s).field, NewSessionField::Provider);
+        let why = s.status_line.clone().unwrap();
+        assert!(why.starts_with("the provider "), "{why}");
+        assert!(
+            !why.contains('\u{1b}') && !why.contains('\u{202e}'),
+            "{why}"
+        );
+        press(&mut s, KeyCode::Esc);
+    }
+}
+
 #[test]
 fn an_engine_that_went_offline_is_not_asked() {
     let (mut s, _) = iii();
@@ -339,7 +415,7 @@ fn an_engine_that_went_offline_is_not_asked() {
     press(&mut s, KeyCode::Tab);
     typ(&mut s, "m");
     ev_in(&mut s, ENGINE, BackendEvent::HarnessHost(None));
-    for _ in 0..3 {
+    for _ in 0..4 {
         press(&mut s, KeyCode::Tab);
     }
     typ(&mut s, "hi");

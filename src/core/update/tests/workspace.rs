@@ -358,6 +358,7 @@ fn the_new_session_dialog_asks_the_app_to_start_a_profile_or_a_command() {
         name: "api".into(),
         backend: "claude".into(),
         cwd: "/src/api".into(),
+        provider: None,
     }];
     s.focus = Focus::Tree;
     ctrl(&mut s, 'n');
