@@ -338,10 +338,8 @@ impl Mapper {
                 self.disc.triggers = Some(pairs(v, &["trigger_type"], "function_id"))
             }
             (WORKERS, Ok(v)) => self.disc.workers = Some(pairs(v, &["name"], "version")),
-            (_, Err(e)) => {
-                if function_id != WORKERS {
-                    self.disc.failed = Some(format!("{function_id} failed: {e}"));
-                }
+            (_, Err(e)) if function_id != WORKERS => {
+                self.disc.failed = Some(format!("{function_id} failed: {e}"));
             }
             _ => {}
         }

@@ -185,7 +185,9 @@ fn the_snake_gate_is_listed_decided_and_heard_by_its_own_names() {
 
 #[test]
 fn a_missing_gate_an_unknown_one_an_unbound_one_or_an_unplaced_binding_warn() {
-    let cases: Vec<(&str, Vec<&str>, Vec<(&str, &str)>)> = vec![
+    // (what the warning says, functions listed, bindings placed)
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
         ("no approval gate", vec!["harness::send"], vec![]),
         (
             "does not know",
