@@ -99,7 +99,17 @@ pub async fn pump(h: &mut Headless, d: Duration) {
         h.app.drain_backend(usize::MAX);
         match tokio::time::timeout_at(end, h.app.next_backend()).await {
             Ok(Some(m)) => h.app.apply(m),
-            _ => return,
+            // No message now (a source between streams): time still passes.
+            Ok(None) => {
+                tokio::time::sleep_until(
+                    end.min(tokio::time::Instant::now() + Duration::from_millis(20)),
+                )
+                .await
+            }
+            Err(_) => return,
+        }
+        if tokio::time::Instant::now() >= end {
+            return;
         }
     }
 }
