@@ -486,3 +486,50 @@ async fn real_engine_an_engine_restart_reconnects_and_re_reads() {
     .await;
     h.quit().await;
 }
+
+/// A decision overtakes a listing of held calls: the gate took the listing before the allow
+/// and delivers it after its `pending-resolved` and `resolved: true`. The card closes and
+/// stays closed: the stale listing does not bring it back for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_engine_an_allow_overtaking_a_listing_closes_its_card() {
+    let test = "real_engine_an_allow_overtaking_a_listing_closes_its_card";
+    let Some((bin, python)) = peers(test) else {
+        return;
+    };
+    let e = engine(&bin, "overtaken").await;
+    let play = Play {
+        list_lag_ms: 600,
+        ..Play::default()
+    };
+    let mut w = standin(&python, &e, &play, "worker").await;
+    let mut h = app(&e);
+    h.wait_until("both roots and held calls", WAIT, |s| all_seen(s, 2, 2))
+        .await;
+    pump(&mut h, Duration::from_millis(800)).await;
+    // `harness::ready` again: switchboard looks again and lists the held calls; the allow
+    // goes out while that listing is on its way.
+    let asked = switchboard::record::now_ms();
+    w.command("ready").await;
+    assert!(w.invoked_since("approval::list-pending", asked, WAIT).await);
+    let g = allow(&mut h, "Stand-in session 1");
+    let sent = resolves(&w).await;
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    h.wait_until("the allowed call's card closed", WAIT, |s| {
+        !inbox_refs(s).contains(&g)
+    })
+    .await;
+    pump(&mut h, Duration::from_millis(1500)).await;
+    let stale = inbox_refs(h.state());
+    // A later, complete listing without the call.
+    let again = switchboard::record::now_ms();
+    w.command("ready").await;
+    assert!(w.invoked_since("approval::list-pending", again, WAIT).await);
+    pump(&mut h, Duration::from_millis(1500)).await;
+    let refs = inbox_refs(h.state());
+    assert!(
+        !stale.contains(&g) && !refs.contains(&g),
+        "the stale listing brought it back ({stale:?}); after a later listing without it: {refs:?}"
+    );
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    h.quit().await;
+}
