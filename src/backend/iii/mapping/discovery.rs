@@ -165,8 +165,9 @@ pub struct Discovery {
     triggers: Option<Vec<(String, String)>>,
     /// (worker name, version).
     workers: Option<Vec<(String, String)>>,
-    /// Reads of the running discovery still out.
-    waiting: u8,
+    /// A discovery is running: its three listings are awaited (each slot fills with its own
+    /// answer; a late answer of an earlier round fills a slot just as truly).
+    running: bool,
     /// What failed in the running discovery.
     failed: Option<String>,
     /// Asked again while one ran: run once more when it ends.
@@ -298,7 +299,7 @@ impl Mapper {
     /// after it, whatever it finds (a worker joined, left or restarted).
     pub(super) fn discover(&mut self, rescan: bool, out: &mut Out) {
         self.disc.rescan |= rescan;
-        if self.disc.waiting > 0 {
+        if self.disc.running {
             self.disc.again = true;
             return;
         }
@@ -306,7 +307,7 @@ impl Mapper {
         self.disc.triggers = None;
         self.disc.workers = None;
         self.disc.failed = None;
-        self.disc.waiting = 3;
+        self.disc.running = true;
         self.read(out, FUNCTIONS, json!({}));
         self.read(out, TRIGGERS, json!({}));
         self.read(out, WORKERS, json!({}));
@@ -315,6 +316,11 @@ impl Mapper {
     /// A worker joined or left, or the harness is ready: look now, and again shortly (it
     /// registers its functions after it connects).
     pub(super) fn workers_changed(&mut self, now_ms: u64, out: &mut Out) {
+        if !self.online {
+            // Before we are live (the engine tells us of our own registration then): the
+            // discovery of `reconnected` is still to come.
+            return;
+        }
         self.discover(true, out);
         self.disc.next_at = Some(now_ms + SETTLE_MS);
     }
@@ -327,7 +333,7 @@ impl Mapper {
         now_ms: u64,
         out: &mut Out,
     ) {
-        if self.disc.waiting == 0 {
+        if !self.disc.running {
             return;
         }
         match (function_id, result) {
@@ -338,13 +344,20 @@ impl Mapper {
                 self.disc.triggers = Some(pairs(v, &["trigger_type"], "function_id"))
             }
             (WORKERS, Ok(v)) => self.disc.workers = Some(pairs(v, &["name"], "version")),
-            (_, Err(e)) if function_id != WORKERS => {
+            (_, Ok(_)) => {}
+            (WORKERS, Err(_)) => self.disc.workers = Some(Vec::new()),
+            (_, Err(e)) => {
                 self.disc.failed = Some(format!("{function_id} failed: {e}"));
+                if function_id == FUNCTIONS {
+                    self.disc.functions = Some(Vec::new());
+                } else {
+                    self.disc.triggers = Some(Vec::new());
+                }
             }
-            _ => {}
         }
-        self.disc.waiting -= 1;
-        if self.disc.waiting == 0 {
+        let d = &self.disc;
+        if d.functions.is_some() && d.triggers.is_some() && d.workers.is_some() {
+            self.disc.running = false;
             self.conclude(now_ms, out);
         }
     }
@@ -467,7 +480,7 @@ impl Mapper {
 
     /// The connection dropped: the running discovery's reads are lost.
     pub(super) fn discovery_offline(&mut self) {
-        self.disc.waiting = 0;
+        self.disc.running = false;
         self.disc.again = false;
         self.disc.next_at = None;
     }

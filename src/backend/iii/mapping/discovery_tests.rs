@@ -327,3 +327,148 @@ fn a_new_root_opened_while_blind_carries_the_warning() {
     let w = blind(&out, "s9").flatten().unwrap_or_default();
     assert!(w.contains("unapproved"), "{out:?}");
 }
+
+#[test]
+fn answers_of_two_discovery_rounds_interleaved_still_conclude_on_complete_listings() {
+    let e = engine(
+        &KEBAB,
+        &[
+            ("harness::hook::pre-trigger", "approval::gate"),
+            ("approval::pending-created", "switchboard::me::on-x"),
+        ],
+    );
+    let mut m = Mapper::new("t");
+    m.set_handlers("switchboard::me::");
+    // The engine tells us of our own registration before we are live: no discovery yet.
+    let early = m.on_event(
+        "engine::workers-available",
+        &json!({"event": "worker_metadata_updated"}),
+        1,
+    );
+    assert!(early.calls.is_empty());
+    let (_, _) = drive(&mut m, Out::default(), &e);
+    // Live, then a worker joins while the connect discovery's answers are still out.
+    let first = m.reconnected();
+    let second = m.on_event(
+        "engine::workers-available",
+        &json!({"event": "worker_connected"}),
+        2,
+    );
+    assert!(
+        called(&second.calls, discovery::FUNCTIONS).is_empty(),
+        "one round at a time"
+    );
+    // Answers arrive out of order: functions, workers, then triggers last.
+    let mut order = first.calls.clone();
+    order.sort_by_key(|c| match c.function_id.as_str() {
+        discovery::FUNCTIONS => 0,
+        discovery::WORKERS => 1,
+        discovery::TRIGGERS => 3,
+        _ => 2,
+    });
+    let mut events = Out::default();
+    let mut rest = Vec::new();
+    for c in order {
+        let o = m.on_result(
+            &c.function_id,
+            &c.payload,
+            &e(&c.function_id, &c.payload),
+            3,
+        );
+        rest.extend(o.calls.clone());
+        events.events.extend(o.events);
+    }
+    let (_, more) = drive(
+        &mut m,
+        Out {
+            calls: rest,
+            ..Out::default()
+        },
+        &e,
+    );
+    events.events.extend(more.events);
+    assert_eq!(blind(&events, "").flatten(), None, "{events:?}");
+}
+
+#[test]
+fn a_listing_taken_before_an_allow_and_delivered_after_it_does_not_bring_the_card_back() {
+    let e = engine(
+        &KEBAB,
+        &[
+            ("harness::hook::pre-trigger", "approval::gate"),
+            ("approval::pending-created", "switchboard::me::on-x"),
+        ],
+    );
+    let (mut m, _, _) = connect(&e);
+    let id = m.gate_open("s1", "c1").unwrap().to_string();
+    // A listing goes out (the gate takes it now) ...
+    let mut listing = Out::default();
+    m.start_listing(&mut listing, None);
+    let req = listing.calls[0].clone();
+    // ... the human allows, the gate resolves and says so ...
+    let out = m.command(
+        "s1",
+        &Command::Answer {
+            gate_id: id,
+            decision: Decision::Allow {
+                updated_input: None,
+                always: false,
+            },
+        },
+        20,
+    );
+    m.on_result(
+        "approval::resolve",
+        &out.calls[0].payload,
+        &json!({"resolved": true}),
+        21,
+    );
+    m.on_event(
+        "approval::pending-resolved",
+        &json!({"session_id": "s1", "function_call_id": "c1", "function_id": "shell::exec", "outcome": "allow", "turn_id": "t", "resolved_at": 21}),
+        21,
+    );
+    // ... and only then does the stale listing arrive, still naming the call.
+    let late = m.on_result(
+        &req.function_id,
+        &req.payload,
+        &e(&req.function_id, &req.payload),
+        22,
+    );
+    assert!(
+        !late
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateOpen(_))),
+        "{late:?}"
+    );
+    assert!(m.gate_open("s1", "c1").is_none());
+    // A late copy of its pending-created (delivery is at-least-once) opens nothing either.
+    let dup = m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s1", "turn_id": "t", "function_call_id": "c1", "function_id": "shell::exec",
+                "pending_at": 5, "expires_at": 99, "arguments_excerpt": {"command": "ls"}}),
+        23,
+    );
+    assert!(
+        !dup.events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateOpen(_)))
+    );
+    // A listing taken after the resolution that still names it is believed.
+    let mut again = Out::default();
+    m.start_listing(&mut again, None);
+    let req = again.calls[0].clone();
+    let fresh = m.on_result(
+        &req.function_id,
+        &req.payload,
+        &e(&req.function_id, &req.payload),
+        24,
+    );
+    assert!(
+        fresh
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::GateOpen(_)))
+    );
+}

@@ -219,7 +219,15 @@ pub struct GateRec {
 pub struct Gates {
     by_key: HashMap<Key, GateRec>,
     by_id: HashMap<String, Key>,
+    /// Held calls resolved (by us or elsewhere): our observation number then, and the
+    /// record's revision. A listing the gate took before that, delivered after, must not
+    /// bring the card back; nor may a late duplicate of its `pending-created`.
+    resolved: HashMap<Key, (u64, String)>,
+    resolved_order: std::collections::VecDeque<Key>,
 }
+
+/// Resolved calls remembered (the oldest forgotten first).
+const RESOLVED_KEPT: usize = 10_000;
 
 impl Gates {
     pub fn len(&self) -> usize {
@@ -230,6 +238,36 @@ impl Gates {
         let rec = self.by_key.remove(key)?;
         self.by_id.remove(&rec.id);
         Some(rec)
+    }
+
+    /// `key` was resolved at observation `seq` (its record's revision `rev`, if known).
+    fn resolved_at(&mut self, key: &Key, seq: u64, rev: String) {
+        if let Some(known) = self.resolved.get_mut(key) {
+            // Resolved twice (our result and the gate's event): the record is the one known.
+            known.0 = known.0.max(seq);
+            if !rev.is_empty() {
+                known.1 = rev;
+            }
+            return;
+        }
+        self.resolved.insert(key.clone(), (seq, rev));
+        self.resolved_order.push_back(key.clone());
+        if self.resolved_order.len() > RESOLVED_KEPT
+            && let Some(old) = self.resolved_order.pop_front()
+        {
+            self.resolved.remove(&old);
+        }
+    }
+
+    /// Whether `key` was resolved after observation `seq` (a listing begun then is stale
+    /// about it).
+    fn resolved_since(&self, key: &Key, seq: u64) -> bool {
+        self.resolved.get(key).is_some_and(|(at, _)| *at > seq)
+    }
+
+    /// Whether this record is the one already resolved (a late duplicate event).
+    fn resolved_record(&self, key: &Key, rev: &str) -> bool {
+        self.resolved.get(key).is_some_and(|(_, r)| r == rev)
     }
 }
 
@@ -491,6 +529,11 @@ impl Mapper {
                         continue;
                     }
                     let key = (r.session.clone(), r.call.clone());
+                    let started = self.listings.get(&scope).map_or(0, |l| l.started);
+                    if self.gates.resolved_since(&key, started) {
+                        // Taken before the call was resolved, delivered after: stale.
+                        continue;
+                    }
                     self.upsert_record(r, now_ms, out);
                     if let Some(l) = self.listings.get_mut(&scope) {
                         l.seen.insert(key);
@@ -544,6 +587,11 @@ impl Mapper {
 
     pub(super) fn pending_created(&mut self, p: &Value, now_ms: u64, out: &mut Out) {
         match decode_record(p) {
+            // Delivery is at-least-once: a copy of a record already resolved opens nothing.
+            Ok(r)
+                if self
+                    .gates
+                    .resolved_record(&(r.session.clone(), r.call.clone()), &r.revision()) => {}
             Ok(r) => self.upsert_record(r, now_ms, out),
             Err(e) => self.report(id_field(p, "session_id"), Level::Warn, e, out),
         }
@@ -693,6 +741,9 @@ impl Mapper {
             let f = str_field(p, "function_id").unwrap_or("").to_string();
             self.watch_start(&key, &f, now_ms);
         }
+        let seq = self.next_seq();
+        let rev = self.gates.by_key.get(&key).map(|g| g.rev.clone());
+        self.gates.resolved_at(&key, seq, rev.unwrap_or_default());
         let Some(g) = self.gates.remove(&key) else {
             return;
         };
@@ -909,6 +960,9 @@ impl Mapper {
         let allow = str_field(request, "decision") == Some("allow");
         match result.get("resolved").and_then(Value::as_bool) {
             Some(true) => {
+                let seq = self.next_seq();
+                let rev = self.gates.by_key.get(&key).map(|g| g.rev.clone());
+                self.gates.resolved_at(&key, seq, rev.unwrap_or_default());
                 let f = self
                     .gates
                     .remove(&key)
