@@ -472,3 +472,32 @@ fn a_listing_taken_before_an_allow_and_delivered_after_it_does_not_bring_the_car
             .any(|(_, e)| matches!(e, BackendEvent::GateOpen(_)))
     );
 }
+
+#[test]
+fn a_turn_awaiting_held_calls_reads_waiting_for_a_root_and_a_sub_agent() {
+    use crate::core::msg::TurnState;
+    use crate::core::tree::NodeStatus;
+    let e = engine(&KEBAB, &[("harness::hook::pre-trigger", "approval::gate")]);
+    let (mut m, _, _) = connect(&e);
+    let root = m.on_result(
+        "harness::status",
+        &json!({"session_id": "s1"}),
+        &json!({"session_id": "s1", "status": "awaiting_functions", "pending_function_calls": ["c1"],
+                "children": [{"session_id": "kid", "turn_id": "t", "function_call_id": "spawn"}]}),
+        50,
+    );
+    assert!(
+        root.events
+            .iter()
+            .any(|(_, e)| *e == BackendEvent::Turn(TurnState::RequiresAction))
+    );
+    let kid = m.on_result(
+        "harness::status",
+        &json!({"session_id": "kid"}),
+        &json!({"session_id": "kid", "status": "awaiting_functions", "pending_function_calls": ["c7"]}),
+        51,
+    );
+    assert!(kid.events.iter().any(|(_, e)| matches!(e,
+        BackendEvent::NodeUpdate { key, patch } if key == "iii:kid" && patch.status == Some(NodeStatus::Waiting))),
+        "{kid:?}");
+}

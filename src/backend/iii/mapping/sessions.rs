@@ -11,10 +11,12 @@ use crate::core::transcript::Level;
 use crate::core::tree::{NodePatch, NodeStatus};
 
 /// A session's turn status word as a node status. `completed` with an armed wake is still
-/// running: the wake carries the real outcome.
+/// running: the wake carries the real outcome; `awaiting_functions` waits on held calls.
 pub fn node_status(status: &str, expects_wake: bool) -> Option<NodeStatus> {
     Some(match status {
-        "running" | "awaiting_functions" | "working" => NodeStatus::Running,
+        "running" | "working" => NodeStatus::Running,
+        // The turn waits on held calls: it reads so, not "running" (issue 23 item 4).
+        "awaiting_functions" => NodeStatus::Waiting,
         "completed" | "done" if expects_wake => NodeStatus::Running,
         "completed" | "done" => NodeStatus::Completed,
         "idle" => NodeStatus::Idle,
@@ -362,7 +364,7 @@ impl Mapper {
             }
             return;
         }
-        let busy = running == Some(NodeStatus::Running);
+        let busy = matches!(running, Some(NodeStatus::Running | NodeStatus::Waiting));
         if let Some(s) = self.sessions.get_mut(&id)
             && s.stopping
             && !busy
@@ -372,7 +374,7 @@ impl Mapper {
             out.info(&root, "stop", None);
         }
         let turn = match running {
-            Some(NodeStatus::Running) if st == "awaiting_functions" => TurnState::RequiresAction,
+            Some(NodeStatus::Waiting) => TurnState::RequiresAction,
             Some(NodeStatus::Running) => TurnState::Running,
             _ => TurnState::Idle,
         };

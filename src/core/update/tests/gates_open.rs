@@ -248,3 +248,41 @@ fn an_upgraded_gate_keeps_its_place_and_is_not_withdrawn() {
     ch(&mut s, 'y');
     assert!(s.gate("full1").is_none());
 }
+
+/// The inbox and `g` go by when a gate opened (an iii held call: when the engine held it),
+/// not by when we heard of it; a gate heard later but opened earlier is the oldest, and
+/// closing any of them takes exactly that one off the order.
+#[test]
+fn the_oldest_gate_is_the_one_opened_first_whenever_it_arrived() {
+    let mut s = st();
+    let mut young = bash("young", "make b");
+    young.opened_ms = 900;
+    let mut old = bash("old", "make a");
+    old.opened_ms = 500;
+    let mut middle = bash("middle", "make c");
+    middle.opened_ms = 700;
+    open(&mut s, young);
+    open(&mut s, old);
+    open(&mut s, middle);
+    let order: Vec<String> = crate::core::update::workspace::inbox_refs(&s)
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(order, ["old", "middle", "young"]);
+    press(&mut s, KeyCode::Esc);
+    s.focus = Focus::Tree;
+    ch(&mut s, 'g');
+    assert_eq!(s.active_gate.as_deref(), Some("old"));
+    ev(
+        &mut s,
+        BackendEvent::GateWithdrawn {
+            id: "middle".into(),
+        },
+    );
+    let order: Vec<String> = crate::core::update::workspace::inbox_refs(&s)
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(order, ["old", "young"]);
+    assert_eq!(s.inbox_len(), 2);
+}
