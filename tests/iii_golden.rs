@@ -140,3 +140,102 @@ fn every_harness_call_we_send_validates_against_its_golden_request_schema() {
         assert!(seen.contains(&f), "{f} was never sent: {seen:?}");
     }
 }
+
+/// Every protocol line an output carries, with its level.
+fn protocol_lines(out: &Out) -> Vec<String> {
+    out.events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            switchboard::core::msg::BackendEvent::Protocol { level, text } => {
+                Some(format!("{level:?}: {text}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A mapper that knows root session `e2e_case` (its connect reads answered).
+fn known() -> Mapper {
+    let mut m = Mapper::new("golden");
+    let out = m.reconnected();
+    drive(&mut m, out, &mut Vec::new());
+    m
+}
+
+/// The harness authors' valid and additive answers map with no protocol error and the state
+/// they say (item 1); their incompatible ones are a visible protocol error and change nothing.
+#[test]
+fn valid_and_additive_answers_map_cleanly_and_incompatible_ones_are_refused_visibly() {
+    let valid = golden("contracts/valid-responses.json");
+    let additive = golden("contracts/additive-responses.json");
+    let incompatible = golden("contracts/incompatible-responses.json");
+    let requests = [
+        (
+            "status",
+            "harness::status",
+            json!({"session_id": "e2e_case", "verbose": true}),
+        ),
+        (
+            "session_tree",
+            "harness::session-tree",
+            json!({"root_session_id": "e2e_case"}),
+        ),
+        (
+            "metrics",
+            "harness::metrics",
+            json!({"root_session_id": "e2e_case"}),
+        ),
+        ("stop", "harness::stop", json!({"session_id": "e2e_case"})),
+        (
+            "send",
+            "harness::send",
+            json!({"session_id": "e2e_case", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}),
+        ),
+    ];
+    for (set, answers) in [("valid", &valid), ("additive", &additive)] {
+        for (key, f, req) in &requests {
+            let Some(a) = answers.get(*key) else { continue };
+            let mut m = known();
+            let out = m.on_result(f, req, a, 5_000);
+            let lines = protocol_lines(&out);
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| !l.starts_with("Error") && !l.starts_with("Warn")),
+                "{set} {key}: {lines:?}"
+            );
+        }
+    }
+    // The right state: the valid status is a completed turn (idle), the additive metrics count
+    // one turn.
+    let mut m = known();
+    let out = m.on_result("harness::status", &requests[0].2, &valid["status"], 5_000);
+    assert!(out.events.iter().any(|(_, e)| *e
+        == switchboard::core::msg::BackendEvent::Turn(switchboard::core::msg::TurnState::Idle)));
+    let out = m.on_result(
+        "harness::metrics",
+        &requests[2].2,
+        &additive["metrics"],
+        5_001,
+    );
+    assert!(
+        !out.events.is_empty(),
+        "additive metrics must still be shown: {out:?}"
+    );
+    // Incompatible: one error line each, and nothing else happens.
+    for (key, f, req) in &requests {
+        let Some(a) = incompatible.get(*key) else {
+            continue;
+        };
+        let mut m = known();
+        let out = m.on_result(f, req, a, 6_000);
+        let lines = protocol_lines(&out);
+        assert_eq!(lines.len(), 1, "{key}: {lines:?}");
+        assert!(
+            lines[0].starts_with("Error") && lines[0].contains("breaks the harness contract"),
+            "{key}: {lines:?}"
+        );
+        assert_eq!(out.events.len(), 1, "{key}: no state changes: {out:?}");
+        assert!(out.calls.is_empty(), "{key}: {out:?}");
+    }
+}
