@@ -136,10 +136,12 @@ fn pick_profile(state: &State, form: &mut NewSessionForm) {
     if let Some(p) = state.profiles.get(form.cursor) {
         form.cwd = p.cwd.clone();
     }
+    let before = form.engine;
     form.engine = form
         .harness(state.profiles.len())
         .and_then(|i| state.harness_hosts().get(i).map(|(id, _)| *id));
-    if let Some(engine) = form.engine {
+    // Only a move to another engine replaces the provider: one typed for this engine stays.
+    if let Some(engine) = form.engine.filter(|e| Some(*e) != before) {
         form.provider = state
             .sessions
             .iter()

@@ -29,6 +29,14 @@ pub const RETRY_MS: u64 = 5_000;
 /// A second look after a worker joined: it registers its functions after it connects.
 pub const SETTLE_MS: u64 = 1_200;
 
+/// The harness hooks that run before a call, where a gate can hold it (by generation).
+pub const PRE_HOOKS: [&str; 4] = [
+    "harness::hook::pre-trigger",
+    "harness::hook::pre-dispatch",
+    "harness::hook::pre_dispatch",
+    "harness::hook::pre_trigger",
+];
+
 pub const FUNCTIONS: &str = "engine::functions::list";
 pub const TRIGGERS: &str = "engine::registered-triggers::list";
 pub const WORKERS: &str = "engine::workers::list";
@@ -103,8 +111,9 @@ pub enum GateView {
     /// Our binding of the gate's `pending-created` is not placed: new held calls are not
     /// pushed to us.
     Unheard(Generation),
-    /// Discovery itself failed: we cannot tell.
-    Unsure(String),
+    /// Discovery itself failed: we cannot tell (the generation, when the function listing
+    /// answered and named one: its ids are the ones to call meanwhile).
+    Unsure(String, Option<Generation>),
 }
 
 impl GateView {
@@ -114,7 +123,8 @@ impl GateView {
             GateView::Seen { generation, .. }
             | GateView::Unbound(generation)
             | GateView::Unheard(generation) => Some(*generation),
-            GateView::Unsure(_) | GateView::Unknown => Some(Generation::Kebab),
+            GateView::Unsure(_, g) => Some(g.unwrap_or_default()),
+            GateView::Unknown => Some(Generation::Kebab),
             GateView::Absent | GateView::Foreign(_) => None,
         }
     }
@@ -134,7 +144,7 @@ impl GateView {
             GateView::Unheard(g) => {
                 format!("our {} binding is not placed on the engine", g.created())
             }
-            GateView::Unsure(why) => {
+            GateView::Unsure(why, _) => {
                 format!("cannot tell which approval gate this engine has: {why}")
             }
         };
@@ -165,8 +175,16 @@ pub struct Discovery {
     triggers: Option<Vec<(String, String)>>,
     /// (worker name, version).
     workers: Option<Vec<(String, String)>>,
-    /// A discovery is running: its three listings are awaited (each slot fills with its own
-    /// answer; a late answer of an earlier round fills a slot just as truly).
+    /// (worker name, worker id): a restarted worker has a new id.
+    worker_ids: Vec<(String, String)>,
+    /// The function listing itself failed (its slot holds nothing true).
+    functions_failed: bool,
+    /// What the last discovery saw of the harness, session-manager and gate (their functions
+    /// and their workers' ids): a rescan re-reads only when it changed, so a worker event that
+    /// changes nothing of theirs (another switchboard joining, metadata) reads nothing again.
+    fingerprint: Option<u64>,
+    /// A discovery is running: its three listings are awaited (each slot fills with the
+    /// first answer to come; one from a round just before, milliseconds older, may be it).
     running: bool,
     /// What failed in the running discovery.
     failed: Option<String>,
@@ -249,9 +267,10 @@ pub fn conclude(
         ids.sort();
         return GateView::Foreign(ids.join(", "));
     };
+    // Only a hook that runs before a call can hold it (a post hook sees it run).
     let hook = triggers
         .iter()
-        .find(|(t, f)| f == "approval::gate" && t.starts_with("harness::hook::"))
+        .find(|(t, f)| f == "approval::gate" && PRE_HOOKS.contains(&t.as_str()))
         .map(|(t, _)| t.clone());
     let Some(hook) = hook else {
         return GateView::Unbound(generation);
@@ -307,6 +326,8 @@ impl Mapper {
         self.disc.triggers = None;
         self.disc.workers = None;
         self.disc.failed = None;
+        self.disc.functions_failed = false;
+        self.disc.worker_ids.clear();
         self.disc.running = true;
         self.read(out, FUNCTIONS, json!({}));
         self.read(out, TRIGGERS, json!({}));
@@ -343,12 +364,16 @@ impl Mapper {
             (TRIGGERS, Ok(v)) => {
                 self.disc.triggers = Some(pairs(v, &["trigger_type"], "function_id"))
             }
-            (WORKERS, Ok(v)) => self.disc.workers = Some(pairs(v, &["name"], "version")),
+            (WORKERS, Ok(v)) => {
+                self.disc.workers = Some(pairs(v, &["name"], "version"));
+                self.disc.worker_ids = pairs(v, &["name"], "id");
+            }
             (_, Ok(_)) => {}
             (WORKERS, Err(_)) => self.disc.workers = Some(Vec::new()),
             (_, Err(e)) => {
                 self.disc.failed = Some(format!("{function_id} failed: {e}"));
                 if function_id == FUNCTIONS {
+                    self.disc.functions_failed = true;
                     self.disc.functions = Some(Vec::new());
                 } else {
                     self.disc.triggers = Some(Vec::new());
@@ -366,8 +391,16 @@ impl Mapper {
         let before = self.disc.view.clone();
         let view = match (&self.disc.failed, &self.disc.functions, &self.disc.triggers) {
             (None, Some(f), Some(t)) => conclude(f, t, &self.disc.handlers),
-            (Some(why), ..) => GateView::Unsure(j::clip(why, 300)),
-            _ => GateView::Unsure("a listing was missing".into()),
+            (Some(why), Some(f), _) if !self.disc.functions_failed => {
+                // The functions alone may settle it (no gate, or one we do not speak), and
+                // name the generation whose ids to call meanwhile.
+                match conclude(f, &[], &self.disc.handlers) {
+                    v @ (GateView::Absent | GateView::Foreign(_)) => v,
+                    v => GateView::Unsure(j::clip(why, 300), v.generation()),
+                }
+            }
+            (Some(why), ..) => GateView::Unsure(j::clip(why, 300), None),
+            _ => GateView::Unsure("a listing was missing".into(), None),
         };
         let functions = self.disc.functions.clone().unwrap_or_default();
         let harness_worker = functions
@@ -412,12 +445,22 @@ impl Mapper {
         self.disc.view = view.clone();
         self.say_blind(out);
         if view.blind().is_some() {
-            self.disc.next_at = Some(now_ms + RETRY_MS);
+            // Sooner if a settling look is already due (a worker just joined).
+            let next = now_ms + RETRY_MS;
+            self.disc.next_at = Some(self.disc.next_at.map_or(next, |t| t.min(next)));
         }
-        let rescan = std::mem::take(&mut self.disc.rescan);
-        // Held calls: listed whenever the generation to call is (newly) known.
+        let fingerprint = self.fingerprint();
+        let changed = self.disc.fingerprint != Some(fingerprint);
+        self.disc.fingerprint = Some(fingerprint);
+        let rescan = std::mem::take(&mut self.disc.rescan) && changed;
+        // Held calls: listed whenever the generation to call is (newly) known, and when we
+        // see again after being blind (calls held meanwhile pushed us nothing).
+        let sees_again = before.blind().is_some() && view.blind().is_none();
         if let Some(g) = view.generation()
-            && (rescan || before.generation() != Some(g) || before == GateView::Unknown)
+            && (rescan
+                || sees_again
+                || before.generation() != Some(g)
+                || before == GateView::Unknown)
             && self.online
         {
             self.start_listing(out, None);
@@ -426,6 +469,8 @@ impl Mapper {
         let harness_came = harness == Some(true) && had_harness == Some(false);
         if self.online && (harness_came || (rescan && harness == Some(true))) {
             self.round += 1;
+            // A new listing: its own page budget.
+            self.pages.remove("session::list");
             self.read(
                 out,
                 "session::list",
@@ -464,9 +509,58 @@ impl Mapper {
 
     /// A root just opened: it carries the warning too.
     pub(super) fn blind_for_new_root(&self, root: &str, out: &mut Out) {
-        if let Some(w) = self.disc.view.blind() {
+        // During a re-read (view unknown again) the warning standing is the one last said.
+        let standing = match &self.disc.view {
+            GateView::Unknown => self.disc.said.clone().flatten(),
+            v => v.blind(),
+        };
+        if let Some(w) = standing {
             out.ev(root, BackendEvent::Blind(Some(w)));
         }
+    }
+
+    /// The hook the gate is bound on (for the #797 diagnostic), the newest one's by default.
+    pub(super) fn gate_hook(&self) -> String {
+        match &self.disc.view {
+            GateView::Seen { hook, .. } => hook.clone(),
+            _ => PRE_HOOKS[0].to_string(),
+        }
+    }
+
+    /// What the harness, session-manager and gate look like now: their function ids and
+    /// their workers' ids.
+    fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let ours = |id: &str| {
+            ["harness::", "session::", "approval::"]
+                .iter()
+                .any(|p| id.starts_with(p))
+        };
+        let functions = self.disc.functions.as_deref().unwrap_or_default();
+        let mut ids: Vec<&str> = functions
+            .iter()
+            .filter(|(id, _)| ours(id))
+            .map(|(id, _)| id.as_str())
+            .collect();
+        ids.sort_unstable();
+        let mut hosts: Vec<&str> = functions
+            .iter()
+            .filter(|(id, _)| ours(id))
+            .map(|(_, w)| w.as_str())
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut workers: Vec<&str> = self
+            .disc
+            .worker_ids
+            .iter()
+            .filter(|(name, _)| hosts.contains(&name.as_str()))
+            .map(|(_, id)| id.as_str())
+            .collect();
+        workers.sort_unstable();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (ids, workers).hash(&mut h);
+        h.finish()
     }
 
     /// The tick: look again when due.

@@ -501,3 +501,7 @@ fn a_turn_awaiting_held_calls_reads_waiting_for_a_root_and_a_sub_agent() {
         BackendEvent::NodeUpdate { key, patch } if key == "iii:kid" && patch.status == Some(NodeStatus::Waiting))),
         "{kid:?}");
 }
+
+/// The hostile review's cases (each failed before its fix).
+#[path = "discovery_review_tests.rs"]
+mod review;

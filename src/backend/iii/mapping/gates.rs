@@ -213,6 +213,9 @@ pub struct GateRec {
     answered: Option<Answer>,
     /// Our observation order when last confirmed (listing withdrawals skip newer ones).
     seen: u64,
+    /// When the card says the call was held: kept when the same record's card is upgraded or
+    /// put back, so it keeps its place in the inbox even without a usable `pending_at`.
+    opened: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -267,7 +270,11 @@ impl Gates {
 
     /// Whether this record is the one already resolved (a late duplicate event).
     fn resolved_record(&self, key: &Key, rev: &str) -> bool {
-        self.resolved.get(key).is_some_and(|(_, r)| r == rev)
+        // An empty revision: resolved before we saw its record (unordered delivery), so any
+        // copy of it is the one resolved.
+        self.resolved
+            .get(key)
+            .is_some_and(|(_, r)| r.is_empty() || r == rev)
     }
 }
 
@@ -660,6 +667,7 @@ impl Mapper {
             .map(|s| s.title.clone())
             .unwrap_or_else(|| j::title(Some(&r.session), ""));
         let gate = card(&id, &root, &r, full.as_ref(), &title, now_ms);
+        let opened = gate.opened_ms;
         let key = (r.session.clone(), r.call.clone());
         self.gates.by_id.insert(id.clone(), key.clone());
         self.gates.by_key.insert(
@@ -674,6 +682,7 @@ impl Mapper {
                 full: full.is_some(),
                 answered: None,
                 seen,
+                opened,
             },
         );
         let ev = match upgrades {
@@ -688,7 +697,7 @@ impl Mapper {
 
     /// Cards of `session` showing only the excerpt get the full arguments once the
     /// transcript has them.
-    pub(super) fn upgrade_gates(&mut self, session: &str, now_ms: u64, out: &mut Out) {
+    pub(super) fn upgrade_gates(&mut self, session: &str, out: &mut Out) {
         let keys: Vec<Key> = self
             .gates
             .by_key
@@ -709,6 +718,7 @@ impl Mapper {
             // Nothing was withdrawn: the same held call, now with its full arguments, keeps
             // its place in the inbox (issue 22 item 6, issue 23 item 4).
             let seen = g.seen;
+            // "Now" as it was when the card first opened: the same opening time.
             self.open_card(
                 g.root,
                 g.record,
@@ -716,7 +726,7 @@ impl Mapper {
                 g.version + 1,
                 Some(full),
                 seen,
-                now_ms,
+                g.opened,
                 out,
                 Some(g.id),
             );
@@ -773,13 +783,7 @@ impl Mapper {
     }
 
     /// The human's decision on a card.
-    pub(super) fn answer(
-        &mut self,
-        gate_id: &str,
-        decision: &Decision,
-        now_ms: u64,
-        out: &mut Out,
-    ) {
+    pub(super) fn answer(&mut self, gate_id: &str, decision: &Decision, out: &mut Out) {
         let Some(key) = self.gates.by_id.get(gate_id).cloned() else {
             self.report(
                 None,
@@ -823,7 +827,7 @@ impl Mapper {
             }
             Act::Unsupported => {
                 out.protocol(&root, Level::Warn, "that answer does not apply to an iii held call: nothing sent, the card is back");
-                self.reopen(&key, now_ms, out);
+                self.reopen(&key, out);
                 return;
             }
             _ if !self.online => {
@@ -832,7 +836,7 @@ impl Mapper {
                     Level::Warn,
                     "offline: the decision was not sent; the card is back",
                 );
-                self.reopen(&key, now_ms, out);
+                self.reopen(&key, out);
                 return;
             }
             _ => {}
@@ -895,7 +899,7 @@ impl Mapper {
     }
 
     /// Put a card back (a new id: the UI closed the old one).
-    fn reopen(&mut self, key: &Key, now_ms: u64, out: &mut Out) {
+    fn reopen(&mut self, key: &Key, out: &mut Out) {
         let Some(g) = self.gates.remove(key) else {
             return;
         };
@@ -907,7 +911,7 @@ impl Mapper {
             g.version + 1,
             full,
             g.seen,
-            now_ms,
+            g.opened,
             out,
             None,
         );
@@ -992,13 +996,7 @@ impl Mapper {
         }
     }
 
-    pub(super) fn decision_failed(
-        &mut self,
-        request: &Value,
-        what: &str,
-        now_ms: u64,
-        out: &mut Out,
-    ) {
+    pub(super) fn decision_failed(&mut self, request: &Value, what: &str, out: &mut Out) {
         let Some(session) = id_field(request, "session_id") else {
             return;
         };
@@ -1029,7 +1027,7 @@ impl Mapper {
                 g.answered = None;
                 g.open = false;
             }
-            self.reopen(&k, now_ms, out);
+            self.reopen(&k, out);
         }
     }
 

@@ -298,7 +298,7 @@ impl Mapper {
         } else if let Some(s) = self.sessions.get_mut(&session) {
             s.msgs.refresh = false;
         }
-        self.upgrade_gates(&session, now_ms, out);
+        self.upgrade_gates(&session, out);
     }
 
     pub(super) fn message_added(&mut self, p: &Value, now_ms: u64, out: &mut Out) {
@@ -316,7 +316,7 @@ impl Mapper {
         // An added entry carries no revision: it is the first one.
         let rev = j::i64_field(p, "revision").unwrap_or(0);
         self.apply_entry(&session, entry, parent, p, rev, false, now_ms, out);
-        self.upgrade_gates(&session, now_ms, out);
+        self.upgrade_gates(&session, out);
     }
 
     pub(super) fn message_updated(&mut self, p: &Value, now_ms: u64, out: &mut Out) {
@@ -350,7 +350,7 @@ impl Mapper {
             let parent = id_field(p, "parent_id");
             self.apply_entry(&session, entry, parent, p, rev, false, now_ms, out);
         }
-        self.upgrade_gates(&session, now_ms, out);
+        self.upgrade_gates(&session, out);
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -406,7 +406,7 @@ impl Mapper {
             .or_else(|| json::str_field(request, "root_session_id"));
         match function_id {
             "approval::resolve" | "approval::approve-always" | "approval::approve_always" => {
-                self.decision_failed(request, &what, now_ms, &mut out)
+                self.decision_failed(request, &what, &mut out)
             }
             "harness::stop" => self.stop_failed(request, &what, &mut out),
             discovery::FUNCTIONS | discovery::TRIGGERS | discovery::WORKERS

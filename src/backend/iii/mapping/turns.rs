@@ -203,7 +203,7 @@ impl Mapper {
         out.calls.push(OutCall {
             function_id: "engine::registered-triggers::list".into(),
             // Filtered: the unfiltered listing is discovery's.
-            payload: json!({"trigger_type": "harness::hook::pre-trigger"}),
+            payload: json!({"trigger_type": self.gate_hook()}),
             retry_safe: true,
         });
         if root != key.0 {
@@ -224,6 +224,7 @@ impl Mapper {
     /// bindings (more than one confirms iii-hq/workers#797). The shape is read tolerantly:
     /// every object in the result's arrays is a candidate binding.
     pub(super) fn hook_bindings(&mut self, result: &Value, out: &mut Out) {
+        let hook = self.gate_hook();
         let mut lists: Vec<&Value> = vec![result];
         if let Some(o) = result.as_object() {
             lists.extend(o.values());
@@ -234,7 +235,7 @@ impl Mapper {
             .flatten()
             .take(100_000)
             .filter(|b| {
-                str_field(b, "trigger_type") == Some("harness::hook::pre-trigger")
+                str_field(b, "trigger_type") == Some(hook.as_str())
                     && str_field(b, "function_id") == Some("approval::gate")
             })
             .count();
@@ -397,12 +398,10 @@ impl Mapper {
     }
 
     /// The human's command for a root session.
-    pub fn command(&mut self, root: &str, cmd: &Command, now_ms: u64) -> Out {
+    pub fn command(&mut self, root: &str, cmd: &Command, _now_ms: u64) -> Out {
         let mut out = Out::default();
         match cmd {
-            Command::Answer { gate_id, decision } => {
-                self.answer(gate_id, decision, now_ms, &mut out)
-            }
+            Command::Answer { gate_id, decision } => self.answer(gate_id, decision, &mut out),
             Command::Prompt(text) => self.prompt(root, text, &mut out),
             Command::Interrupt => self.stop(root, &mut out),
             Command::SetMode(_) => out.protocol(
