@@ -190,8 +190,11 @@ pub struct Discovery {
     failed: Option<String>,
     /// Asked again while one ran: run once more when it ends.
     again: bool,
-    /// Re-read sessions and held calls when the running discovery ends (a worker joined).
+    /// Re-read sessions and held calls when the running discovery ends (a worker joined),
+    /// if what discovery sees changed.
     rescan: bool,
+    /// Re-read them whatever it sees (the harness said it booted: its state is new).
+    force: bool,
     pub view: GateView,
     /// Whether the engine has the harness (`harness::send`), as last discovered.
     harness: Option<bool>,
@@ -336,12 +339,13 @@ impl Mapper {
 
     /// A worker joined or left, or the harness is ready: look now, and again shortly (it
     /// registers its functions after it connects).
-    pub(super) fn workers_changed(&mut self, now_ms: u64, out: &mut Out) {
+    pub(super) fn workers_changed(&mut self, force: bool, now_ms: u64, out: &mut Out) {
         if !self.online {
             // Before we are live (the engine tells us of our own registration then): the
             // discovery of `reconnected` is still to come.
             return;
         }
+        self.disc.force |= force;
         self.discover(true, out);
         self.disc.next_at = Some(now_ms + SETTLE_MS);
     }
@@ -452,7 +456,8 @@ impl Mapper {
         let fingerprint = self.fingerprint();
         let changed = self.disc.fingerprint != Some(fingerprint);
         self.disc.fingerprint = Some(fingerprint);
-        let rescan = std::mem::take(&mut self.disc.rescan) && changed;
+        let rescan = std::mem::take(&mut self.disc.rescan) && changed
+            || std::mem::take(&mut self.disc.force);
         // Held calls: listed whenever the generation to call is (newly) known, and when we
         // see again after being blind (calls held meanwhile pushed us nothing).
         let sees_again = before.blind().is_some() && view.blind().is_none();

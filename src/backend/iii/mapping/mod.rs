@@ -501,7 +501,8 @@ impl Mapper {
             "pending-created" | "pending_created" => self.pending_created(payload, now_ms, out),
             "pending-resolved" | "pending_resolved" => self.pending_resolved(payload, now_ms, out),
             // A worker joined or left, or the harness booted: discover and read again.
-            "workers-available" | "ready" => self.workers_changed(now_ms, out),
+            "workers-available" => self.workers_changed(false, now_ms, out),
+            "ready" => self.workers_changed(true, now_ms, out),
             "turn-started" => self.turn_started(payload, out),
             "turn-completed" => self.turn_completed(payload, out),
             "message-queued" | "triggers-changed" => {
