@@ -104,6 +104,7 @@ const KEYS: &[(KeyCode, KeyModifiers)] = &[
     (KeyCode::Char('L'), NONE),
     (KeyCode::Char('s'), NONE),
     (KeyCode::Char('m'), NONE),
+    (KeyCode::Char('O'), NONE),
     (KeyCode::Char('q'), NONE),
     (KeyCode::Char('g'), NONE),
     (KeyCode::Char('i'), NONE),
@@ -257,9 +258,13 @@ fn check(state: &State, fx: &[Effect], pending: &HashSet<String>, opened: Option
         assert!(d < rules, "{at}: pending delete {d} of {rules}");
     }
     match &state.overlay {
-        Some(Overlay::ModePicker { cursor }) => {
-            let n = state.mode_choices().len();
-            assert!(*cursor < n.max(1), "{at}: mode cursor {cursor} of {n}");
+        Some(Overlay::Picker { pick, cursor }) => {
+            let n = state.pick_choices(pick).len();
+            assert!(*cursor < n.max(1), "{at}: picker cursor {cursor} of {n}");
+        }
+        Some(Overlay::Options { cursor }) => {
+            let n = state.option_rows().len();
+            assert!(*cursor < n.max(1), "{at}: options cursor {cursor} of {n}");
         }
         Some(Overlay::Rules { cursor }) => {
             assert!(

@@ -23,6 +23,7 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("log", 'L'),
     ("status", 's'),
     ("mode", 'm'),
+    ("options", 'O'),
     ("rules", 'R'),
     ("quit", 'q'),
     ("focus_prompt", 'i'),

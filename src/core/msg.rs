@@ -238,8 +238,38 @@ pub struct Capabilities {
     pub models: Vec<(String, String)>,
     pub commands: Vec<(String, String)>,
     pub agents: Vec<(String, String)>,
+    /// The modes this agent declared (`m` offers these and nothing else).
     pub modes: Vec<String>,
     pub extra: Vec<(String, String)>,
+    /// The agent's session settings it lets a client change (ACP session config options).
+    pub options: Vec<ConfigOption>,
+}
+
+/// One setting of the session the agent lets a client change (ACP `configOptions`): a
+/// select of named values, or an on/off switch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigOption {
+    pub id: String,
+    pub name: String,
+    /// `mode`, `model`, `thought_level`, …: what it is for (`m` opens the mode's).
+    pub category: Option<String>,
+    pub description: Option<String>,
+    /// The value it has now.
+    pub current: String,
+    /// (value, label) of every choice, in the agent's order (`true`/`false` for a switch).
+    pub choices: Vec<(String, String)>,
+    /// An on/off switch (its value is sent as a boolean).
+    pub boolean: bool,
+}
+
+impl ConfigOption {
+    /// The label of the current value.
+    pub fn current_label(&self) -> &str {
+        self.choices
+            .iter()
+            .find(|(v, _)| *v == self.current)
+            .map_or(self.current.as_str(), |(_, l)| l.as_str())
+    }
 }
 
 /// A request from the core to the backend.
@@ -252,6 +282,13 @@ pub enum Command {
     Prompt(String),
     Interrupt,
     SetMode(String),
+    /// Set one of the agent's session options (ACP `session/set_config_option`).
+    SetConfig {
+        id: String,
+        value: String,
+    },
+    /// Pick one of the models the agent declared outside its options (ACP `session/set_model`).
+    SetModel(String),
     /// A remark for the recording only (e.g. which rule answered a gate); nothing is sent.
     Note(String),
     /// Close stdin, give the agent a grace period, then kill it.
@@ -278,6 +315,8 @@ impl Command {
             Command::EditQueued { .. } => "editing a queued message",
             Command::Unqueue { .. } => "removing a queued message",
             Command::NewHarnessSession(_) => "starting a harness session",
+            Command::SetConfig { .. } => "changing a session option",
+            Command::SetModel(_) => "changing the model",
             _ => return None,
         };
         Some(format!("{what} is not supported by this backend"))

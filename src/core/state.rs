@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use ratatui_textarea::TextArea;
 
 use super::gate::{Gate, GateKind};
-use super::msg::{Capabilities, TurnState};
+use super::msg::{Capabilities, Command, ConfigOption, TurnState};
 use super::tree::{NodeId, Tree};
 
 /// Which pane receives keys.
@@ -24,7 +24,13 @@ pub enum Overlay {
     Help,
     Log,
     Status,
-    ModePicker {
+    /// A value for the agent's mode (`m`), one of its options, or its model (Enter sets it).
+    Picker {
+        pick: Pick,
+        cursor: usize,
+    },
+    /// `O`: the agent's session options with their values; Enter opens one's picker.
+    Options {
         cursor: usize,
     },
     ConfirmQuit,
@@ -492,14 +498,93 @@ impl SessionState {
             .count()
     }
 
-    /// The modes the `m` picker offers: the agent's own (ACP) when it declared any, else the
-    /// Claude permission modes.
-    pub fn mode_choices(&self) -> Vec<String> {
-        if self.session.capabilities.modes.is_empty() {
-            PERMISSION_MODES.iter().map(|m| m.to_string()).collect()
-        } else {
-            self.session.capabilities.modes.clone()
+    /// The agent's option of this category (`mode`, `model`), if it declared one.
+    pub fn option_of(&self, category: &str) -> Option<&ConfigOption> {
+        self.session
+            .capabilities
+            .options
+            .iter()
+            .find(|o| o.category.as_deref() == Some(category))
+    }
+
+    /// What a picker offers, as (value, label): only what this agent declared (Claude Code's
+    /// permission modes come from the Claude backend, never offered to another agent).
+    pub fn pick_choices(&self, pick: &Pick) -> Vec<(String, String)> {
+        let caps = &self.session.capabilities;
+        match pick {
+            Pick::Mode => match self.option_of("mode") {
+                Some(o) => o.choices.clone(),
+                None => caps.modes.iter().map(|m| (m.clone(), m.clone())).collect(),
+            },
+            Pick::Option(id) => caps
+                .options
+                .iter()
+                .find(|o| o.id == *id)
+                .map(|o| o.choices.clone())
+                .unwrap_or_default(),
+            Pick::Model => caps.models.clone(),
         }
+    }
+
+    /// The value a picker starts on (the current one).
+    pub fn pick_current(&self, pick: &Pick) -> Option<String> {
+        let caps = &self.session.capabilities;
+        match pick {
+            Pick::Mode => match self.option_of("mode") {
+                Some(o) => Some(o.current.clone()),
+                None => self.session.permission_mode.clone(),
+            },
+            Pick::Option(id) => caps
+                .options
+                .iter()
+                .find(|o| o.id == *id)
+                .map(|o| o.current.clone()),
+            Pick::Model => self.session.model.clone(),
+        }
+    }
+
+    /// The command that sets `value` for `pick`.
+    pub fn pick_command(&self, pick: &Pick, value: String) -> Command {
+        match pick {
+            Pick::Mode => match self.option_of("mode") {
+                Some(o) => Command::SetConfig {
+                    id: o.id.clone(),
+                    value,
+                },
+                None => Command::SetMode(value),
+            },
+            Pick::Option(id) => Command::SetConfig {
+                id: id.clone(),
+                value,
+            },
+            Pick::Model => Command::SetModel(value),
+        }
+    }
+
+    /// The rows of `O`: every option the agent declared (name, current value's label, its
+    /// picker), and its modes and models when declared outside options.
+    pub fn option_rows(&self) -> Vec<(String, String, Pick)> {
+        let caps = &self.session.capabilities;
+        let mut rows: Vec<(String, String, Pick)> = caps
+            .options
+            .iter()
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    o.current_label().to_string(),
+                    Pick::Option(o.id.clone()),
+                )
+            })
+            .collect();
+        if self.option_of("mode").is_none() && !caps.modes.is_empty() {
+            let cur = self.session.permission_mode.clone().unwrap_or_default();
+            rows.push(("mode".into(), cur, Pick::Mode));
+        }
+        if self.option_of("model").is_none() && !caps.models.is_empty() {
+            let cur = self.session.model.clone().unwrap_or_default();
+            rows.push(("model".into(), cur, Pick::Model));
+        }
+        rows
     }
 
     /// Where this session stands, for its tree row.
@@ -530,6 +615,17 @@ impl SessionState {
             _ => "idle".into(),
         }
     }
+}
+
+/// What a picker (`Overlay::Picker`) chooses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// The agent's mode: its `mode` option, or the modes it declared.
+    Mode,
+    /// One of the agent's session options, by id.
+    Option(String),
+    /// A model the agent declared outside its options.
+    Model,
 }
 
 /// Where a pending gate sits in the inbox: (opened at, arrival stamp).

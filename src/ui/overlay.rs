@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Theme;
 use super::wrap::clip;
-use crate::core::state::{Overlay, State};
+use crate::core::state::{Overlay, Pick, State};
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
@@ -68,27 +68,62 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
             area.width.saturating_sub(8).min(110),
             area.height.saturating_sub(2),
         ),
-        Overlay::ModePicker { cursor } => {
-            let cur = state
-                .session
-                .permission_mode
-                .as_deref()
-                .unwrap_or("default");
-            let modes = state.mode_choices();
-            let l = modes
+        Overlay::Picker { pick, cursor } => {
+            let cur = state.pick_current(pick);
+            let choices = state.pick_choices(pick);
+            let l = choices
                 .iter()
                 .enumerate()
-                .map(|(i, m)| {
-                    let mark = if m == cur { " (current)" } else { "" };
+                .map(|(i, (value, label))| {
+                    let mark = if Some(value) == cur.as_ref() {
+                        " (current)"
+                    } else {
+                        ""
+                    };
                     let style = if i == *cursor {
                         theme.choice_active
                     } else {
                         theme.choice
                     };
-                    Line::from(Span::styled(format!(" {m}{mark} "), style))
+                    Line::from(Span::styled(format!(" {}{mark} ", clip(label, 60)), style))
                 })
                 .collect();
-            (" mode (Enter sets) ", l, 36, modes.len().min(40) as u16 + 2)
+            let title = match pick {
+                Pick::Mode => " mode (Enter sets) ",
+                Pick::Model => " model (Enter sets) ",
+                Pick::Option(_) => " value (Enter sets) ",
+            };
+            let width = choices
+                .iter()
+                .map(|(_, l)| unicode_width::UnicodeWidthStr::width(l.as_str()).min(60) + 14)
+                .max()
+                .unwrap_or(20)
+                .max(36) as u16;
+            (title, l, width, choices.len().min(40) as u16 + 2)
+        }
+        Overlay::Options { cursor } => {
+            let rows = state.option_rows();
+            let l = rows
+                .iter()
+                .enumerate()
+                .map(|(i, (name, value, _))| {
+                    let style = if i == *cursor {
+                        theme.choice_active
+                    } else {
+                        theme.choice
+                    };
+                    Line::from(Span::styled(
+                        format!(" {:<22} {} ", clip(name, 22), clip(value, 40)),
+                        style,
+                    ))
+                })
+                .collect();
+            (
+                " session options (Enter picks a value) ",
+                l,
+                70,
+                rows.len().min(40) as u16 + 2,
+            )
         }
         Overlay::Text { title, body } => {
             let l = body
@@ -368,7 +403,33 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
     for (k, v) in &s.info {
         kv(&mut l, k, v.clone());
     }
+    if !s.capabilities.options.is_empty() {
+        l.push(Line::default());
+        l.push(Line::from(Span::styled(
+            format!("options ({}) · O changes one", s.capabilities.options.len()),
+            theme.title,
+        )));
+        for o in &s.capabilities.options {
+            let what = match &o.category {
+                Some(c) => format!("{c}, {} choice(s)", o.choices.len()),
+                None => format!("{} choice(s)", o.choices.len()),
+            };
+            l.push(Line::from(vec![
+                Span::styled(format!("  {:<24}", clip(&o.name, 24)), theme.accent),
+                Span::styled(format!("{}  ", clip(o.current_label(), 40)), theme.text),
+                Span::styled(what, theme.dim),
+            ]));
+        }
+    }
     for (title, list) in [
+        (
+            "modes",
+            &s.capabilities
+                .modes
+                .iter()
+                .map(|m| (m.clone(), String::new()))
+                .collect::<Vec<_>>(),
+        ),
         ("models", &s.capabilities.models),
         ("agents", &s.capabilities.agents),
         ("commands", &s.capabilities.commands),

@@ -59,9 +59,20 @@ pub static EVERYWHERE: Context = Context {
             "status",
             &[Act("status")],
             "status",
-            "session status: models, commands, agents",
+            "session status: options, modes, models, commands, agents",
         ),
-        b("mode", &[Act("mode")], "mode", "switch permission mode"),
+        b(
+            "mode",
+            &[Act("mode")],
+            "mode",
+            "switch the agent's mode (only the modes it declared)",
+        ),
+        b(
+            "options",
+            &[Act("options")],
+            "options",
+            "the agent's session options (mode, model, …): pick a value",
+        ),
         b(
             "rules",
             &[Act("rules")],

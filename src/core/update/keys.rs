@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use super::super::gate::Decision;
 use super::super::msg::{Command, Effect, TurnState};
-use super::super::state::{Focus, Overlay, State};
+use super::super::state::{Focus, Overlay, Pick, State};
 use super::super::transcript::ItemKind;
 use super::decide::answer;
 use super::gate_keys;
@@ -71,18 +71,13 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         KeyCode::Char('s') => {
             return open_overlay(state, Overlay::Status);
         }
-        KeyCode::Char('m') => {
-            let cur = state
-                .session
-                .permission_mode
-                .as_deref()
-                .unwrap_or("default");
-            let cursor = state
-                .mode_choices()
-                .iter()
-                .position(|m| m == cur)
-                .unwrap_or(0);
-            return open_overlay(state, Overlay::ModePicker { cursor });
+        KeyCode::Char('m') => return open_picker(state, Pick::Mode),
+        KeyCode::Char('O') => {
+            if state.option_rows().is_empty() {
+                state.status_line = Some("this agent declared no session options".into());
+                return;
+            }
+            return open_overlay(state, Overlay::Options { cursor: 0 });
         }
         KeyCode::Char('g') => return workspace::jump_to_oldest(state),
         KeyCode::Char('I') => return workspace::open_inbox(state),
@@ -169,28 +164,59 @@ fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<
             KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => state.overlay = None,
             _ => {}
         },
-        Overlay::ModePicker { cursor } => match key.code {
-            KeyCode::Up | KeyCode::Char('k') => {
-                state.overlay = Some(Overlay::ModePicker {
-                    cursor: cursor.saturating_sub(1),
-                })
+        Overlay::Picker { pick, cursor } => {
+            let n = state.pick_choices(&pick).len();
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    state.overlay = Some(Overlay::Picker {
+                        pick,
+                        cursor: cursor.saturating_sub(1),
+                    })
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    state.overlay = Some(Overlay::Picker {
+                        pick,
+                        cursor: (cursor + 1).min(n.saturating_sub(1)),
+                    })
+                }
+                KeyCode::Enter => {
+                    state.overlay = None;
+                    let Some((value, label)) = state.pick_choices(&pick).get(cursor).cloned()
+                    else {
+                        return;
+                    };
+                    state.status_line =
+                        Some(format!("{} → {label} (requested)", pick_name(state, &pick)));
+                    let cmd = state.pick_command(&pick, value);
+                    fx.push(Effect::Send(state.sid(), cmd));
+                }
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
+                _ => {}
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                state.overlay = Some(Overlay::ModePicker {
-                    cursor: (cursor + 1).min(state.mode_choices().len().saturating_sub(1)),
-                })
+        }
+        Overlay::Options { cursor } => {
+            let rows = state.option_rows();
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    state.overlay = Some(Overlay::Options {
+                        cursor: cursor.saturating_sub(1),
+                    })
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    state.overlay = Some(Overlay::Options {
+                        cursor: (cursor + 1).min(rows.len().saturating_sub(1)),
+                    })
+                }
+                KeyCode::Enter => {
+                    state.overlay = None;
+                    if let Some((_, _, pick)) = rows.into_iter().nth(cursor) {
+                        open_picker(state, pick);
+                    }
+                }
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('O') => state.overlay = None,
+                _ => {}
             }
-            KeyCode::Enter => {
-                state.overlay = None;
-                let Some(mode) = state.mode_choices().get(cursor).cloned() else {
-                    return;
-                };
-                state.status_line = Some(format!("permission mode → {mode} (requested)"));
-                fx.push(Effect::Send(state.sid(), Command::SetMode(mode)));
-            }
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
-            _ => {}
-        },
+        }
         Overlay::Rules { cursor } => {
             let n = state.rules.list.len();
             if !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete) {
@@ -614,4 +640,42 @@ fn no_prompt_here(state: &State) -> String {
     } else {
         "this session takes no prompt from here: answer its cards (g opens the oldest)".into()
     }
+}
+
+/// What a picker sets, in words (its option's name).
+fn pick_name(state: &State, pick: &Pick) -> String {
+    match pick {
+        Pick::Mode => "mode".into(),
+        Pick::Model => "model".into(),
+        Pick::Option(id) => state
+            .session
+            .capabilities
+            .options
+            .iter()
+            .find(|o| o.id == *id)
+            .map_or_else(|| id.clone(), |o| o.name.clone()),
+    }
+}
+
+/// Open the picker for `pick` on its current value; say so when the agent declared nothing
+/// to pick from (never offer another agent's choices).
+fn open_picker(state: &mut State, pick: Pick) {
+    let choices = state.pick_choices(&pick);
+    if choices.is_empty() {
+        state.status_line = Some(format!(
+            "this agent declared no {} to choose from",
+            match pick {
+                Pick::Mode => "modes",
+                Pick::Model => "models",
+                Pick::Option(_) => "values",
+            }
+        ));
+        return;
+    }
+    let cur = state.pick_current(&pick);
+    let cursor = choices
+        .iter()
+        .position(|(v, _)| Some(v) == cur.as_ref())
+        .unwrap_or(0);
+    open_overlay(state, Overlay::Picker { pick, cursor });
 }

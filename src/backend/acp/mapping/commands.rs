@@ -64,6 +64,35 @@ impl Mapper {
                 }
                 None => out.system("mode", "no session yet"),
             },
+            Command::SetConfig { id, value } => match self.session_id.clone() {
+                Some(sid) => {
+                    // A switch's value goes as a boolean, a select's as its value id.
+                    let boolean = self.caps.options.iter().any(|o| o.id == *id && o.boolean);
+                    let params = if boolean {
+                        json!({"sessionId": sid, "configId": id, "type": "boolean", "value": value == "true"})
+                    } else {
+                        json!({"sessionId": sid, "configId": id, "value": value})
+                    };
+                    let line = self.request(
+                        "session/set_config_option",
+                        params,
+                        Ours::SetConfig(id.clone(), value.clone()),
+                    );
+                    out.lines.push(line);
+                }
+                None => out.system("option", "no session yet"),
+            },
+            Command::SetModel(model) => match self.session_id.clone() {
+                Some(sid) => {
+                    let line = self.request(
+                        "session/set_model",
+                        json!({"sessionId": sid, "modelId": model}),
+                        Ours::SetModel(model.clone()),
+                    );
+                    out.lines.push(line);
+                }
+                None => out.system("model", "no session yet"),
+            },
             Command::Shutdown | Command::Note(_) => {}
             // iii-only (queue edits, harness sessions): said, never silently dropped.
             Command::EditQueued { .. }

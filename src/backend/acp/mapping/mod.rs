@@ -9,6 +9,8 @@ mod actions;
 mod checkfu;
 mod commands;
 mod edits;
+#[cfg(test)]
+mod options_tests;
 mod permissions;
 mod recorded;
 mod requests;
@@ -93,7 +95,13 @@ enum Ours {
     NewSession,
     Prompt,
     SetMode(String),
-    Steer { text: String },
+    /// `session/set_config_option` (option id, value).
+    SetConfig(String, String),
+    /// `session/set_model`.
+    SetModel(String),
+    Steer {
+        text: String,
+    },
     Interrupt,
 }
 

@@ -267,6 +267,15 @@ impl Mapper {
                 Ours::Prompt
             }
             "session/set_mode" => Ours::SetMode(s(params, "modeId").unwrap_or_default()),
+            "session/set_config_option" => Ours::SetConfig(
+                s(params, "configId").unwrap_or_default(),
+                match params.get("value") {
+                    Some(Value::String(v)) => v.clone(),
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                },
+            ),
+            "session/set_model" => Ours::SetModel(s(params, "modelId").unwrap_or_default()),
             "_checkfu/session/steer" => {
                 let text = s(params, "content").unwrap_or_default();
                 out.push(ItemKind::User {

@@ -33,6 +33,33 @@ impl Mapper {
                 }));
                 out.system("mode", format!("mode set to {mode}"));
             }
+            Ours::SetConfig(id, value) => {
+                // The answer holds every option as it is now (the agent may change others).
+                match result.get("configOptions").and_then(Value::as_array) {
+                    Some(opts) => self.config_options(opts),
+                    None => {
+                        if let Some(o) = self.caps.options.iter_mut().find(|o| o.id == id) {
+                            o.current = sanitize(&value);
+                        }
+                    }
+                }
+                self.options_changed(out);
+                let shown = self
+                    .caps
+                    .options
+                    .iter()
+                    .find(|o| o.id == id)
+                    .map(|o| format!("{} → {}", o.name, o.current_label()))
+                    .unwrap_or_else(|| format!("{} → {}", sanitize(&id), sanitize(&value)));
+                out.system("option", shown);
+            }
+            Ours::SetModel(model) => {
+                out.ev(BackendEvent::Session(SessionPatch {
+                    model: Some(sanitize(&model)),
+                    ..SessionPatch::default()
+                }));
+                out.system("model", format!("model set to {}", sanitize(&model)));
+            }
             Ours::Steer { text } => {
                 let d = s(&result, "disposition").unwrap_or_default();
                 match d.as_str() {
@@ -87,6 +114,18 @@ impl Mapper {
             Ours::SetMode(mode) => out.protocol(
                 Level::Error,
                 format!("session/set_mode {mode} failed: {what}"),
+            ),
+            Ours::SetConfig(id, value) => out.protocol(
+                Level::Error,
+                format!(
+                    "session/set_config_option {} = {} failed: {what}",
+                    sanitize(&id),
+                    sanitize(&value)
+                ),
+            ),
+            Ours::SetModel(model) => out.protocol(
+                Level::Error,
+                format!("session/set_model {} failed: {what}", sanitize(&model)),
             ),
             Ours::Steer { text } => self.steer_refused(text, &what, out),
             Ours::Interrupt => {
@@ -256,13 +295,19 @@ impl Mapper {
             interruptible: Some(true),
             ..SessionPatch::default()
         }));
+        // Options name the mode and model of agents that declare them there (opencode,
+        // codex-acp): the footer shows those.
+        self.options_patch(out);
+        let (mode_n, model_n) = self.mode_model_counts();
+        let options = match self.caps.options.len() {
+            0 => String::new(),
+            n => format!(", {n} option(s) (O changes them)"),
+        };
         out.system(
             "session",
             format!(
-                "started {}: {} mode(s), {} model(s)",
-                sanitize(&sid),
-                self.caps.modes.len(),
-                self.caps.models.len()
+                "started {}: {mode_n} mode(s), {model_n} model(s){options}",
+                sanitize(&sid)
             ),
         );
         self.ready = true;
@@ -272,20 +317,55 @@ impl Mapper {
         }
     }
 
+    /// Read the agent's session options (ACP `configOptions`, in `session/new` and
+    /// `session/load` results, `config_option_update`, and `session/set_config_option`
+    /// answers), replacing what was known. Malformed ones are skipped, each said once.
     pub(super) fn config_options(&mut self, opts: &[Value]) {
-        self.caps.extra.retain(|(k, _)| !k.starts_with("config "));
-        for o in opts {
-            let id = s(o, "id").unwrap_or_default();
-            let v = o.get("currentValue").map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string())
-            });
-            self.caps.extra.push((
-                format!("config {}", sanitize(&id)),
-                sanitize(&v.unwrap_or_default()),
-            ));
+        self.caps.options = opts
+            .iter()
+            .take(MAX_OPTIONS)
+            .filter_map(config_option)
+            .collect();
+    }
+
+    /// The options changed: the core gets them, and the footer their mode and model.
+    pub(super) fn options_changed(&mut self, out: &mut Out) {
+        out.ev(BackendEvent::Capabilities(self.caps.clone()));
+        self.options_patch(out);
+    }
+
+    /// The footer's mode and model from the options of those categories, when there are.
+    pub(super) fn options_patch(&self, out: &mut Out) {
+        let of = |cat: &str| {
+            self.caps
+                .options
+                .iter()
+                .find(|o| o.category.as_deref() == Some(cat))
+                .map(|o| o.current_label().to_string())
+        };
+        let (mode, model) = (of("mode"), of("model"));
+        if mode.is_some() || model.is_some() {
+            out.ev(BackendEvent::Session(SessionPatch {
+                permission_mode: mode,
+                model,
+                ..SessionPatch::default()
+            }));
         }
+    }
+
+    /// How many modes and models the agent declared, by either route.
+    fn mode_model_counts(&self) -> (usize, usize) {
+        let count = |cat: &str| {
+            self.caps
+                .options
+                .iter()
+                .find(|o| o.category.as_deref() == Some(cat))
+                .map(|o| o.choices.len())
+        };
+        (
+            count("mode").unwrap_or(self.caps.modes.len()),
+            count("model").unwrap_or(self.caps.models.len()),
+        )
     }
 
     pub(super) fn turn_ended(&mut self, result: &Value, out: &mut Out) {
@@ -359,4 +439,68 @@ impl Mapper {
     }
 
     // ---- session/update -------------------------------------------------------------------
+}
+
+/// Options one agent may declare, at most (a hostile agent must not grow memory).
+const MAX_OPTIONS: usize = 64;
+/// Choices of one option, at most.
+const MAX_CHOICES: usize = 500;
+
+/// One ACP `SessionConfigOption`: `{id, name, description?, category?, type: "select",
+/// currentValue, options: [{value, name, description?}] | [{group, name, options: [...]}]}`
+/// or `{…, type: "boolean", currentValue: bool}`. `None` when it is neither.
+fn config_option(o: &Value) -> Option<crate::core::msg::ConfigOption> {
+    let clean = |t: &str, n: usize| one_line(&sanitize(t), n);
+    let id = s(o, "id")?;
+    let name = s(o, "name").unwrap_or_else(|| id.clone());
+    let mut opt = crate::core::msg::ConfigOption {
+        id: clean(&id, 128),
+        name: clean(&name, 80),
+        category: s(o, "category").map(|c| clean(&c, 40)),
+        description: s(o, "description").map(|d| clean(&d, 200)),
+        ..Default::default()
+    };
+    match o.get("type").and_then(Value::as_str) {
+        Some("boolean") => {
+            let on = o.get("currentValue").and_then(Value::as_bool)?;
+            opt.boolean = true;
+            opt.current = on.to_string();
+            opt.choices = vec![("true".into(), "on".into()), ("false".into(), "off".into())];
+        }
+        // `select` (and a missing type, which the schema reads as a select).
+        Some("select") | None => {
+            opt.current = clean(&s(o, "currentValue")?, 128);
+            let mut choices = Vec::new();
+            for c in o
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if choices.len() >= MAX_CHOICES {
+                    break;
+                }
+                // A group holds its own options under a header: flattened, labelled with it.
+                let (group, items) = match c.get("options").and_then(Value::as_array) {
+                    Some(items) => (s(c, "name"), items.as_slice()),
+                    None => (None, std::slice::from_ref(c)),
+                };
+                for item in items {
+                    let Some(v) = s(item, "value") else { continue };
+                    let label = s(item, "name").unwrap_or_else(|| v.clone());
+                    let label = match &group {
+                        Some(g) => format!("{g} · {label}"),
+                        None => label,
+                    };
+                    choices.push((clean(&v, 128), clean(&label, 80)));
+                    if choices.len() >= MAX_CHOICES {
+                        break;
+                    }
+                }
+            }
+            opt.choices = choices;
+        }
+        Some(_) => return None,
+    }
+    Some(opt)
 }

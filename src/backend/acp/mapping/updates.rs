@@ -140,7 +140,7 @@ impl Mapper {
                 if let Some(opts) = update.get("configOptions").and_then(Value::as_array) {
                     self.config_options(opts);
                 }
-                out.ev(BackendEvent::Capabilities(self.caps.clone()));
+                self.options_changed(out);
             }
             U::SessionInfoUpdate(si) => {
                 use agent_client_protocol_schema::MaybeUndefined as M;

@@ -53,7 +53,9 @@ impl Mapper {
             // iii-only (queue edits, harness sessions): said, never silently dropped.
             Command::EditQueued { .. }
             | Command::Unqueue { .. }
-            | Command::NewHarnessSession(_) => {
+            | Command::NewHarnessSession(_)
+            | Command::SetConfig { .. }
+            | Command::SetModel(_) => {
                 out.protocol(Level::Warn, cmd.unsupported().unwrap_or_default())
             }
         }

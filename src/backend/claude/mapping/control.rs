@@ -281,8 +281,13 @@ impl Mapper {
             models: pairs("models", "value", "displayName"),
             commands: pairs("commands", "name", "description"),
             agents: pairs("agents", "name", "description"),
-            modes: Vec::new(),
+            // Claude Code's own permission modes: `m` offers these on this backend only.
+            modes: crate::core::state::PERMISSION_MODES
+                .iter()
+                .map(|m| m.to_string())
+                .collect(),
             extra,
+            options: Vec::new(),
         }));
         if let Some(mode) = body.get("current_permission_mode").and_then(Value::as_str) {
             out.ev(BackendEvent::Session(SessionPatch {

@@ -409,6 +409,9 @@ impl Mapper {
                 Level::Info,
                 "iii approval modes are the gate's per-session settings; not changed from here",
             ),
+            Command::SetConfig { .. } | Command::SetModel(_) => {
+                out.protocol(root, Level::Warn, cmd.unsupported().unwrap_or_default())
+            }
             // Quitting answers nothing: held calls are durable and another console may
             // answer them.
             Command::Shutdown | Command::Note(_) => {}

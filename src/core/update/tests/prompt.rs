@@ -55,11 +55,30 @@ fn paste_goes_into_an_open_gate_editor() {
 }
 
 #[test]
-fn mode_picker_sends_set_mode() {
+fn mode_picker_sends_set_mode_from_the_modes_the_agent_declared_only() {
+    use crate::core::msg::Capabilities;
+    use crate::core::state::Pick;
     let mut s = st();
     press(&mut s, KeyCode::Esc);
+    // Nothing declared yet: nothing offered (never another agent's modes).
     ch(&mut s, 'm');
-    assert_eq!(s.overlay, Some(Overlay::ModePicker { cursor: 0 }));
+    assert_eq!(s.overlay, None);
+    assert!(s.status_line.as_deref().unwrap().contains("no modes"));
+    ev(
+        &mut s,
+        BackendEvent::Capabilities(Capabilities {
+            modes: vec!["default".into(), "acceptEdits".into()],
+            ..Capabilities::default()
+        }),
+    );
+    ch(&mut s, 'm');
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::Picker {
+            pick: Pick::Mode,
+            cursor: 0
+        })
+    );
     ch(&mut s, 'j');
     let fx = press(&mut s, KeyCode::Enter);
     assert_eq!(
@@ -70,6 +89,83 @@ fn mode_picker_sends_set_mode() {
         )]
     );
     assert_eq!(s.overlay, None);
+}
+
+/// An agent that declares its modes and models as session options (opencode, codex-acp): `m`
+/// offers its mode option's values and sets them with `session/set_config_option`; `O` lists
+/// every option and picks any of them.
+#[test]
+fn config_options_drive_m_and_the_options_picker() {
+    use crate::core::msg::{Capabilities, ConfigOption};
+    use crate::core::state::Pick;
+    let mut s = st();
+    press(&mut s, KeyCode::Esc);
+    let select = |id: &str, cat: &str, cur: &str, vals: &[&str]| ConfigOption {
+        id: id.into(),
+        name: id.into(),
+        category: Some(cat.into()),
+        current: cur.into(),
+        choices: vals
+            .iter()
+            .map(|v| (v.to_string(), v.to_uppercase()))
+            .collect(),
+        ..ConfigOption::default()
+    };
+    ev(
+        &mut s,
+        BackendEvent::Capabilities(Capabilities {
+            options: vec![
+                select("agent", "mode", "plan", &["build", "plan"]),
+                select("llm", "model", "a", &["a", "b", "c"]),
+            ],
+            ..Capabilities::default()
+        }),
+    );
+    ch(&mut s, 'm');
+    // It starts on the current value.
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::Picker {
+            pick: Pick::Mode,
+            cursor: 1
+        })
+    );
+    ch(&mut s, 'k');
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::SetConfig {
+                id: "agent".into(),
+                value: "build".into()
+            }
+        )]
+    );
+    ch(&mut s, 'O');
+    assert_eq!(s.overlay, Some(Overlay::Options { cursor: 0 }));
+    ch(&mut s, 'j');
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::Picker {
+            pick: Pick::Option("llm".into()),
+            cursor: 0
+        })
+    );
+    ch(&mut s, 'j');
+    ch(&mut s, 'j');
+    let fx = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(
+            crate::core::state::SessionId::FIRST,
+            Command::SetConfig {
+                id: "llm".into(),
+                value: "c".into()
+            }
+        )]
+    );
 }
 
 #[test]
