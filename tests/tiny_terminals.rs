@@ -98,6 +98,12 @@ fn busy_state() -> State {
         "{fed} lines, {} nodes",
         s.tree.nodes.len()
     );
+    // The modes a Claude session declares when its `initialize` is answered (this recording
+    // starts later): what `m` offers.
+    s.session.capabilities.modes = switchboard::core::state::PERMISSION_MODES
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
     for i in 0..80 {
         let event = BackendEvent::Item {
             node: None,
@@ -170,7 +176,7 @@ const VIEWS: &[View] = &[
         name: "mode",
         keys: &[KeyCode::Char('m'), KeyCode::Down],
         focus: Focus::Transcript,
-        shown: |s| matches!(s.overlay, Some(Overlay::ModePicker { cursor: 1 })),
+        shown: |s| matches!(s.overlay, Some(Overlay::Picker { cursor: 1, .. })),
     },
     View {
         name: "rules",

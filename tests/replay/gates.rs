@@ -195,7 +195,9 @@ fn answer_keys_change_nothing_in_replay() {
                 assert!(
                     !matches!(
                         p.state().overlay,
-                        Some(Overlay::ConfirmQuit | Overlay::ModePicker { .. })
+                        Some(
+                            Overlay::ConfirmQuit | Overlay::Picker { .. } | Overlay::Options { .. }
+                        )
                     ),
                     "{name}: {k:?} opened {:?}",
                     p.state().overlay
