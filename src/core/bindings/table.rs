@@ -59,19 +59,19 @@ pub static EVERYWHERE: Context = Context {
             "status",
             &[Act("status")],
             "status",
-            "session status: options, modes, models, commands, agents",
+            "session status: options, models, commands",
         ),
         b(
             "mode",
             &[Act("mode")],
             "mode",
-            "switch the agent's mode (only the modes it declared)",
+            "switch mode (only the agent's own modes)",
         ),
         b(
             "options",
             &[Act("options")],
             "options",
-            "the agent's session options (mode, model, …): pick a value",
+            "the agent's options (mode, model…): set one",
         ),
         b(
             "rules",
