@@ -216,7 +216,7 @@ impl Discovery {
 }
 
 /// Every object in the result's arrays (the list's key varies between engine versions).
-fn entries(result: &Value) -> impl Iterator<Item = &Value> {
+pub(super) fn entries(result: &Value) -> impl Iterator<Item = &Value> {
     let mut lists: Vec<&Value> = vec![result];
     if let Some(o) = result.as_object() {
         lists.extend(o.values());
@@ -233,10 +233,9 @@ fn pairs(result: &Value, a: &[&str], b: &str) -> Vec<(String, String)> {
     entries(result)
         .filter_map(|v| {
             let first = a.iter().find_map(|k| str_field(v, k))?;
-            Some((
-                j::clip(first, 256),
-                j::clip(str_field(v, b).unwrap_or(""), 256),
-            ))
+            // The engine's words reach facts, warnings and the log: made safe here, once.
+            let safe = |t: &str| crate::core::text::visible_line(&j::clip(t, 256)).into_owned();
+            Some((safe(first), safe(str_field(v, b).unwrap_or(""))))
         })
         .collect()
 }

@@ -60,8 +60,10 @@ fn a_join_whose_first_look_is_too_early_is_seen_by_the_settling_look() {
         100,
     );
     // The worker has not registered yet: still blind.
-    let (_, out) = drive(&mut m, join, &none);
-    assert!(blind(&out, "").is_none() || blind(&out, "").flatten().is_some());
+    let (calls, out) = drive(&mut m, join, &none);
+    // The warning stands as it was (nothing new said), and nothing is listed.
+    assert_eq!(blind(&out, ""), None, "{out:?}");
+    assert!(called(&calls, "approval::list-pending").is_empty());
     // The settling look comes at +SETTLE_MS, not after the 5 s retry.
     let settle = m.tick(100 + discovery::SETTLE_MS);
     assert_eq!(called(&settle.calls, discovery::FUNCTIONS).len(), 1);
@@ -157,4 +159,15 @@ fn a_card_without_a_usable_pending_at_keeps_its_opening_time_when_upgraded() {
         _ => None,
     });
     assert_eq!(upgraded, Some(1_000), "{up:?}");
+}
+
+#[test]
+fn the_engines_words_in_facts_and_warnings_are_made_safe() {
+    let hostile = engine(&["harness::send", "approval::x\u{1b}[2J\u{202e}"], &[]);
+    let (_, _, out) = connect(&hostile);
+    let w = blind(&out, "").flatten().unwrap();
+    assert!(w.contains("does not know"), "{w}");
+    let all = format!("{:?}", out.events);
+    assert!(!w.contains('\u{1b}') && !w.contains('\u{202e}'), "{w:?}");
+    assert!(!all.contains('\u{1b}'), "{all}");
 }

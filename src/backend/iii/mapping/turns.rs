@@ -225,15 +225,7 @@ impl Mapper {
     /// every object in the result's arrays is a candidate binding.
     pub(super) fn hook_bindings(&mut self, result: &Value, out: &mut Out) {
         let hook = self.gate_hook();
-        let mut lists: Vec<&Value> = vec![result];
-        if let Some(o) = result.as_object() {
-            lists.extend(o.values());
-        }
-        let n = lists
-            .iter()
-            .filter_map(|v| v.as_array())
-            .flatten()
-            .take(100_000)
+        let n = super::discovery::entries(result)
             .filter(|b| {
                 str_field(b, "trigger_type") == Some(hook.as_str())
                     && str_field(b, "function_id") == Some("approval::gate")
