@@ -262,6 +262,15 @@ pub struct ConfigOption {
     pub boolean: bool,
 }
 
+impl Capabilities {
+    /// The agent's option of this category (`mode`, `model`), if it declared one.
+    pub fn option_of(&self, category: &str) -> Option<&ConfigOption> {
+        self.options
+            .iter()
+            .find(|o| o.category.as_deref() == Some(category))
+    }
+}
+
 impl ConfigOption {
     /// The label of the current value.
     pub fn current_label(&self) -> &str {

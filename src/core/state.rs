@@ -500,11 +500,7 @@ impl SessionState {
 
     /// The agent's option of this category (`mode`, `model`), if it declared one.
     pub fn option_of(&self, category: &str) -> Option<&ConfigOption> {
-        self.session
-            .capabilities
-            .options
-            .iter()
-            .find(|o| o.category.as_deref() == Some(category))
+        self.session.capabilities.option_of(category)
     }
 
     /// What a picker offers, as (value, label): only what this agent declared (Claude Code's

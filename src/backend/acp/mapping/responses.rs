@@ -338,9 +338,7 @@ impl Mapper {
     pub(super) fn options_patch(&self, out: &mut Out) {
         let of = |cat: &str| {
             self.caps
-                .options
-                .iter()
-                .find(|o| o.category.as_deref() == Some(cat))
+                .option_of(cat)
                 .map(|o| o.current_label().to_string())
         };
         let (mode, model) = (of("mode"), of("model"));
@@ -355,13 +353,7 @@ impl Mapper {
 
     /// How many modes and models the agent declared, by either route.
     fn mode_model_counts(&self) -> (usize, usize) {
-        let count = |cat: &str| {
-            self.caps
-                .options
-                .iter()
-                .find(|o| o.category.as_deref() == Some(cat))
-                .map(|o| o.choices.len())
-        };
+        let count = |cat: &str| self.caps.option_of(cat).map(|o| o.choices.len());
         (
             count("mode").unwrap_or(self.caps.modes.len()),
             count("model").unwrap_or(self.caps.models.len()),
