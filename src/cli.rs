@@ -198,6 +198,13 @@ pub struct AcpArgs {
     /// JSON Schema file for the final answer (Checkfu `checkfu.output_schema`).
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
+    /// Do not offer the agent the client's file system (`fs/*`): it reads and writes files
+    /// itself. gemini-cli needs this to create new files.
+    #[arg(long)]
+    pub no_fs: bool,
+    /// Do not offer the agent client terminals (`terminal/*`): it runs commands itself.
+    #[arg(long)]
+    pub no_terminal: bool,
     /// The agent command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "AGENT_COMMAND")]
     pub agent: Vec<String>,
@@ -482,6 +489,8 @@ fn run_acp(args: AcpArgs) -> ExitCode {
     });
     let mut p = profile_of(&args.common, BackendKind::Acp);
     p.command = args.agent;
+    p.withhold_fs = args.no_fs;
+    p.withhold_terminal = args.no_terminal;
     let extras = CliExtras {
         builtin_tools,
         output_schema,

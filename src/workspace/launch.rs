@@ -253,6 +253,8 @@ fn acp_config(
         output_schema: extras.and_then(|e| e.output_schema.clone()),
         record,
         env: Vec::new(),
+        withhold_fs: p.withhold_fs,
+        withhold_terminal: p.withhold_terminal,
     })
 }
 

@@ -53,7 +53,7 @@ impl BackendKind {
     fn keys(self) -> &'static [&'static str] {
         match self {
             BackendKind::Claude => &["model", "permission_mode", "command", "breaks"],
-            BackendKind::Acp => &["command"],
+            BackendKind::Acp => &["command", "fs", "terminal"],
             BackendKind::Demo => &["breaks", "script"],
             BackendKind::Gateway => &GATEWAY_KEYS,
             BackendKind::Iii => &["engine", "headers", "sessions", "provider"],
@@ -125,6 +125,10 @@ pub struct SessionProfile {
     /// iii: the provider the new-session dialog starts with for this engine (none: the
     /// router's default).
     pub provider: Option<String>,
+    /// acp: `fs = false` withholds the client's file-system capability from the agent.
+    pub withhold_fs: bool,
+    /// acp: `terminal = false` withholds the client's terminal capability.
+    pub withhold_terminal: bool,
 }
 
 impl SessionProfile {
@@ -146,6 +150,8 @@ impl SessionProfile {
             headers: Vec::new(),
             sessions: Vec::new(),
             provider: None,
+            withhold_fs: false,
+            withhold_terminal: false,
         }
     }
 }
@@ -343,6 +349,15 @@ fn check_one(
             Value::String(s) => Some(s.clone()),
             v => {
                 bad(key, format!("expected a string, found {}", v.type_str()));
+                None
+            }
+        }
+    };
+    let boolean = |key: &str, bad: &mut dyn FnMut(&str, String)| -> Option<bool> {
+        match table.get(key)? {
+            Value::Boolean(b) => Some(*b),
+            v => {
+                bad(key, format!("expected true or false, found {}", v.type_str()));
                 None
             }
         }
@@ -608,6 +623,10 @@ fn check_one(
             .is_ok()
     });
 
+    // Offered unless a profile says `false` (the client capabilities of `initialize`).
+    let withhold_fs = boolean("fs", &mut bad) == Some(false);
+    let withhold_terminal = boolean("terminal", &mut bad) == Some(false);
+
     Some(SessionProfile {
         name: name?,
         backend: backend?,
@@ -624,6 +643,8 @@ fn check_one(
         headers,
         sessions,
         provider,
+        withhold_fs,
+        withhold_terminal,
     })
 }
 

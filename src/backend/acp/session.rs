@@ -35,6 +35,9 @@ pub struct AcpConfig {
     pub output_schema: Option<Value>,
     pub record: Option<PathBuf>,
     pub env: Vec<(String, Option<String>)>,
+    /// Client capabilities withheld from the agent (`--no-fs`, `--no-terminal`, profile keys).
+    pub withhold_fs: bool,
+    pub withhold_terminal: bool,
 }
 
 pub struct AcpBackend {
@@ -429,6 +432,8 @@ async fn run(
         cwd,
         builtin_tools: cfg.builtin_tools.clone(),
         output_schema: cfg.output_schema.clone(),
+        withhold_fs: cfg.withhold_fs,
+        withhold_terminal: cfg.withhold_terminal,
     });
     mapper.now = now_ms();
     let init = mapper.initialize_line();

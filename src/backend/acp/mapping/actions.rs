@@ -105,4 +105,9 @@ pub struct AcpOptions {
     pub builtin_tools: Option<Vec<String>>,
     /// `checkfu.output_schema` for `session/new`.
     pub output_schema: Option<Value>,
+    /// Do not offer the client `fs` capability (a profile's `fs = false`, `--no-fs`): some
+    /// agents (gemini-cli) cannot create files through it. Calls to it are refused.
+    pub withhold_fs: bool,
+    /// Do not offer the client `terminal` capability (`terminal = false`, `--no-terminal`).
+    pub withhold_terminal: bool,
 }

@@ -245,13 +245,14 @@ impl Mapper {
 
     /// The first line: `initialize` with our client capabilities.
     pub fn initialize_line(&mut self) -> String {
+        let fs = !self.opts.withhold_fs;
         self.request(
             "initialize",
             json!({
                 "protocolVersion": PROTOCOL_VERSION,
                 "clientCapabilities": {
-                    "fs": {"readTextFile": true, "writeTextFile": true},
-                    "terminal": true
+                    "fs": {"readTextFile": fs, "writeTextFile": fs},
+                    "terminal": !self.opts.withhold_terminal
                 },
                 "clientInfo": {
                     "name": "switchboard",
