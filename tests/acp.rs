@@ -112,6 +112,7 @@ fn outbound_checkfu_frames_validate_as_their_vectors() {
             cwd: PathBuf::from("/path/to/project"),
             builtin_tools: tools,
             output_schema: schema,
+            ..AcpOptions::default()
         });
         let first = m.initialize_line();
         assert_eq!(line_value(&first)["method"], "initialize");
