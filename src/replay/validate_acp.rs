@@ -148,7 +148,7 @@ pub fn verdict(dir: Dir, text: &str) -> String {
         }
         Frame::Response { outcome, .. } => match outcome {
             Ok(_) => "JSON-RPC response (checked against its request by `validate`)".into(),
-            Err(e) => format!("JSON-RPC error response {}: {}", e.code, e.message),
+            Err(e) => format!("JSON-RPC error response {}", e.describe()),
         },
     }
 }

@@ -140,14 +140,26 @@ fn lines_of(item: &Item, width: u16, theme: &Theme, words: bool) -> Vec<Line<'st
         } => {
             let style = if *ok { theme.ok } else { theme.error };
             let cost = cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+            // No tokens reported is not "0 in / 0 out"; a cancelled turn ends cancelled.
+            let tokens = if *input_tokens == 0 && *output_tokens == 0 {
+                String::new()
+            } else {
+                format!(
+                    " · {} in / {} out",
+                    human_count(*input_tokens),
+                    human_count(*output_tokens)
+                )
+            };
+            let end = match (*ok, subtype.as_str()) {
+                (true, "cancelled") => "cancelled",
+                (true, _) => "done",
+                (false, s) => s,
+            };
             let mut l = vec![Line::from(Span::styled(
                 clip(
                     &format!(
-                        "── turn {} · {} · {} in / {} out{cost} ──",
-                        if *ok { "done" } else { subtype.as_str() },
+                        "── turn {end} · {}{tokens}{cost} ──",
                         human_duration(*duration_ms),
-                        human_count(*input_tokens),
-                        human_count(*output_tokens),
                     ),
                     w as usize,
                 ),
@@ -291,4 +303,42 @@ pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
     item.height_cache
         .set(Some((width, item.rev, item.expanded, h)));
     h
+}
+
+#[cfg(test)]
+mod turn_line_tests {
+    use super::*;
+
+    fn turn_line(ok: bool, subtype: &str, tokens: (u64, u64), cost: Option<f64>) -> String {
+        let item = Item::new(
+            ItemKind::TurnResult {
+                ok,
+                subtype: subtype.into(),
+                text: String::new(),
+                cost_usd: cost,
+                input_tokens: tokens.0,
+                output_tokens: tokens.1,
+                duration_ms: 2000,
+            },
+            0,
+        );
+        item_lines(&item, 120, &Theme::dark())[0].to_string()
+    }
+
+    /// A cancelled turn ends "cancelled", not "done"; tokens nobody reported are not zeros.
+    #[test]
+    fn a_turn_line_says_how_it_ended_and_only_the_usage_reported() {
+        assert_eq!(
+            turn_line(true, "end_turn", (1200, 30), Some(0.0123)),
+            "── turn done · 2.0s · 1.2k in / 30 out · $0.0123 ──"
+        );
+        assert_eq!(
+            turn_line(true, "cancelled", (0, 0), None),
+            "── turn cancelled · 2.0s ──"
+        );
+        assert_eq!(
+            turn_line(false, "max_tokens", (5, 0), None),
+            "── turn max_tokens · 2.0s · 5 in / 0 out ──"
+        );
+    }
 }

@@ -128,8 +128,6 @@ fn new_session_dialog_harness_choice() {
         backend: "claude".into(),
         cwd: "/home/dev/src/api".into(),
         provider: None,
-        withhold_fs: false,
-        withhold_terminal: false,
     }];
     key(&mut s, KeyCode::Char('n'), KeyModifiers::CONTROL);
     key(&mut s, KeyCode::Down, KeyModifiers::NONE);

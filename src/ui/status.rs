@@ -152,7 +152,8 @@ pub fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     for (_, v) in &s.info {
         add(clip(v, 40), theme.footer, 9);
     }
-    if many && a.usage {
+    // The sum stands whichever session is selected, if any of them reports usage.
+    if many && state.sessions.iter().any(|s| s.session.abilities.usage) {
         let cost: f64 = state.sessions.iter().map(|s| s.session.cost_usd).sum();
         add(
             format!("{} sessions Σ ${cost:.4}", state.sessions.len()),

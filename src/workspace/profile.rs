@@ -357,7 +357,10 @@ fn check_one(
         match table.get(key)? {
             Value::Boolean(b) => Some(*b),
             v => {
-                bad(key, format!("expected true or false, found {}", v.type_str()));
+                bad(
+                    key,
+                    format!("expected true or false, found {}", v.type_str()),
+                );
                 None
             }
         }

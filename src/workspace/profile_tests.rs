@@ -400,3 +400,46 @@ fn tilde_needs_a_home() {
     assert_eq!(BackendKind::parse("acp"), Some(BackendKind::Acp));
     assert_eq!(BackendKind::parse("ACP"), None);
 }
+
+/// `fs` and `terminal` (acp only): `false` withholds that client capability from the agent
+/// (gemini-cli cannot create files through the client's fs); anything but a boolean is refused.
+#[test]
+fn an_acp_profile_may_withhold_fs_and_terminal() {
+    let dir = scratch("withhold");
+    let text = "[[session]]\n\
+name = \"gemini\"\n\
+backend = \"acp\"\n\
+command = [\"sh\", \"-c\", \"gemini --acp\"]\n\
+fs = false\n\
+[[session]]\n\
+name = \"plain\"\n\
+backend = \"acp\"\n\
+command = [\"sh\"]\n\
+fs = true\n\
+terminal = false\n\
+[[session]]\n\
+name = \"typo\"\n\
+backend = \"acp\"\n\
+command = [\"sh\"]\n\
+fs = \"no\"\n\
+[[session]]\n\
+name = \"api\"\n\
+backend = \"claude\"\n\
+terminal = false\n";
+    let c = run(&dir, text);
+    assert_eq!(c.profiles.len(), 2, "{:#?}", c.problems);
+    let (g, p) = (&c.profiles[0], &c.profiles[1]);
+    assert!(g.withhold_fs && !g.withhold_terminal);
+    assert!(!p.withhold_fs && p.withhold_terminal);
+    let want = [
+        "config.toml:16: session \"typo\": fs: expected true or false, found string",
+        "config.toml:20: session \"api\": terminal: not used by claude profiles (only acp)",
+    ];
+    assert_eq!(c.problems.len(), want.len(), "{:#?}", c.problems);
+    for (got, want) in c.problems.iter().zip(want) {
+        assert!(
+            got.starts_with(want),
+            "{got}\n  does not start with\n{want}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! One stdout line of an ACP agent, classified by its JSON-RPC envelope. Typed parsing of the
 //! payloads (stage two) happens in the mapping, with the official schema types.
 
+use crate::core::text::{sanitize, truncate};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -25,6 +26,32 @@ pub struct RpcError {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
+}
+
+/// How much of an error's message, and of its data, a row shows.
+const SHOWN_ERROR: usize = 400;
+
+impl RpcError {
+    /// `error -32603: Internal error — {"details":"Cannot enable …"}`: the code, the message and
+    /// the data, each on one line, sanitized and bounded. Agents often put the reason only in
+    /// `data` (the TypeScript SDK's `internalError(details)` does), so it is never left out.
+    pub fn describe(&self) -> String {
+        let flat = |t: &str| {
+            let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            truncate(&sanitize(&t), SHOWN_ERROR)
+        };
+        let mut s = format!("error {}: {}", self.code, flat(&self.message));
+        let data = match &self.data {
+            None | Some(Value::Null) => None,
+            Some(Value::String(d)) => Some(d.clone()),
+            Some(d) => Some(d.to_string()),
+        };
+        if let Some(d) = data.filter(|d| d.trim() != self.message.trim() && !d.trim().is_empty()) {
+            s.push_str(" — ");
+            s.push_str(&flat(&d));
+        }
+        s
+    }
 }
 
 /// One line, by envelope.

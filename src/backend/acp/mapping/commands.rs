@@ -138,10 +138,11 @@ impl Mapper {
             .collect();
         for gid in &ids {
             if let Some(inc) = self.theirs.remove(gid) {
-                out.lines.push(codec::result(
-                    &inc.rpc_id,
-                    json!({"outcome":{"outcome":"cancelled"}}),
-                ));
+                let body = json!({"outcome":{"outcome":"cancelled"}});
+                if let Theirs::Permission { options, tool } = &inc.what {
+                    self.tool_decided(tool, options, &body, out);
+                }
+                out.lines.push(codec::result(&inc.rpc_id, body));
                 out.ev(BackendEvent::GateClosed {
                     id: gid.clone(),
                     decision: crate::core::gate::Decision::Cancelled,
@@ -171,7 +172,7 @@ impl Mapper {
         };
         let id = inc.rpc_id;
         match inc.what {
-            Theirs::Permission { options } => {
+            Theirs::Permission { options, tool } => {
                 let pick = |kinds: &[&str]| {
                     kinds
                         .iter()
@@ -204,6 +205,7 @@ impl Mapper {
                         .iter()
                         .any(|o| o.option_id == oid && o.allows() && !o.contradicts())
                 });
+                self.tool_decided(&tool, &options, &body, out);
                 self.permission_answered(gate_id, allowed, codec::result(&id, body), out);
             }
             Theirs::Write {

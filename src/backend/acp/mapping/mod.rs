@@ -8,6 +8,8 @@
 mod actions;
 mod checkfu;
 mod commands;
+#[cfg(test)]
+mod decisions_tests;
 mod edits;
 #[cfg(test)]
 mod options_tests;
@@ -20,6 +22,7 @@ mod terminals;
 mod tests;
 mod tools;
 mod updates;
+mod usage;
 mod wire;
 
 pub use actions::{AcpOptions, Action, TerminalSpec};
@@ -109,6 +112,8 @@ enum Ours {
 enum Theirs {
     Permission {
         options: Vec<PermOption>,
+        /// The tool call it asks about: its row reads the decision.
+        tool: String,
     },
     /// `base`: SHA-256 of the file as the card showed it (`Action::WriteFile`).
     Write {
@@ -141,6 +146,9 @@ struct ToolView {
     edits: Vec<edits::EditDiff>,
     terminals: Vec<String>,
     locations: Vec<String>,
+    /// "rejected" or "cancelled" when its permission was answered so: agents (gemini-cli,
+    /// codex-acp) often send no final status after a reject, and "pending" would be a lie.
+    decision: Option<&'static str>,
 }
 
 /// A tool's raw input or output kept as compact JSON text for the whole session: parsed only
@@ -194,7 +202,7 @@ pub struct Mapper {
     terms: HashMap<String, TermView>,
     subagents: HashMap<String, String>,
     tool_uses: u64,
-    cost: Option<f64>,
+    usage: usage::UsageState,
     turn_started_ms: u64,
     /// Wall-clock time of the current input, set by the caller (the mapping reads no clock).
     pub now: u64,

@@ -111,7 +111,10 @@ impl Mapper {
             gid.clone(),
             Incoming {
                 rpc_id: id,
-                what: Theirs::Permission { options },
+                what: Theirs::Permission {
+                    options,
+                    tool: tid.clone(),
+                },
             },
         );
         self.note_edits(&gid, &view.edits, &view.title);
@@ -295,9 +298,11 @@ impl Mapper {
                 format!("$/cancel_request for {rid}, which is not pending"),
             );
         };
-        out.lines.push(match inc.what {
-            Theirs::Permission { .. } => {
-                codec::result(&inc.rpc_id, json!({"outcome":{"outcome":"cancelled"}}))
+        let line = match &inc.what {
+            Theirs::Permission { options, tool } => {
+                let body = json!({"outcome":{"outcome":"cancelled"}});
+                self.tool_decided(tool, options, &body, out);
+                codec::result(&inc.rpc_id, body)
             }
             _ => codec::error(
                 &inc.rpc_id,
@@ -305,7 +310,8 @@ impl Mapper {
                 "Request cancelled",
                 None,
             ),
-        });
+        };
+        out.lines.push(line);
         out.ev(BackendEvent::GateWithdrawn { id: gid });
     }
 

@@ -145,14 +145,7 @@ impl Mapper {
                     if let Some(method) = self.rec.other.remove(&key) {
                         let mut out = Out::default();
                         if let Err(e) = outcome {
-                            out.protocol(
-                                Level::Warn,
-                                format!(
-                                    "{method} failed: error {}: {}",
-                                    e.code,
-                                    sanitize(&e.message)
-                                ),
-                            );
+                            out.protocol(Level::Warn, format!("{method} failed: {}", e.describe()));
                         }
                         return out;
                     }
@@ -308,7 +301,11 @@ impl Mapper {
         self.waiting.remove(&gid);
         if let Some(inc) = self.theirs.remove(&gid) {
             let (decision, reencoded) = match &inc.what {
-                Theirs::Permission { options } => {
+                Theirs::Permission { options, tool } => {
+                    // The row reads what the recording says was sent.
+                    if let Ok(body) = outcome {
+                        self.tool_decided(tool, options, body, out);
+                    }
                     let d = permission_decision(options, outcome);
                     // Our encoder, fed the decision: the same code path as a live answer.
                     self.theirs.insert(gid.clone(), inc.clone());
@@ -395,7 +392,10 @@ impl Mapper {
             Self::gate_id(&id),
             super::Incoming {
                 rpc_id: id,
-                what: Theirs::Permission { options },
+                what: Theirs::Permission {
+                    options,
+                    tool: String::new(),
+                },
             },
         );
     }

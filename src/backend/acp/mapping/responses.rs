@@ -92,7 +92,7 @@ impl Mapper {
     }
 
     pub(super) fn failed(&mut self, ours: Ours, e: RpcError, out: &mut Out) {
-        let what = format!("error {}: {}", e.code, sanitize(&e.message));
+        let what = e.describe();
         match ours {
             Ours::Initialize => out.protocol(Level::Error, format!("initialize failed: {what}")),
             Ours::NewSession => {
@@ -139,6 +139,7 @@ impl Mapper {
     }
 
     pub(super) fn initialized(&mut self, result: &Value, out: &mut Out) {
+        self.usage_unknown(out);
         if let Err(e) = codec::typed::<schema::InitializeResponse>(result) {
             out.protocol(
                 Level::Warn,
@@ -368,10 +369,6 @@ impl Mapper {
             );
         }
         let stop = s(result, "stopReason").unwrap_or_else(|| "?".into());
-        let usage = result.get("usage").cloned().unwrap_or(Value::Null);
-        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let input = n("inputTokens") + n("cachedReadTokens") + n("cachedWriteTokens");
-        let output = n("outputTokens");
         let telemetry = result
             .get("_meta")
             .and_then(|m| m.get("checkfu.turn"))
@@ -387,23 +384,19 @@ impl Mapper {
             "cancelled" => "cancelled".to_string(),
             other => format!("stop reason {other}"),
         };
+        let tokens = self.turn_usage(super::usage::TurnTokens::of(result), out);
         out.push(ItemKind::TurnResult {
             ok,
             subtype: sanitize(&stop),
             text,
-            cost_usd: self.cost,
-            input_tokens: input,
-            output_tokens: output,
+            cost_usd: self.cost(),
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
             duration_ms: duration,
         });
         if let Some(t) = telemetry {
             out.system("turn telemetry", telemetry_text(&t));
         }
-        out.ev(BackendEvent::Usage {
-            input_tokens: input,
-            output_tokens: output,
-            cost_usd: 0.0,
-        });
         self.end_turn(out);
     }
 

@@ -85,6 +85,36 @@ impl Mapper {
         }
     }
 
+    /// A permission about tool call `id` was answered with `body`: a reject or a cancel is
+    /// written on its row (an allow leaves the row to the agent's own statuses).
+    pub(super) fn tool_decided(
+        &mut self,
+        id: &str,
+        options: &[crate::core::gate::PermOption],
+        body: &serde_json::Value,
+        out: &mut Out,
+    ) {
+        let outcome = &body["outcome"];
+        let decision = match outcome["outcome"].as_str() {
+            Some("cancelled") => Some("cancelled"),
+            Some("selected") => outcome["optionId"].as_str().and_then(|oid| {
+                options
+                    .iter()
+                    .find(|o| o.option_id == oid)
+                    .filter(|o| o.kind.starts_with("reject"))
+                    .map(|_| "rejected")
+            }),
+            _ => None,
+        };
+        let Some(view) = self.tools.get_mut(id) else {
+            return;
+        };
+        view.decision = decision;
+        if decision.is_some() {
+            self.tool_rows(id, out);
+        }
+    }
+
     /// The tool call row, its text output row and its terminal rows.
     pub(super) fn tool_rows(&mut self, id: &str, out: &mut Out) {
         let Some(view) = self.tools.get(id).cloned() else {
@@ -97,10 +127,13 @@ impl Mapper {
                 view.kind.clone()
             }
         });
-        let status = if view.status.is_empty() {
-            "pending"
-        } else {
-            &view.status
+        // What the human decided outlives the agent's silence; a call that completes after
+        // a reject says so.
+        let status = match (view.decision, view.status.as_str()) {
+            (Some(d), "completed") => format!("completed despite {d}"),
+            (Some(d), _) => d.to_string(),
+            (None, "") => "pending".to_string(),
+            (None, s) => s.to_string(),
         };
         let mut summary = one_line(&sanitize(&view.title), 200);
         if let Some(cmd) = command_of(view.raw_input.as_ref().map(RawJson::value).as_ref())

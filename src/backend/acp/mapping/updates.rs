@@ -167,27 +167,6 @@ impl Mapper {
         }
     }
 
-    pub(super) fn usage(
-        &mut self,
-        used: Option<u64>,
-        size: Option<u64>,
-        cost: Option<f64>,
-        out: &mut Out,
-    ) {
-        let h = crate::core::text::human_count;
-        let ctx = match (used, size) {
-            (Some(u), Some(s)) => format!("ctx {}/{}", h(u), h(s)),
-            (None, Some(s)) => format!("ctx ?/{}", h(s)),
-            (Some(u), None) => format!("ctx {}", h(u)),
-            (None, None) => return,
-        };
-        out.info("context", Some(ctx));
-        if let Some(c) = cost {
-            self.cost = Some(c);
-            out.info("cost", Some(format!("${c:.4}")));
-        }
-    }
-
     pub(super) fn chunk(&mut self, thinking: bool, c: &schema::ContentChunk, out: &mut Out) {
         let text = sanitize(&content_text(&c.content));
         if text.is_empty() {
