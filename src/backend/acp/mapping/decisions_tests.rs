@@ -117,6 +117,17 @@ fn a_rejected_call_reads_rejected_though_the_agent_sends_no_final_status() {
         row(&out, "t1").as_deref(),
         Some("execute · completed despite rejected")
     );
+    // Asked again and allowed: the row is the agent's again.
+    let out = m.on_line(&ASK.replace('\n', "").replace(r#""id":7"#, r#""id":8"#));
+    assert_eq!(row(&out, "t1").as_deref(), Some("execute · pending"));
+    let out = m.command(&Command::Answer {
+        gate_id: "acp:8".into(),
+        decision: Decision::Allow {
+            always: false,
+            updated_input: None,
+        },
+    });
+    assert_eq!(row(&out, "t1"), None, "nothing to redraw");
 }
 
 #[test]

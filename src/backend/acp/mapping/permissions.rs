@@ -28,6 +28,10 @@ impl Mapper {
         let tid = r.tool_call.tool_call_id.0.to_string();
         let known = self.tools.contains_key(&tid);
         self.patch_tool(&tid, &r.tool_call, out);
+        // Asked again (after a reject, say): undecided until this answer.
+        if let Some(v) = self.tools.get_mut(&tid) {
+            v.decision = None;
+        }
         if !known {
             self.seg += 1;
             self.tool_uses += 1;

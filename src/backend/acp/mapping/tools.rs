@@ -109,8 +109,8 @@ impl Mapper {
         let Some(view) = self.tools.get_mut(id) else {
             return;
         };
-        view.decision = decision;
-        if decision.is_some() {
+        if view.decision != decision {
+            view.decision = decision;
             self.tool_rows(id, out);
         }
     }
