@@ -4,10 +4,26 @@
 # CI (.ci/run) calls exactly this. With CI=true a missing real agent or peer fails the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x tests/peers/node_modules/@anthropic-ai/claude-code/bin/claude.exe ] \
-  || [ ! -e tests/peers/node_modules/.bin/claude-agent-acp ]; then
-  echo "tests/run.sh: installing the pinned real agents (npm ci in tests/peers)"
-  npm ci --prefix tests/peers --no-audit --no-fund
+# One install serves every real agent: the Claude CLI and claude-agent-acp, opencode, gemini-cli
+# and codex-acp (tests/acp_agents.rs). Installed again when one is missing or the lockfile
+# changed since (node_modules keeps a copy of the lockfile it was installed from).
+peers=tests/peers
+agents=(
+  node_modules/@anthropic-ai/claude-code/bin/claude.exe
+  node_modules/.bin/claude-agent-acp
+  node_modules/opencode-linux-x64/bin/opencode
+  node_modules/.bin/gemini
+  node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp
+)
+install=
+cmp -s "$peers/package-lock.json" "$peers/node_modules/.installed-lock.json" || install=1
+for a in "${agents[@]}"; do
+  [ -x "$peers/$a" ] || install=1
+done
+if [ -n "$install" ]; then
+  echo "tests/run.sh: installing the pinned real agents (npm ci in $peers)"
+  npm ci --prefix "$peers" --no-audit --no-fund
+  cp "$peers/package-lock.json" "$peers/node_modules/.installed-lock.json"
 fi
 # Exactly the pinned set (--no-deps; `pip check` fails on anything missing), made again when
 # requirements.txt changes (the venv keeps a copy of the one it was made from).
