@@ -1,32 +1,19 @@
 #!/usr/bin/env bash
-# Side by side, on one generated stream: switchboard's decode, decode+map and
-# decode+map+reduce against the official Python SDK's json.loads + parse_message, plus every
-# other target of benches/perf.rs, each printed with its value and PASS/FAIL.
+# Side by side with the strongest peer, in one run: Node's JSON.parse (read the way the
+# TypeScript SDK reads, benches/node_parse.mjs) against switchboard's live decode+map+reduce
+# on the same generated stream, and against its replay of realistic recordings (written by the
+# real recorder) to their last frame, with the replay's peak memory against the file's size;
+# then every other target of benches/perf.rs. Each target is printed with its value and
+# PASS/FAIL; the exit code is 1 when one is missed.
 #
-#   bash benches/compare.sh [LINES]        (default 1,000,000 lines)
+#   bash benches/compare.sh [ARGS...]       (ARGS go to the bench: --node-only, --lines N, ...)
 #
-# The SDK (claude-agent-sdk, pinned below) is installed from PyPI into a throwaway venv that is
-# deleted afterwards; where that is not possible the SDK column is skipped with a message.
+# Node is required (the real agents the tests run need it too): without it this fails.
 set -euo pipefail
-SDK_VERSION=0.2.189
-lines=${1:-1000000}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-stream=$work/stream.jsonl
-
-cargo bench --bench perf -- --write-stream "$stream" --lines "$lines"
-
-sdk=()
-echo "installing claude-agent-sdk==$SDK_VERSION into a throwaway venv ($work/venv)"
-if python3 -m venv "$work/venv" >/dev/null 2>&1 &&
-    "$work/venv/bin/pip" install -q --disable-pip-version-check "claude-agent-sdk==$SDK_VERSION" >"$work/pip.log" 2>&1; then
-    ns=$("$work/venv/bin/python" benches/sdk_parse.py "$stream")
-    sdk=(--sdk-ns "$ns")
-else
-    echo "SKIP: could not install claude-agent-sdk==$SDK_VERSION (no python3 venv or no PyPI):"
-    tail -n 3 "$work/pip.log" 2>/dev/null || true
-    echo "the SDK column is left out"
+if ! node --version >/dev/null 2>&1; then
+    echo "FAIL: node is not on PATH; install Node.js (20 or later) to compare with it" >&2
+    exit 1
 fi
-
-cargo bench --bench perf -- --stream "$stream" "${sdk[@]}"
+echo "comparing with $(node --version)"
+exec cargo bench --bench perf -- "$@"

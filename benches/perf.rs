@@ -2,16 +2,17 @@
 //! stream (`support/gen.rs`), not asserted in tests.
 //!
 //! `cargo bench --bench perf` runs the full sizes, prints every target with its measured value
-//! and PASS/FAIL, and exits 1 when one is missed. `benches/compare.sh` runs it with the
-//! official Python SDK's `parse_message` timed on the same file (the SDK column). Under
+//! and PASS/FAIL, and exits 1 when one is missed. Beside its own targets it times Node's
+//! `JSON.parse` on the same stream and on the same recordings (`support/node_side.rs`,
+//! `benches/node_parse.mjs`) and judges live ingest and replay against it. Under
 //! `cargo test` (no `--bench` argument) the same code runs at small sizes as a smoke check:
 //! it checks the generator's shape and that ingest stays linear by counting the rows each
 //! stream end visits, and never fails on a time.
 //!
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
-//! `--write-stream FILE --lines N` writes N generated lines and exits; `--sdk-ns X` is the
-//! SDK's time per line (from compare.sh); `--idle-secs S` (default 30); `--ingest-only` stops
-//! after the ingest figures (for profiling); `--by-kind` shows where ingest time goes per line
+//! `--write-stream FILE --lines N` writes N generated lines and exits; `--replay-pass FILE`
+//! is the child that replays FILE to its last frame (for its peak memory); `--idle-secs S` (default 30); `--ingest-only` stops
+//! after the ingest figures (for profiling); `--node-only` after the comparisons with Node; `--by-kind` shows where ingest time goes per line
 //! kind; `--keys-only` measures only the key latencies, `--replay-only` only replay seeking,
 //! `--frames-only` only the frame times.
 
@@ -19,6 +20,8 @@
 mod checks;
 #[path = "support/gen.rs"]
 mod generator;
+#[path = "support/node_side.rs"]
+mod node_side;
 
 use std::io::{BufRead, Read, Write};
 use std::sync::mpsc;
@@ -50,7 +53,6 @@ struct Args {
     stream: Option<String>,
     write_stream: Option<String>,
     lines: Option<usize>,
-    sdk_ns: Option<f64>,
     idle_secs: Option<f64>,
 }
 
@@ -67,7 +69,6 @@ fn args() -> Args {
         stream: val("--stream"),
         write_stream: val("--write-stream"),
         lines: val("--lines").and_then(|s| s.parse().ok()),
-        sdk_ns: val("--sdk-ns").and_then(|s| s.parse().ok()),
         idle_secs: val("--idle-secs").and_then(|s| s.parse().ok()),
     }
 }
@@ -575,6 +576,92 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
 }
 
 // ---------------------------------------------------------------------------------------
+// Node side by side (issue 25).
+
+/// Node's JSON.parse per line against live decode+map+reduce; a replay of a realistic
+/// recording of each backend to its last frame against Node's parse of the same file, and the
+/// replay's peak memory against the file's size. Node missing fails under `CI=true`.
+fn node_checks(
+    lines: &[String],
+    reduce_ns: f64,
+    full: bool,
+    checks: &mut Vec<Check>,
+    broken: &mut Vec<String>,
+) {
+    let missing = |broken: &mut Vec<String>, e: String| {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            broken.push(format!("Node side: {e}"));
+        } else {
+            println!("SKIP   Node side: {e}");
+        }
+    };
+    let stream = node_side::scratch("stream.jsonl");
+    node_side::write_stream(&stream, lines);
+    let live = node_side::node("stream", &stream);
+    std::fs::remove_file(&stream).ok();
+    match live {
+        Ok(n) => {
+            if n.lines as usize != lines.len() {
+                broken.push(format!("Node read {} lines of {}", n.lines, lines.len()));
+            }
+            println!(
+                "Node JSON.parse {:.0} ns per line; switchboard decode+map+reduce {reduce_ns:.0} ns",
+                n.ns_per_line
+            );
+            checks.push(Check::at_least(
+                "live: Node JSON.parse / decode+map+reduce, per line",
+                n.ns_per_line / reduce_ns,
+                "x",
+                3.0,
+            ));
+        }
+        Err(e) => return missing(broken, e),
+    }
+    let frames = if full { 400_000 } else { 3_000 };
+    for backend in ["claude", "acp"] {
+        let file = node_side::scratch(&format!("{backend}.jsonl"));
+        node_side::write_recording(&file, backend, frames);
+        let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let node = node_side::node("recording", &file);
+        let ours = node_side::replay_pass(&file);
+        std::fs::remove_file(&file).ok();
+        let (node, (n, secs, rss)) = match (node, ours) {
+            (Err(e), _) => return missing(broken, e),
+            (_, Err(e)) => {
+                broken.push(format!("{backend} replay: {e}"));
+                continue;
+            }
+            (Ok(a), Ok(b)) => (a, b),
+        };
+        if node.lines as usize != n + 1 {
+            broken.push(format!(
+                "Node read {} lines of {} (header + {n} frames)",
+                node.lines,
+                n + 1
+            ));
+        }
+        println!(
+            "{backend} recording, {n} frames, {} MiB: Node parses it in {:.2} s; switchboard replays it to the last frame in {secs:.2} s, peak RSS {} MiB",
+            size >> 20,
+            node.seconds,
+            rss >> 20
+        );
+        checks.push(Check::at_least(
+            format!("replay ({backend}): Node parse / launch to last frame"),
+            node.seconds / secs,
+            "x",
+            2.0,
+        ));
+        checks.push(Check::at_most(
+            format!("replay ({backend}): peak RSS / file size"),
+            rss as f64 / size.max(1) as f64,
+            "",
+            0.5,
+        ));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Idle: the real binary in a pseudo-terminal, nothing happening.
 
 /// CPU share (%) and bytes drawn by `switchboard replay` sitting idle for `secs`.
@@ -660,11 +747,13 @@ fn idle_cpu(secs: f64) -> Result<(f64, usize), String> {
 fn replay_checks(lines: &[String]) -> Vec<Check> {
     let path = std::env::temp_dir().join(format!("switchboard-bench-{}.jsonl", std::process::id()));
     {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        writeln!(f, r#"{{"switchboard_recording":1,"backend":"claude","argv":["claude"],"cwd":"/w","switchboard_version":"bench","started_ms":0,"started":"1970-01-01T00:00:00Z"}}"#).unwrap();
+        // Written by the real recorder: its keys, their order, its escaping.
+        let mut r =
+            switchboard::record::Recorder::create(&path, "claude", &["claude".into()], "/w")
+                .unwrap();
         for (i, l) in lines.iter().enumerate() {
-            let entry = serde_json::json!({"ts": i as u64, "dir": "in", "line": l});
-            writeln!(f, "{entry}").unwrap();
+            r.record_at(i as u64, switchboard::record::Dir::In, l)
+                .unwrap();
         }
     }
     let theme = Theme::dark();
@@ -828,6 +917,10 @@ fn read_stream(path: &str) -> Vec<String> {
 
 fn main() {
     let a = args();
+    if let Some(file) = std::env::args().skip_while(|a| a != "--replay-pass").nth(1) {
+        node_side::replay_pass_child(&file);
+        return;
+    }
     if let Some(path) = &a.write_stream {
         let n = a.lines.unwrap_or(1_000_000);
         let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
@@ -945,6 +1038,13 @@ fn main() {
     if std::env::args().any(|a| a == "--ingest-only") {
         return;
     }
+    if std::env::args().any(|a| a == "--node-only") {
+        // Just the comparisons with Node (issue 25).
+        let mut checks = Vec::new();
+        node_checks(&lines, ing.reduce_ns, full, &mut checks, &mut broken);
+        checks::report("perf (Node side)", &checks, broken, full, started);
+        return;
+    }
     let acp_ns = acp_ingest(if full { 300_000 } else { 5_000 });
     println!("ACP ingest (recorded mapper + reducer): {acp_ns:.0} ns per line");
 
@@ -968,24 +1068,9 @@ fn main() {
             300.0,
         ),
     ];
-    // The SDK column (benches/compare.sh): the official SDK's json.loads + parse_message.
-    match a.sdk_ns {
-        Some(sdk) => {
-            println!(
-                "SDK parse_message {sdk:.0} ns per line; switchboard decode {:.0}, decode+map {:.0}, decode+map+reduce {:.0}",
-                ing.decode_ns, ing.map_ns, ing.reduce_ns
-            );
-            checks.push(Check::at_least(
-                "SDK parse_message / decode+map+reduce",
-                sdk / ing.reduce_ns,
-                "x",
-                20.0,
-            ));
-        }
-        None => println!(
-            "SKIP   SDK column: run benches/compare.sh (Python claude-agent-sdk in a throwaway venv)"
-        ),
-    }
+    // Side by side with Node (issue 25): its JSON.parse of the same lines, and of the same
+    // recordings the replay reads, in this run.
+    node_checks(&lines, ing.reduce_ns, full, &mut checks, &mut broken);
 
     // Each size is drawn alternately with the smallest, so each ratio is taken under one load.
     let base = frame_sizes[0];

@@ -280,6 +280,16 @@ fn entry_frame(src_line: usize, l: String, ended: bool) -> Frame {
         dir: String,
         line: String,
     }
+    // The recorder's own shape through the fast reader; anything else through serde.
+    let mut text = String::new();
+    if let Some((ts, dir)) = super::entry::decode(l.as_bytes(), &mut text) {
+        return Frame {
+            src_line,
+            ts: Some(ts),
+            dir,
+            text,
+        };
+    }
     match serde_json::from_str::<E>(&l) {
         Ok(e) => Frame {
             src_line,

@@ -1,6 +1,7 @@
 //! Recordings after the fact: load, validate, replay, import and export.
 
 pub mod cli;
+pub mod entry;
 pub mod export;
 pub mod feed;
 pub mod load;

@@ -146,7 +146,11 @@ fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBoo
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        feeder.apply_from(src, feeder.pos);
+        // To the next progress mark (a divisor of the spacing), read ahead in blocks.
+        let to = ((feeder.pos / 1024 + 1) * 1024).min(total);
+        src.scan(feeder.pos, to, &mut |i, frame| {
+            feeder.apply_to(src.lane(i), frame)
+        });
         let pos = feeder.pos;
         let keep = pos.is_multiple_of(spacing) || pos == total;
         if keep || pos.is_multiple_of(1024) {
@@ -191,43 +195,45 @@ fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
     let mut gates = Vec::new();
     let mut answers = Vec::new();
     let total = src.len();
-    for i in 0..total {
-        let f = src.frame(i);
-        let lane = src.lane(i);
-        let Some(mapper) = mappers.get_mut(lane) else {
-            continue;
-        };
-        let session = SessionId(lane as u32);
-        if let Some(ts) = f.ts {
-            mapper.set_now(ts);
-        }
-        match f.dir {
-            Dir::In => {
-                let events = mapper.inbound(&f.text);
-                if events
-                    .iter()
-                    .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
-                {
-                    gates.push(i);
-                }
+    let mut from = 0;
+    while from < total {
+        let to = (from + 4096).min(total);
+        src.scan(from, to, &mut |i, f| {
+            let lane = src.lane(i);
+            let Some(mapper) = mappers.get_mut(lane) else {
+                return;
+            };
+            let session = SessionId(lane as u32);
+            if let Some(ts) = f.ts {
+                mapper.set_now(ts);
             }
-            Dir::Out => {
-                for a in mapper.outbound(&f.text).1 {
-                    let key = GateRef {
-                        session,
-                        id: a.gate_id,
-                    };
-                    answers.push((key, format!("{} at {}", a.label, clock(f.ts))));
+            match f.dir {
+                Dir::In => {
+                    let events = mapper.inbound(&f.text);
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
+                    {
+                        gates.push(i);
+                    }
                 }
+                Dir::Out => {
+                    for a in mapper.outbound(&f.text).1 {
+                        let key = GateRef {
+                            session,
+                            id: a.gate_id,
+                        };
+                        answers.push((key, format!("{} at {}", a.label, clock(f.ts))));
+                    }
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        if (i + 1) % 4096 == 0 || i + 1 == total {
-            let mut ix = index.lock().expect("index lock");
-            ix.gate_frames.append(&mut gates);
-            ix.answers.extend(answers.drain(..));
-            ix.done = i + 1;
-        }
+        });
+        let mut ix = index.lock().expect("index lock");
+        ix.gate_frames.append(&mut gates);
+        ix.answers.extend(answers.drain(..));
+        ix.done = to;
+        from = to;
     }
 }
 

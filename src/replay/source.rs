@@ -21,6 +21,14 @@ pub trait FrameSource: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Frames `from..to` in order, each handed to `f` with its index. A source on disk reads
+    /// ahead in large blocks instead of once per frame (the replay's passes go through every
+    /// frame this way).
+    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+        for i in from..to.min(self.len()) {
+            f(i, &self.frame(i));
+        }
+    }
     /// The time of frame `i` alone (merging a workspace's recordings reads every frame's).
     fn ts(&self, i: usize) -> Option<u64> {
         self.frame(i).ts
@@ -206,28 +214,11 @@ impl FrameSource for IndexedFile {
                 };
             }
         };
-        match serde_json::from_slice::<Entry>(trim_newline(&raw)) {
-            Ok(e) => Frame {
-                src_line,
-                ts: e.ts,
-                dir: match e.dir.as_str() {
-                    "in" => Dir::In,
-                    "out" => Dir::Out,
-                    "err" => Dir::Err,
-                    _ => Dir::Note,
-                },
-                text: e.line,
-            },
-            Err(e) => Frame {
-                src_line,
-                ts: None,
-                dir: Dir::Note,
-                text: format!(
-                    "unreadable recording entry: {e}: {}",
-                    String::from_utf8_lossy(trim_newline(&raw))
-                ),
-            },
-        }
+        entry_frame(src_line, trim_newline(&raw), String::new())
+    }
+
+    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+        self.scan_blocks(from, to, f)
     }
 
     fn backend(&self) -> &str {
@@ -260,6 +251,87 @@ impl FrameSource for IndexedFile {
             }
         }
         self.frame(i).ts
+    }
+}
+
+/// Read ahead this much of the file at once when scanning (a longer entry is read alone).
+const SCAN_BLOCK: u64 = 1 << 20;
+
+/// One entry's bytes as a frame: the recorder's own shape through the fast reader (into
+/// `text`'s buffer), anything else through serde, a damaged entry as a note.
+fn entry_frame(src_line: usize, raw: &[u8], mut text: String) -> Frame {
+    if let Some((ts, dir)) = super::entry::decode(raw, &mut text) {
+        return Frame {
+            src_line,
+            ts: Some(ts),
+            dir,
+            text,
+        };
+    }
+    match serde_json::from_slice::<Entry>(raw) {
+        Ok(e) => Frame {
+            src_line,
+            ts: e.ts,
+            dir: match e.dir.as_str() {
+                "in" => Dir::In,
+                "out" => Dir::Out,
+                "err" => Dir::Err,
+                _ => Dir::Note,
+            },
+            text: e.line,
+        },
+        Err(e) => Frame {
+            src_line,
+            ts: None,
+            dir: Dir::Note,
+            text: format!(
+                "unreadable recording entry: {e}: {}",
+                String::from_utf8_lossy(raw)
+            ),
+        },
+    }
+}
+
+impl IndexedFile {
+    /// `scan` for a file: blocks of up to `SCAN_BLOCK` bytes, each entry decoded from the block
+    /// into one reused text buffer.
+    fn scan_blocks(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+        let to = to.min(self.len());
+        let mut block = Vec::new();
+        let mut text = String::new();
+        let mut i = from;
+        while i < to {
+            // As many whole entries as fit in one block (at least one).
+            let start = self.starts[i];
+            let mut j = i + 1;
+            while j < to && self.starts[j + 1] - start <= SCAN_BLOCK {
+                j += 1;
+            }
+            let len = (self.starts[j] - start) as usize;
+            block.resize(len, 0);
+            if read_exact_at(&self.file, &mut block, start).is_err() {
+                // Frame by frame, so each unreadable one says so in its own note.
+                for k in i..j {
+                    f(k, &self.frame(k));
+                }
+                i = j;
+                continue;
+            }
+            for k in i..j {
+                let (a, b) = (
+                    (self.starts[k] - start) as usize,
+                    (self.starts[k + 1] - start) as usize,
+                );
+                let frame = entry_frame(
+                    self.lines[k] as usize,
+                    trim_newline(&block[a..b]),
+                    std::mem::take(&mut text),
+                );
+                f(k, &frame);
+                text = frame.text;
+            }
+            i = j;
+        }
     }
 }
 

@@ -1,0 +1,152 @@
+//! Side by side with the strongest peer (issue 25): Node's `JSON.parse`, read the way the
+//! TypeScript SDK reads (`benches/node_parse.mjs`), against switchboard's live ingest and its
+//! replay of a realistic recording, each in the same run.
+//!
+//! The replay is measured in a child process of this bench (`--replay-pass FILE`) so its peak
+//! memory is the replay's alone: from launch to the last frame drawn, `End` pressed at the first
+//! frame, as a user opening a long recording does.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use switchboard::record::{Dir, Recorder};
+use switchboard::replay::player::Player;
+use switchboard::ui::theme::Theme;
+
+use super::generator::{AcpGen, ClaudeGen, Rng};
+
+/// What Node measured on one file.
+#[derive(Debug, Default)]
+pub struct NodeRun {
+    pub lines: f64,
+    pub ns_per_line: f64,
+    pub seconds: f64,
+}
+
+/// Run `benches/node_parse.mjs MODE FILE`. Err says why Node could not be run.
+pub fn node(mode: &str, file: &Path) -> Result<NodeRun, String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/node_parse.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(mode)
+        .arg(file)
+        .output()
+        .map_err(|e| {
+            format!("node cannot be run ({e}): install Node.js (the real agents need it too)")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "node failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("node printed no result: {e}"))?;
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    Ok(NodeRun {
+        lines: f("lines"),
+        ns_per_line: f("ns_per_line"),
+        seconds: f("seconds"),
+    })
+}
+
+/// Write `lines` protocol lines one per line (the stream Node and live ingest both read).
+pub fn write_stream(path: &Path, lines: &[String]) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+    f.flush().unwrap();
+}
+
+/// Write a recording of `n` frames of `backend` exactly as a live session's recorder does
+/// (the real `Recorder`: header, keys, escaping), with timestamps a few milliseconds apart.
+pub fn write_recording(path: &Path, backend: &str, n: usize) {
+    let mut r = Recorder::create(path, backend, &[backend.to_string()], "/w").unwrap();
+    let mut rng = Rng::new(11);
+    let mut ts = 1_764_900_000_000u64;
+    let mut tick = |rng: &mut Rng| {
+        ts += rng.range(0, 12) as u64;
+        ts
+    };
+    match backend {
+        "acp" => {
+            for l in AcpGen::new(5).take(n) {
+                let dir = if l.out { Dir::Out } else { Dir::In };
+                r.record_at(tick(&mut rng), dir, &l.line).unwrap();
+            }
+        }
+        _ => {
+            for l in ClaudeGen::new(3).take(n) {
+                r.record_at(tick(&mut rng), Dir::In, &l).unwrap();
+            }
+        }
+    }
+}
+
+/// The child's side: open `file`, press `End` at the first frame, work until the last frame
+/// is drawn. Prints `frames seconds peak_rss_bytes`.
+pub fn replay_pass_child(file: &str) {
+    let theme = Theme::dark();
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    let t = Instant::now();
+    let mut player = Player::open_path(Path::new(file), None).unwrap();
+    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
+        .unwrap();
+    let total = player.total();
+    player.seek(total);
+    player.finish_work();
+    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
+        .unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let at = player.state().replay.as_ref().map_or(0, |r| r.frame);
+    assert_eq!(at, total, "the replay reached its last frame");
+    println!("{total} {secs} {}", peak_rss().unwrap_or(0));
+}
+
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// One replay pass in a child process: (frames, seconds, peak RSS bytes).
+pub fn replay_pass(file: &Path) -> Result<(usize, f64, u64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg("--replay-pass")
+        .arg(file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or("");
+    let mut w = last.split_whitespace();
+    match (w.next(), w.next(), w.next()) {
+        (Some(n), Some(s), Some(r)) if out.status.success() => Ok((
+            n.parse().map_err(|_| last.to_string())?,
+            s.parse().map_err(|_| last.to_string())?,
+            r.parse().map_err(|_| last.to_string())?,
+        )),
+        _ => Err(format!(
+            "the replay pass failed: {}{}",
+            text.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+/// A scratch path for this run.
+pub fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("switchboard-bench-{}-{name}", std::process::id()))
+}
