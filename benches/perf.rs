@@ -11,7 +11,8 @@
 //!
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--replay-pass FILE`
-//! is the child that replays FILE to its last frame (for its peak memory); `--idle-secs S` (default 30); `--ingest-only` stops
+//! is the child that replays FILE to its last frame (for its peak memory); `--write-recording
+//! FILE [--backend claude|acp] [--lines N]` writes a realistic recording as the recorder does; `--idle-secs S` (default 30); `--ingest-only` stops
 //! after the ingest figures (for profiling); `--node-only` after the comparisons with Node; `--by-kind` shows where ingest time goes per line
 //! kind; `--keys-only` measures only the key latencies, `--replay-only` only replay seeking,
 //! `--frames-only` only the frame times.
@@ -917,8 +918,16 @@ fn read_stream(path: &str) -> Vec<String> {
 
 fn main() {
     let a = args();
-    if let Some(file) = std::env::args().skip_while(|a| a != "--replay-pass").nth(1) {
+    let arg = |k: &str| std::env::args().skip_while(|a| a != k).nth(1);
+    if let Some(file) = arg("--replay-pass") {
         node_side::replay_pass_child(&file);
+        return;
+    }
+    if let Some(file) = arg("--write-recording") {
+        let backend = arg("--backend").unwrap_or_else(|| "claude".into());
+        let n = a.lines.unwrap_or(400_000);
+        node_side::write_recording(std::path::Path::new(&file), &backend, n);
+        println!("wrote a {backend} recording of {n} frames to {file}");
         return;
     }
     if let Some(path) = &a.write_stream {

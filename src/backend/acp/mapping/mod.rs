@@ -11,6 +11,9 @@ mod commands;
 #[cfg(test)]
 mod decisions_tests;
 mod edits;
+mod fast;
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod options_tests;
 mod permissions;
@@ -196,8 +199,9 @@ pub struct Mapper {
     queued: VecDeque<String>,
     steer_seq: u64,
     tools: HashMap<String, ToolView>,
-    /// Accumulated text per streamed row, to drop a repeated whole message (Codex adapters).
-    streamed: HashMap<String, String>,
+    /// What each streamed row of this turn has accumulated (its length and hash), to drop a
+    /// repeated whole message (Codex adapters). Emptied when the turn ends.
+    streamed: HashMap<String, updates::Streamed>,
     user_text: HashMap<String, String>,
     terms: HashMap<String, TermView>,
     subagents: HashMap<String, String>,
@@ -308,8 +312,18 @@ impl Mapper {
 
     /// Classify and map one stdout line of the agent.
     pub fn on_line(&mut self, line: &str) -> Out {
-        let mut out = Out::default();
         let line = line.trim_end_matches(['\r', '\n']);
+        if let Some(c) = fast::chunk(line) {
+            let mut out = Out::default();
+            self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
+            return out;
+        }
+        self.on_line_general(line)
+    }
+
+    /// `on_line` without the fast path (the reference the fast path is tested against).
+    pub(super) fn on_line_general(&mut self, line: &str) -> Out {
+        let mut out = Out::default();
         if line.trim().is_empty() {
             return out;
         }

@@ -137,6 +137,12 @@ impl Mapper {
     /// an `fs/write_text_file` opens its gate without reading the disk; lines and actions are
     /// dropped.
     pub fn on_recorded_inbound(&mut self, line: &str) -> Out {
+        // A text chunk is neither a response nor a request: straight to its fast path.
+        if let Some(c) = super::fast::chunk(line.trim_end_matches(['\r', '\n'])) {
+            let mut out = Out::default();
+            self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
+            return out;
+        }
         let frame = codec::parse(line.trim_end_matches(['\r', '\n']));
         match &frame {
             Frame::Response { id, outcome } => {

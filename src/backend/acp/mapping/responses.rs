@@ -401,6 +401,8 @@ impl Mapper {
     }
 
     pub(super) fn end_turn(&mut self, out: &mut Out) {
+        // Repeats are caught within a turn; the next turn's rows have other keys.
+        self.streamed.clear();
         self.turn = false;
         self.draining = false;
         out.info("turn", None);

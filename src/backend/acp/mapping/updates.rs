@@ -13,13 +13,13 @@ use crate::core::transcript::{ItemKind, ItemOp, PlanEntry};
 
 impl Mapper {
     pub(super) fn session_update(&mut self, params: &Value, line: &str, out: &mut Out) {
-        let update = params.get("update").cloned().unwrap_or(Value::Null);
-        let kind = s(&update, "sessionUpdate").unwrap_or_default();
+        let update = params.get("update").unwrap_or(&Value::Null);
+        let kind = s(update, "sessionUpdate").unwrap_or_default();
         // Checkfu sub-agent phases ride on session_info_update `_meta`; read them raw.
         if kind == "session_info_update"
             && let Some(sa) = update.get("_meta").and_then(|m| m.get("checkfu.subagent"))
         {
-            return self.subagent(sa, &update, out);
+            return self.subagent(sa, update, out);
         }
         let n = match codec::typed::<schema::SessionNotification>(params) {
             Ok(n) => n,
@@ -168,12 +168,24 @@ impl Mapper {
     }
 
     pub(super) fn chunk(&mut self, thinking: bool, c: &schema::ContentChunk, out: &mut Out) {
-        let text = sanitize(&content_text(&c.content));
+        let id = c.message_id.as_ref().map(|m| m.0.to_string());
+        self.chunk_text(thinking, &content_text(&c.content), id.as_deref(), out);
+    }
+
+    /// A message or thought chunk: appended to its row, unless it repeats the whole message.
+    pub(super) fn chunk_text(
+        &mut self,
+        thinking: bool,
+        text: &str,
+        message_id: Option<&str>,
+        out: &mut Out,
+    ) {
+        let text = sanitize(text);
         if text.is_empty() {
             return;
         }
-        let group = match &c.message_id {
-            Some(m) => format!("m{}", m.0),
+        let group = match message_id {
+            Some(m) => format!("m{m}"),
             None => format!("s{}", self.seg),
         };
         let key = format!(
@@ -182,11 +194,11 @@ impl Mapper {
             self.turn_no
         );
         let acc = self.streamed.entry(key.clone()).or_default();
-        if text.len() > 1 && *acc == text {
+        if text.len() > 1 && acc.is(&text) {
             // The whole message repeated after its deltas (Codex adapters): already shown.
             return;
         }
-        acc.push_str(&text);
+        acc.push(&text);
         out.item(
             None,
             ItemOp::AppendText {
@@ -195,5 +207,37 @@ impl Mapper {
                 delta: text,
             },
         );
+    }
+}
+
+/// A streamed row's text so far, as its length and FNV-1a hash (a repeat of the whole message
+/// is recognised without keeping a second copy of every message).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Streamed {
+    len: usize,
+    hash: u64,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl Streamed {
+    fn state(&self) -> u64 {
+        if self.len == 0 { FNV_OFFSET } else { self.hash }
+    }
+    pub(super) fn push(&mut self, text: &str) {
+        self.hash = fnv(self.state(), text.as_bytes());
+        self.len += text.len();
+    }
+    /// The text so far is exactly `text`.
+    pub(super) fn is(&self, text: &str) -> bool {
+        self.len == text.len() && self.hash == fnv(FNV_OFFSET, text.as_bytes())
     }
 }

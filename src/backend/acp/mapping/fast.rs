@@ -1,0 +1,83 @@
+//! The hot path of every ACP session: a message or thought chunk of plain text, most of the
+//! lines an agent writes. Read straight from the line with borrowed fields, instead of a
+//! `serde_json::Value` tree, a clone of its params and a second, typed parse.
+//!
+//! Only the exact shape is taken: the envelope, `sessionId`, the update with its kind, a text
+//! content and an optional `messageId`, nothing else (`deny_unknown_fields` everywhere, so
+//! `_meta`, annotations, an `id`, a duplicate key, anything unusual goes the general way).
+//! Whatever is taken maps to what the general path would make of it (tested in
+//! `fast_tests.rs` line by line against it).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Note<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: Params<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Params<'a> {
+    #[serde(borrow, rename = "sessionId")]
+    _session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    update: Update<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Update<'a> {
+    #[serde(borrow)]
+    session_update: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Content<'a>,
+    #[serde(default, borrow)]
+    message_id: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Content<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+}
+
+/// A text chunk read off the fast path.
+pub(super) struct Chunk<'a> {
+    pub thinking: bool,
+    pub text: Cow<'a, str>,
+    pub message_id: Option<Cow<'a, str>>,
+}
+
+/// The chunk `line` carries, when it is exactly a plain text message or thought chunk.
+pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
+    // Most other lines are told apart without parsing.
+    if !line.contains("_chunk\"") {
+        return None;
+    }
+    let n: Note = serde_json::from_str(line).ok()?;
+    if n.jsonrpc != "2.0" || n.method != "session/update" || n.params.update.content.kind != "text"
+    {
+        return None;
+    }
+    let thinking = match &*n.params.update.session_update {
+        "agent_message_chunk" => false,
+        "agent_thought_chunk" => true,
+        _ => return None,
+    };
+    Some(Chunk {
+        thinking,
+        text: n.params.update.content.text,
+        message_id: n.params.update.message_id,
+    })
+}

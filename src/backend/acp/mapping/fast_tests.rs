@@ -1,0 +1,76 @@
+//! The fast chunk path against the general one: every line maps to the same events, whichever
+//! path takes it, and the lines it must not take go the general way.
+
+use super::*;
+
+fn ready() -> Mapper {
+    let mut m = Mapper::new(AcpOptions {
+        cwd: PathBuf::from("/w/p"),
+        ..AcpOptions::default()
+    });
+    m.initialize_line();
+    m.on_line(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}"#);
+    m.on_line(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}"#);
+    m
+}
+
+fn note(update: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#
+    )
+}
+
+#[test]
+fn every_chunk_maps_the_same_by_either_path() {
+    let lines = [
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":" world\u001b[2J"}}"#),
+        note(r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"thinking…"}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello world\u001b[2J"}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":"m1"}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"y"},"messageId":null}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}"#),
+        // Not taken by the fast path: the general one decides.
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a","annotations":{"priority":1}}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"AA==","mimeType":"image/png"}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"},"_meta":{"x":1}}"#),
+        note(r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"me"}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":1}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"},"sessionUpdate":"agent_thought_chunk"}"#),
+        r#"{"jsonrpc":"2.0","id":9,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
+        r#"{"jsonrpc":"1.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"session/other","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
+    ];
+    let (mut fast, mut general) = (ready(), ready());
+    for (i, l) in lines.iter().enumerate() {
+        let a = fast.on_line(l);
+        let b = general.on_line_general(l);
+        assert_eq!(
+            format!("{:?}", a.events),
+            format!("{:?}", b.events),
+            "line {i}: {l}"
+        );
+        assert_eq!(a.lines, b.lines, "line {i}");
+    }
+    // The first seven are taken, the rest are not.
+    let taken: Vec<bool> = lines.iter().map(|l| fast::chunk(l).is_some()).collect();
+    assert_eq!(taken.iter().filter(|t| **t).count(), 7, "{taken:?}");
+    assert!(taken[..7].iter().all(|t| *t));
+}
+
+#[test]
+fn a_whole_message_repeated_after_its_deltas_is_dropped_and_forgotten_after_the_turn() {
+    let mut m = ready();
+    m.command(&crate::core::msg::Command::Prompt("go".into()));
+    let chunk = |t: &str| {
+        note(&format!(
+            r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{t}"}},"messageId":"m1"}}"#
+        ))
+    };
+    assert_eq!(m.on_line(&chunk("Hel")).events.len(), 1);
+    assert_eq!(m.on_line(&chunk("lo")).events.len(), 1);
+    assert!(m.on_line(&chunk("Hello")).events.is_empty(), "the repeat");
+    assert_eq!(m.on_line(&chunk("Help")).events.len(), 1, "not a repeat");
+    m.on_line(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#);
+    assert!(m.streamed.is_empty());
+}
