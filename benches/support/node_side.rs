@@ -99,8 +99,18 @@ pub fn replay_pass_child(file: &str) {
     term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
         .unwrap();
     let total = player.total();
-    player.seek(total);
-    player.finish_work();
+    // `End` as the key handler does it, then the run loop's slices until the last frame is on
+    // screen (the copies prepared afterwards for stepping back are not waited for).
+    player.key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::End,
+    ));
+    let at = |p: &Player| p.state().replay.as_ref().map_or(0, |r| r.frame);
+    while at(&player) < total {
+        if player.only_waiting() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        player.work(std::time::Duration::from_millis(8));
+    }
     term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
         .unwrap();
     let secs = t.elapsed().as_secs_f64();

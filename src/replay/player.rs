@@ -316,7 +316,31 @@ impl Player {
     /// Whether the only pending work is a copy being made on a helper thread (the run loop then
     /// polls it now and then instead of spinning).
     pub fn only_waiting(&self) -> bool {
-        self.job.is_none() && self.spare_making.is_some()
+        self.following() || (self.job.is_none() && self.spare_making.is_some())
+    }
+
+    /// A long seek that the background pass reaches first (`End` pressed early, say): it waits
+    /// for the pass's copy instead of applying the same frames a second time, on a core a
+    /// small machine does not have to spare.
+    fn following(&self) -> bool {
+        let Some(job) = self.job.as_ref().filter(|j| j.seek) else {
+            return false;
+        };
+        let total = self.total();
+        let store = self.store.lock().expect("checkpoint store");
+        if store.finished {
+            return false;
+        }
+        let at = job.feeder.as_ref().map_or(self.feeder.pos, |f| f.pos);
+        let spacing = background_spacing(total);
+        // The pass keeps a copy at every multiple of its spacing and at the end.
+        let copy = if job.target == total {
+            total
+        } else {
+            job.target / spacing * spacing
+        };
+        // Not yet started, or the pass is ahead: wait for it (racing it only halves both).
+        copy > at + CHECKPOINT_SPACING && (job.feeder.is_none() || store.done >= at)
     }
 
     /// Take back the spare copy when the helper thread is done (`wait`: block until it is).
@@ -404,7 +428,10 @@ impl Player {
     /// Run all pending replay work to its end (tests, bench).
     pub fn finish_work(&mut self) {
         while self.has_work() {
-            if self.only_waiting() {
+            if self.following() {
+                std::thread::sleep(Duration::from_millis(1));
+                self.work(Duration::ZERO);
+            } else if self.only_waiting() {
                 self.poll_spare(true);
             } else {
                 self.work(Duration::from_secs(3600));
@@ -638,6 +665,9 @@ impl Player {
     /// Do up to `budget` of pending replay work. Returns whether the view changed.
     pub fn work(&mut self, budget: Duration) -> bool {
         self.poll_spare(false);
+        if self.following() {
+            return self.progress();
+        }
         let Some(mut job) = self.job.take() else {
             return false;
         };
@@ -683,15 +713,24 @@ impl Player {
         }
     }
 
-    /// The footer's note while a seek runs.
-    fn progress(&mut self) {
-        let Some(job) = &self.job else { return };
+    /// The footer's note while a seek runs (how far it, or the background pass it waits for,
+    /// got). Whether the note changed.
+    fn progress(&mut self) -> bool {
+        let Some(job) = &self.job else { return false };
         let (from, to) = (self.feeder.pos, job.target);
-        let at = job.feeder.as_ref().map_or(from, |f| f.pos);
+        let mut at = job.feeder.as_ref().map_or(from, |f| f.pos);
+        let store = self.store.lock().expect("checkpoint store");
+        if !store.finished {
+            at = at.max(store.done.min(to));
+        }
+        drop(store);
         let pct = at * 100 / to.max(1);
-        self.feeder.state.status_line = Some(format!(
+        let note = Some(format!(
             "seeking from frame {from} to {to}: {pct}% · Esc cancels"
         ));
+        let changed = self.feeder.state.status_line != note;
+        self.feeder.state.status_line = note;
+        changed
     }
 
     /// Copies currently kept for stepping back, local and background (for tests and the bench).
@@ -1399,5 +1438,34 @@ mod tests {
         let last_gate = (0..total).rev().find(|i| i % 5000 == 4999).unwrap();
         assert_eq!(p.state().replay.as_ref().unwrap().frame, last_gate + 1);
         assert_eq!(p.state().focus, Focus::Gate);
+    }
+
+    /// `End` pressed while the background pass is on its way there: the seek waits for the
+    /// pass's copy of the end (no frame applied twice), says how far the pass got, and lands on
+    /// the same state as replaying from the start.
+    #[test]
+    fn end_pressed_early_follows_the_background_pass() {
+        let total = 6 * LONG_SEEK;
+        let mut p = Player::with_background_pass(Arc::new(long_recording(total)), true);
+        p.key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+        assert!(p.seeking());
+        assert!(p.following(), "waits for the background pass");
+        assert!(p.only_waiting(), "the run loop polls instead of spinning");
+        p.work(Duration::from_millis(30));
+        assert!(
+            p.job.as_ref().is_some_and(|j| j.feeder.is_none()),
+            "no frame applied by the seek itself while it follows"
+        );
+        let status = p.state().status_line.clone().unwrap_or_default();
+        assert!(
+            status.starts_with(&format!("seeking from frame 1 to {total}: ")),
+            "{status}"
+        );
+        while p.state().replay.as_ref().unwrap().frame < total {
+            std::thread::sleep(Duration::from_millis(1));
+            p.work(SLICE);
+        }
+        assert_eq!(shape(&p), shape(&fresh(total, total)));
+        assert_eq!(p.state().status_line, None);
     }
 }
