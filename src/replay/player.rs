@@ -1109,9 +1109,10 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
             () = tokio::task::yield_now(), if player.has_work() && !player.only_waiting() => {
                 dirty |= player.work(SLICE);
             }
-            // A spare copy being made on a helper thread: look now and then.
+            // A spare copy being made on a helper thread, or a seek following the background
+            // pass: look now and then (the seek's progress is drawn when it moves).
             () = tokio::time::sleep(Duration::from_millis(5)), if player.only_waiting() => {
-                player.work(SLICE);
+                dirty |= player.work(SLICE);
             }
         }
     }
