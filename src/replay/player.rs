@@ -1462,6 +1462,12 @@ mod tests {
             status.starts_with(&format!("seeking from frame 1 to {total}: ")),
             "{status}"
         );
+        // The replay's footer shows it (in place of the keys).
+        let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 20)).unwrap();
+        term.draw(|f| crate::ui::render(p.state(), &crate::ui::theme::Theme::dark(), f))
+            .unwrap();
+        let screen = format!("{:?}", term.backend().buffer());
+        assert!(screen.contains("seeking from frame 1 to"), "{screen}");
         while p.state().replay.as_ref().unwrap().frame < total {
             std::thread::sleep(Duration::from_millis(1));
             p.work(SLICE);

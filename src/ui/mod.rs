@@ -69,7 +69,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     }
     render_bottom(state, theme, f, bottom);
     match &state.replay {
-        Some(r) => render_replay_footer(r, theme, f, footer),
+        Some(r) => render_replay_footer(r, state.status_line.as_deref(), theme, f, footer),
         None => status::render_footer(state, theme, f, footer),
     }
     overlay::render(state, theme, f);
@@ -652,8 +652,11 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(&prompt, area);
 }
 
+/// The replay's footer: where it is, then what just happened (a seek's progress, "seek
+/// cancelled") or else the keys.
 fn render_replay_footer(
     r: &crate::core::state::ReplayView,
+    status: Option<&str>,
     theme: &Theme,
     f: &mut Frame,
     area: Rect,
@@ -674,16 +677,19 @@ fn render_replay_footer(
             ),
             theme.footer,
         ),
-        Span::styled(
-            format!(
-                "· {}",
-                crate::core::bindings::hint_line(
-                    &Default::default(),
-                    crate::core::bindings::hints::REPLAY_KEYS
-                )
+        match status {
+            Some(s) => Span::styled(format!("· {s}"), theme.warn),
+            None => Span::styled(
+                format!(
+                    "· {}",
+                    crate::core::bindings::hint_line(
+                        &Default::default(),
+                        crate::core::bindings::hints::REPLAY_KEYS
+                    )
+                ),
+                theme.dim,
             ),
-            theme.dim,
-        ),
+        },
     ];
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
