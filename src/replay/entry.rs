@@ -46,8 +46,18 @@ fn unescape(b: &[u8], out: &mut String) -> Option<()> {
     let mut bytes = std::mem::take(out).into_bytes();
     let mut at = 0;
     while at < b.len() {
-        // Copy the plain run up to the next quote or backslash in one go.
-        let next = memchr::memchr2(b'"', b'\\', &b[at..]).map_or(b.len(), |i| at + i);
+        // Copy the plain run up to the next quote or backslash in one go. Inner lines are
+        // JSON themselves, with an escape every few bytes: look at the first bytes one by one
+        // before handing a longer run to memchr.
+        let near = b[at..]
+            .iter()
+            .take(16)
+            .position(|&c| c == b'"' || c == b'\\');
+        let next = match near {
+            Some(i) => at + i,
+            None if b.len() - at <= 16 => b.len(),
+            None => memchr::memchr2(b'"', b'\\', &b[at + 16..]).map_or(b.len(), |i| at + 16 + i),
+        };
         let run = &b[at..next];
         if run.iter().any(|&c| c < 0x20) {
             return None;

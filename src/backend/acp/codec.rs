@@ -118,7 +118,8 @@ pub fn parse(line: &str) -> Frame {
             };
         }
     };
-    let Some(obj) = v.as_object() else {
+    // Owned: the params and the result are moved out of the line's tree, never copied.
+    let Value::Object(mut obj) = v else {
         return Frame::NoEnvelope {
             reason: "not a JSON object".into(),
         };
@@ -129,7 +130,7 @@ pub fn parse(line: &str) -> Frame {
         };
     }
     let id = obj.get("id").filter(|i| !i.is_null()).cloned();
-    let params = obj.get("params").cloned().unwrap_or(Value::Null);
+    let params = obj.remove("params").unwrap_or(Value::Null);
     match (obj.get("method").and_then(Value::as_str), id) {
         (Some(m), Some(id)) if valid_id(&id) => Frame::Request {
             id,
@@ -157,11 +158,8 @@ pub fn parse(line: &str) -> Frame {
                         data: e.get("data").cloned(),
                     }),
                 }
-            } else if let Some(r) = obj.get("result") {
-                Frame::Response {
-                    id,
-                    outcome: Ok(r.clone()),
-                }
+            } else if let Some(r) = obj.remove("result") {
+                Frame::Response { id, outcome: Ok(r) }
             } else {
                 Frame::NoEnvelope {
                     reason: "response without result or error".into(),
