@@ -138,6 +138,15 @@ impl Drop for Player {
 /// Replay the whole recording once in the background, keeping evenly spaced copies of the state
 /// and one of the end, so `End` and far seeks start close to where they go.
 fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBool) {
+    // However the pass ends (a panic included), a seek waiting for it is told to stop waiting.
+    struct Done<'a>(&'a Mutex<Store>);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            st.finished = true;
+        }
+    }
+    let _done = Done(store);
     let total = src.len();
     let spacing = background_spacing(total);
     let mut feeder = Feeder::for_source(src);
@@ -339,8 +348,11 @@ impl Player {
         } else {
             job.target / spacing * spacing
         };
-        // Not yet started, or the pass is ahead: wait for it (racing it only halves both).
-        copy > at + CHECKPOINT_SPACING && (job.feeder.is_none() || store.done >= at)
+        // Wait while the pass has not made that copy yet and is no further behind than a
+        // step: racing it only halves both. A copy already made, or a pass far behind, is not
+        // waited for.
+        let pass = store.done;
+        copy > at + CHECKPOINT_SPACING && pass < copy && pass + CHECKPOINT_SPACING >= at
     }
 
     /// Take back the spare copy when the helper thread is done (`wait`: block until it is).
@@ -719,11 +731,10 @@ impl Player {
         let Some(job) = &self.job else { return false };
         let (from, to) = (self.feeder.pos, job.target);
         let mut at = job.feeder.as_ref().map_or(from, |f| f.pos);
-        let store = self.store.lock().expect("checkpoint store");
-        if !store.finished {
+        if self.following() {
+            let store = self.store.lock().expect("checkpoint store");
             at = at.max(store.done.min(to));
         }
-        drop(store);
         let pct = at * 100 / to.max(1);
         let note = Some(format!(
             "seeking from frame {from} to {to}: {pct}% · Esc cancels"

@@ -316,3 +316,47 @@ fn a_profile_can_withhold_fs_and_terminal() {
     let v: Value = serde_json::from_str(&init).unwrap();
     assert_eq!(v["params"]["clientCapabilities"]["terminal"], true);
 }
+
+#[test]
+fn a_failed_turn_counts_the_cost_reported_during_it() {
+    let (mut m, _) = ready(AcpOptions::default());
+    m.command(&Command::Prompt("one".into()));
+    m.on_line(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"usage_update","used":10,"size":100,"cost":{"amount":0.5,"currency":"USD"}}}}"#);
+    let out =
+        m.on_line(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}"#);
+    let u = usage_events(&out);
+    assert_eq!(u.len(), 1);
+    assert!((u[0].2 - 0.5).abs() < 1e-12, "{u:?}");
+}
+
+/// A replay refuses what the recorded session withheld, as the session did: no write gate.
+#[test]
+fn a_replay_withholds_what_the_recorded_initialize_withheld() {
+    let mut m = Mapper::replaying(Some(PathBuf::from("/w/p")));
+    m.on_outbound(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}}}"#);
+    m.on_recorded_inbound(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}"#,
+    );
+    m.on_outbound(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w/p","mcpServers":[]}}"#);
+    m.on_recorded_inbound(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}"#);
+    for l in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/w/p/a","content":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"terminal/create","params":{"sessionId":"s1","command":"ls"}}"#,
+    ] {
+        let out = m.on_recorded_inbound(l);
+        assert!(
+            !out.events
+                .iter()
+                .any(|e| matches!(e, BackendEvent::GateOpen(_))),
+            "{l}"
+        );
+        assert!(protocol_texts(&out)[0].contains("did not offer"), "{l}");
+    }
+}
+
+#[test]
+fn a_permission_without_options_marks_its_row_cancelled() {
+    let (mut m, _) = ready(AcpOptions::default());
+    let out = m.on_line(r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t9","title":"x","kind":"execute","status":"pending"},"options":[]}}"#);
+    assert_eq!(row(&out, "t9").as_deref(), Some("execute · cancelled"));
+}

@@ -48,6 +48,7 @@ impl Mapper {
             })
             .collect();
         if options.is_empty() {
+            self.tool_decided(&tid, &[], &json!({"outcome":{"outcome":"cancelled"}}), out);
             out.lines.push(codec::result(
                 &id,
                 json!({"outcome":{"outcome":"cancelled"}}),

@@ -247,7 +247,16 @@ impl Mapper {
             self.next_id = self.next_id.max(n);
         }
         let ours = match method {
-            "initialize" => Ours::Initialize,
+            "initialize" => {
+                // What the session withheld is refused in replay too, as it was live.
+                let caps = params.get("clientCapabilities");
+                // Only an explicit `false` (as we send it) withholds: older recordings offered.
+                let refused =
+                    |p: &str| caps.and_then(|c| c.pointer(p)) == Some(&Value::Bool(false));
+                self.opts.withhold_fs = refused("/fs/writeTextFile") && refused("/fs/readTextFile");
+                self.opts.withhold_terminal = refused("/terminal");
+                Ours::Initialize
+            }
             "session/new" => {
                 if let Some(cwd) = s(params, "cwd") {
                     self.opts.cwd = PathBuf::from(cwd);

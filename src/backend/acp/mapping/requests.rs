@@ -66,9 +66,22 @@ impl Mapper {
         // A capability we did not offer is not served, whatever the agent asks.
         let withheld = (method.starts_with("fs/") && self.opts.withhold_fs)
             || (method.starts_with("terminal/") && self.opts.withhold_terminal);
-        let original = method;
-        let method = if withheld { "" } else { method };
         match method {
+            _ if withheld => {
+                out.lines.push(codec::error(
+                    &id,
+                    codec::METHOD_NOT_FOUND,
+                    "Method not found: the client capability was not offered",
+                    Some(json!(method)),
+                ));
+                out.protocol(
+                    Level::Warn,
+                    format!(
+                        "the agent called {} although switchboard did not offer it: answered -32601",
+                        sanitize(method)
+                    ),
+                );
+            }
             "session/request_permission" => {
                 match codec::typed::<schema::RequestPermissionRequest>(params) {
                     Ok(r) => self.permission(id, gid, r, out),
@@ -145,21 +158,6 @@ impl Mapper {
                         terminal_id: tid,
                     },
                 });
-            }
-            "" => {
-                out.lines.push(codec::error(
-                    &id,
-                    codec::METHOD_NOT_FOUND,
-                    "Method not found: the client capability was not offered",
-                    Some(json!(original)),
-                ));
-                out.protocol(
-                    Level::Warn,
-                    format!(
-                        "the agent called {} although switchboard did not offer it: answered -32601",
-                        sanitize(original)
-                    ),
-                );
             }
             other => {
                 out.lines.push(codec::error(

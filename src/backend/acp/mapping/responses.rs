@@ -100,11 +100,13 @@ impl Mapper {
             }
             Ours::Prompt => {
                 out.protocol(Level::Error, format!("session/prompt failed: {what}"));
+                // The cost reported during the failed turn counts all the same.
+                self.turn_usage(None, out);
                 out.push(ItemKind::TurnResult {
                     ok: false,
                     subtype: "error".into(),
                     text: what,
-                    cost_usd: None,
+                    cost_usd: self.cost(),
                     input_tokens: 0,
                     output_tokens: 0,
                     duration_ms: self.now.saturating_sub(self.turn_started_ms),
