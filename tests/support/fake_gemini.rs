@@ -35,10 +35,7 @@ impl FakeGemini {
     /// The `:streamGenerateContent` calls so far, as recorded.
     pub fn turns(&self) -> Vec<super::http_fake::Recorded> {
         self.http
-            .requests()
-            .into_iter()
-            .filter(|r| r.route().ends_with(":streamGenerateContent"))
-            .collect()
+            .requests_to(|r| r.ends_with(":streamGenerateContent"))
     }
 }
 

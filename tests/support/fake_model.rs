@@ -96,13 +96,19 @@
 //! disturb `*_contains` conditions.
 #![allow(dead_code)]
 
+// Each test binary includes the fakes it needs on their own, so a binary with both has the
+// reader twice (identical code, no types shared between the two).
+#[allow(clippy::duplicate_mod)]
+#[path = "http_read.rs"]
+mod http_read;
+use http_read::{Request, read_request};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 // ---------------------------------------------------------------------------------------------
@@ -1051,89 +1057,6 @@ pub fn collect_tool_results(reqs: &[RecordedRequest]) -> Vec<ToolResult> {
     out
 }
 
-struct HttpRequest {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-async fn read_request(
-    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
-) -> std::io::Result<Option<HttpRequest>> {
-    let mut line = String::new();
-    // Skip stray empty lines between requests.
-    loop {
-        line.clear();
-        if rd.read_line(&mut line).await? == 0 {
-            return Ok(None);
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let mut headers = vec![];
-    loop {
-        let mut h = String::new();
-        if rd.read_line(&mut h).await? == 0 {
-            return Ok(None);
-        }
-        let h = h.trim_end_matches(['\r', '\n']);
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    let get = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-    let mut body = vec![];
-    if get("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            if rd.read_line(&mut size).await? == 0 {
-                return Ok(None);
-            }
-            let size = size
-                .trim()
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let n = usize::from_str_radix(&size, 16)
-                .map_err(|_| std::io::Error::other("bad chunk size"))?;
-            if n == 0 {
-                // Trailers until an empty line.
-                loop {
-                    let mut t = String::new();
-                    if rd.read_line(&mut t).await? == 0 || t.trim().is_empty() {
-                        break;
-                    }
-                }
-                break;
-            }
-            let mut chunk = vec![0u8; n];
-            rd.read_exact(&mut chunk).await?;
-            body.extend_from_slice(&chunk);
-            let mut crlf = [0u8; 2];
-            rd.read_exact(&mut crlf).await?;
-        }
-    } else if let Some(n) = get("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body = vec![0u8; n];
-        rd.read_exact(&mut body).await?;
-    }
-    Ok(Some(HttpRequest {
-        method,
-        path,
-        headers,
-        body,
-    }))
-}
-
 async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
     let _ = sock.set_nodelay(true);
     let (rd, mut wr) = sock.into_split();
@@ -1154,7 +1077,7 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
 
 fn record(
     sh: &Shared,
-    req: &HttpRequest,
+    req: &Request,
     body: Option<Value>,
     rule: Option<String>,
     unexpected: Option<String>,
@@ -1204,7 +1127,7 @@ fn api_error(kind: &str, message: &str) -> Value {
 }
 
 async fn handle(
-    req: HttpRequest,
+    req: Request,
     sh: &Arc<Shared>,
     wr: &mut tokio::net::tcp::OwnedWriteHalf,
 ) -> std::io::Result<()> {

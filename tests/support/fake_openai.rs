@@ -45,11 +45,7 @@ impl FakeOpenAi {
 
     /// The `/v1/responses` calls so far, as recorded.
     pub fn turns(&self) -> Vec<super::http_fake::Recorded> {
-        self.http
-            .requests()
-            .into_iter()
-            .filter(|r| r.route() == "/v1/responses")
-            .collect()
+        self.http.requests_to(|r| r == "/v1/responses")
     }
 }
 

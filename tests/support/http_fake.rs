@@ -5,47 +5,25 @@
 //! recorded; one no handler knows is answered 404 and recorded as **unexpected**
 //! (`HttpFake::assert_no_unexpected` fails the test and shows it).
 //!
-//! The Anthropic Messages fake (`fake_model.rs`) predates this server and keeps its own.
+//! The Anthropic Messages fake (`fake_model.rs`) predates this server and keeps its own loop,
+//! but reads requests with the same reader (`http_read.rs`).
 #![allow(dead_code)]
+
+// Each test binary includes the fakes it needs on their own, so a binary with both has the
+// reader twice (identical code, no types shared between the two).
+#[allow(clippy::duplicate_mod)]
+#[path = "http_read.rs"]
+mod http_read;
+pub use http_read::Request;
+use http_read::read_request;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
-
-/// One request as it arrived.
-#[derive(Clone, Debug)]
-pub struct Request {
-    pub method: String,
-    /// The target with its query (`/v1beta/models/m:streamGenerateContent?alt=sse`).
-    pub path: String,
-    /// Header names lower-cased.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Request {
-    /// The path without its query.
-    pub fn route(&self) -> &str {
-        self.path.split('?').next().unwrap_or("")
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The body as JSON, if it is JSON.
-    pub fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
-    }
-}
 
 /// One server-sent event: an optional `event:` name and its `data:` JSON.
 #[derive(Clone, Debug)]
@@ -207,6 +185,14 @@ impl HttpFake {
         self.shared.log.lock().unwrap().clone()
     }
 
+    /// The requests so far whose route (path without query) `want` accepts.
+    pub fn requests_to(&self, want: impl Fn(&str) -> bool) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| want(r.route()))
+            .collect()
+    }
+
     pub fn unexpected(&self) -> Vec<Recorded> {
         self.requests()
             .into_iter()
@@ -307,82 +293,6 @@ async fn serve(sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
     }
     let _ = wr.shutdown().await;
     Ok(())
-}
-
-async fn read_request(
-    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
-) -> std::io::Result<Option<Request>> {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if rd.read_line(&mut line).await? == 0 {
-            return Ok(None);
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let mut headers = vec![];
-    loop {
-        let mut h = String::new();
-        if rd.read_line(&mut h).await? == 0 {
-            return Ok(None);
-        }
-        let h = h.trim_end_matches(['\r', '\n']);
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    let mut req = Request {
-        method,
-        path,
-        headers,
-        body: vec![],
-    };
-    if req
-        .header("transfer-encoding")
-        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
-    {
-        loop {
-            let mut size = String::new();
-            if rd.read_line(&mut size).await? == 0 {
-                return Ok(None);
-            }
-            let size = size
-                .trim()
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let n = usize::from_str_radix(&size, 16)
-                .map_err(|_| std::io::Error::other("bad chunk size"))?;
-            if n == 0 {
-                loop {
-                    let mut t = String::new();
-                    if rd.read_line(&mut t).await? == 0 || t.trim().is_empty() {
-                        break;
-                    }
-                }
-                break;
-            }
-            let mut chunk = vec![0u8; n];
-            rd.read_exact(&mut chunk).await?;
-            req.body.extend_from_slice(&chunk);
-            let mut crlf = [0u8; 2];
-            rd.read_exact(&mut crlf).await?;
-        }
-    } else if let Some(n) = req.header("content-length").and_then(|v| v.parse().ok()) {
-        req.body = vec![0u8; n];
-        rd.read_exact(&mut req.body).await?;
-    }
-    Ok(Some(req))
 }
 
 async fn send(wr: &mut OwnedWriteHalf, reply: &Reply) -> std::io::Result<()> {
