@@ -10,7 +10,39 @@
 //! serde: a line either decodes the same both ways or is not taken here (tested below and by the
 //! fuzz-style test over generated and hostile entries).
 
+use super::load::Frame;
 use crate::record::Dir;
+
+/// One entry line as a frame: the recorder's own shape through `decode` (into `text`'s
+/// buffer), anything else through serde. `Err` holds serde's reason, for the caller's note.
+pub fn frame(src_line: usize, raw: &[u8], mut text: String) -> Result<Frame, String> {
+    if let Some((ts, dir)) = decode(raw, &mut text) {
+        return Ok(Frame {
+            src_line,
+            ts: Some(ts),
+            dir,
+            text,
+        });
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        ts: Option<u64>,
+        dir: String,
+        line: String,
+    }
+    let e: Entry = serde_json::from_slice(raw).map_err(|e| e.to_string())?;
+    Ok(Frame {
+        src_line,
+        ts: e.ts,
+        dir: match e.dir.as_str() {
+            "in" => Dir::In,
+            "out" => Dir::Out,
+            "err" => Dir::Err,
+            _ => Dir::Note,
+        },
+        text: e.line,
+    })
+}
 
 /// Decode one entry line (without its newline). On success `line` holds the inner line.
 pub fn decode(b: &[u8], line: &mut String) -> Option<(u64, Dir)> {

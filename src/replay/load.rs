@@ -274,34 +274,8 @@ impl<R: BufRead> Iterator for Lines<R> {
 /// A recording entry (`{ts,dir,line}`) as a frame; a damaged one is kept as a note so nothing
 /// is lost and line numbers hold.
 fn entry_frame(src_line: usize, l: String, ended: bool) -> Frame {
-    #[derive(serde::Deserialize)]
-    struct E {
-        ts: Option<u64>,
-        dir: String,
-        line: String,
-    }
-    // The recorder's own shape through the fast reader; anything else through serde.
-    let mut text = String::new();
-    if let Some((ts, dir)) = super::entry::decode(l.as_bytes(), &mut text) {
-        return Frame {
-            src_line,
-            ts: Some(ts),
-            dir,
-            text,
-        };
-    }
-    match serde_json::from_str::<E>(&l) {
-        Ok(e) => Frame {
-            src_line,
-            ts: e.ts,
-            dir: match e.dir.as_str() {
-                "in" => Dir::In,
-                "out" => Dir::Out,
-                "err" => Dir::Err,
-                _ => Dir::Note,
-            },
-            text: e.line,
-        },
+    match super::entry::frame(src_line, l.as_bytes(), String::new()) {
+        Ok(f) => f,
         Err(_) if !ended => cut_short(src_line, &l),
         Err(e) => Frame {
             src_line,

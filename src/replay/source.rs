@@ -189,13 +189,6 @@ fn trim_newline(b: &[u8]) -> &[u8] {
     &b[..end]
 }
 
-#[derive(serde::Deserialize)]
-struct Entry {
-    ts: Option<u64>,
-    dir: String,
-    line: String,
-}
-
 impl FrameSource for IndexedFile {
     fn len(&self) -> usize {
         self.starts.len() - 1
@@ -259,37 +252,16 @@ const SCAN_BLOCK: u64 = 1 << 20;
 
 /// One entry's bytes as a frame: the recorder's own shape through the fast reader (into
 /// `text`'s buffer), anything else through serde, a damaged entry as a note.
-fn entry_frame(src_line: usize, raw: &[u8], mut text: String) -> Frame {
-    if let Some((ts, dir)) = super::entry::decode(raw, &mut text) {
-        return Frame {
-            src_line,
-            ts: Some(ts),
-            dir,
-            text,
-        };
-    }
-    match serde_json::from_slice::<Entry>(raw) {
-        Ok(e) => Frame {
-            src_line,
-            ts: e.ts,
-            dir: match e.dir.as_str() {
-                "in" => Dir::In,
-                "out" => Dir::Out,
-                "err" => Dir::Err,
-                _ => Dir::Note,
-            },
-            text: e.line,
-        },
-        Err(e) => Frame {
-            src_line,
-            ts: None,
-            dir: Dir::Note,
-            text: format!(
-                "unreadable recording entry: {e}: {}",
-                String::from_utf8_lossy(raw)
-            ),
-        },
-    }
+fn entry_frame(src_line: usize, raw: &[u8], text: String) -> Frame {
+    super::entry::frame(src_line, raw, text).unwrap_or_else(|e| Frame {
+        src_line,
+        ts: None,
+        dir: Dir::Note,
+        text: format!(
+            "unreadable recording entry: {e}: {}",
+            String::from_utf8_lossy(raw)
+        ),
+    })
 }
 
 impl IndexedFile {
