@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::core::gate::Decision;
-use crate::core::msg::{Abilities, Command};
+use crate::core::msg::Command;
 
 fn ready(opts: AcpOptions) -> (Mapper, String) {
     let mut m = Mapper::new(AcpOptions {
@@ -264,12 +264,13 @@ fn one_cost_the_cumulative_one_the_agent_reports_counted_once() {
     assert_eq!((u[0].0, u[0].1), (12, 5));
     assert!((u[0].2 - 0.0002).abs() < 1e-12, "{u:?}");
     m.command(&Command::Prompt("two".into()));
-    m.on_line(&cost(0.0005));
+    let again = m.on_line(&cost(0.0005));
+    // Usage was seen once: a later report switches the footer field on no more.
+    assert!(usage_abilities(&again).is_empty());
     let out = m.on_line(r#"{"jsonrpc":"2.0","id":4,"result":{"stopReason":"cancelled"}}"#);
     let u = usage_events(&out);
     assert!((u[0].2 - 0.0003).abs() < 1e-12, "only the new part: {u:?}");
-    let Abilities { usage, .. } = Abilities::default();
-    assert!(usage);
+    assert!(usage_abilities(&out).is_empty());
 }
 
 #[test]
