@@ -82,8 +82,24 @@ pub fn write_recording(path: &Path, backend: &str, n: usize) {
             }
         }
         _ => {
-            for l in ClaudeGen::new(3).take(n) {
+            // The CLI's stdout, and after each turn's result the next prompt we sent (as the
+            // encoder writes it), so the replay reads both directions as it does a real one.
+            let mut written = 0;
+            let mut turn = 0;
+            for l in ClaudeGen::new(3) {
+                if written == n {
+                    break;
+                }
                 r.record_at(tick(&mut rng), Dir::In, &l).unwrap();
+                written += 1;
+                if l.contains(r#""type":"result""#) && written < n {
+                    turn += 1;
+                    let prompt =
+                        format!("Next step {turn}: run the \"tests\" again\nand fix what fails.");
+                    let out = switchboard::backend::claude::encode::user_turn(&prompt);
+                    r.record_at(tick(&mut rng), Dir::Out, &out).unwrap();
+                    written += 1;
+                }
             }
         }
     }
