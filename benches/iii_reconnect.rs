@@ -194,7 +194,7 @@ fn focused_revs(state: &State) -> Option<(u32, u32)> {
     let t = &focused(state)?.tree.nodes.first()?.transcript;
     let mut rows = t.items.iter().filter(|i| is_message_row(&i.kind));
     let first = rows.next()?.rev;
-    Some((first, rows.last().map_or(first, |i| i.rev)))
+    Some((first, rows.next_back().map_or(first, |i| i.rev)))
 }
 
 /// A row made from a transcript message (not a protocol line or a gate's audit line).
@@ -280,8 +280,8 @@ impl Goal {
         let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
         for i in f
             .and_then(|s| s.tree.nodes.first())
-            .map(|n| n.transcript.items.as_slice())
-            .unwrap_or(&[])
+            .into_iter()
+            .flat_map(|n| n.transcript.items.iter())
         {
             let k = format!("{:?}", i.kind);
             let k = k.split([' ', '(', '{']).next().unwrap_or("").to_string();

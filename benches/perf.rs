@@ -618,7 +618,8 @@ fn node_checks(
         }
         Err(e) => return missing(broken, e),
     }
-    let frames = if full { 400_000 } else { 3_000 };
+    // A million frames, as a day-long session records (issue 25's acceptance).
+    let frames = if full { 1_000_000 } else { 3_000 };
     for backend in ["claude", "acp"] {
         let file = node_side::scratch(&format!("{backend}.jsonl"));
         node_side::write_recording(&file, backend, frames);
@@ -626,7 +627,7 @@ fn node_checks(
         let node = node_side::node("recording", &file);
         let ours = node_side::replay_pass(&file);
         std::fs::remove_file(&file).ok();
-        let (node, (n, secs, rss)) = match (node, ours) {
+        let (node, (n, secs, rss, back)) = match (node, ours) {
             (Err(e), _) => return missing(broken, e),
             (_, Err(e)) => {
                 broken.push(format!("{backend} replay: {e}"));
@@ -642,11 +643,17 @@ fn node_checks(
             ));
         }
         println!(
-            "{backend} recording, {n} frames, {} MiB: Node parses it in {:.2} s; switchboard replays it to the last frame in {secs:.2} s, peak RSS {} MiB",
+            "{backend} recording, {n} frames, {} MiB: Node parses it in {:.2} s; switchboard replays it to the last frame in {secs:.2} s, peak RSS {} MiB, then steps back in at most {back:.1} ms",
             size >> 20,
             node.seconds,
             rss >> 20
         );
+        checks.push(Check::at_most(
+            format!("replay ({backend}): one step back from the last frame"),
+            back,
+            "ms",
+            100.0,
+        ));
         checks.push(Check::at_least(
             format!("replay ({backend}): Node parse / launch to last frame"),
             node.seconds / secs,

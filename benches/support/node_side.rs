@@ -132,7 +132,28 @@ pub fn replay_pass_child(file: &str) {
     let secs = t.elapsed().as_secs_f64();
     let at = player.state().replay.as_ref().map_or(0, |r| r.frame);
     assert_eq!(at, total, "the replay reached its last frame");
-    println!("{total} {secs} {}", peak_rss().unwrap_or(0));
+    // Then step back from the last frame, key to frame drawn, the copies prepared between
+    // presses being idle time as between a person's presses.
+    let mut back = 0f64;
+    for _ in 0..3 {
+        player.finish_work();
+        let pos = player.state().replay.as_ref().map_or(0, |r| r.frame);
+        let t = Instant::now();
+        // `,` steps one frame back.
+        player.key(crossterm::event::KeyEvent::from(
+            crossterm::event::KeyCode::Char(','),
+        ));
+        term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
+            .unwrap();
+        back = back.max(t.elapsed().as_secs_f64());
+        let now = player.state().replay.as_ref().map_or(0, |r| r.frame);
+        assert_eq!(now + 1, pos, "one step back");
+    }
+    println!(
+        "{total} {secs} {} {}",
+        peak_rss().unwrap_or(0),
+        back * 1000.0
+    );
 }
 
 fn peak_rss() -> Option<u64> {
@@ -147,8 +168,9 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// One replay pass in a child process: (frames, seconds, peak RSS bytes).
-pub fn replay_pass(file: &Path) -> Result<(usize, f64, u64), String> {
+/// One replay pass in a child process, then three steps back: (frames, seconds to the last
+/// frame, peak RSS bytes, the slowest step back in ms).
+pub fn replay_pass(file: &Path) -> Result<(usize, f64, u64, f64), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
         .arg("--replay-pass")
@@ -158,11 +180,12 @@ pub fn replay_pass(file: &Path) -> Result<(usize, f64, u64), String> {
     let text = String::from_utf8_lossy(&out.stdout);
     let last = text.lines().last().unwrap_or("");
     let mut w = last.split_whitespace();
-    match (w.next(), w.next(), w.next()) {
-        (Some(n), Some(s), Some(r)) if out.status.success() => Ok((
+    match (w.next(), w.next(), w.next(), w.next()) {
+        (Some(n), Some(s), Some(r), Some(b)) if out.status.success() => Ok((
             n.parse().map_err(|_| last.to_string())?,
             s.parse().map_err(|_| last.to_string())?,
             r.parse().map_err(|_| last.to_string())?,
+            b.parse().map_err(|_| last.to_string())?,
         )),
         _ => Err(format!(
             "the replay pass failed: {}{}",

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod gate;
 pub mod keymap;
 pub mod msg;
+pub mod rows;
 pub mod rules;
 pub mod state;
 pub mod text;

@@ -1,10 +1,14 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
-use std::cell::{Cell, RefCell};
+#[cfg(test)]
+use std::cell::Cell;
+use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering::Relaxed;
 
 use super::diff::Diff;
+use super::rows::Rows;
 
 /// Severity of a protocol row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,15 +165,29 @@ impl ItemKind {
 }
 
 /// One transcript row with its render cache.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Item {
     pub kind: ItemKind,
     pub at_ms: u64,
     pub expanded: bool,
     /// Bumped on every change so cached heights are invalidated.
     pub rev: u32,
-    /// (width, rev, expanded, height): written by the renderer, a pure cache.
-    pub height_cache: Cell<Option<(u16, u32, bool, u16)>>,
+    /// The row's height at one width, written by the renderer: a pure cache (see
+    /// `HeightCache`). Rows live in chunks shared across threads (replay checkpoints), so the
+    /// cache is an atomic rather than a `Cell`.
+    pub height_cache: HeightCache,
+}
+
+impl Clone for Item {
+    fn clone(&self) -> Self {
+        Item {
+            kind: self.kind.clone(),
+            at_ms: self.at_ms,
+            expanded: self.expanded,
+            rev: self.rev,
+            height_cache: self.height_cache.clone(),
+        }
+    }
 }
 
 impl Item {
@@ -179,8 +197,44 @@ impl Item {
             at_ms,
             expanded: false,
             rev: 0,
-            height_cache: Cell::new(None),
+            height_cache: HeightCache::default(),
         }
+    }
+}
+
+/// (width, revision, expanded, height) packed in one word: 16 bits of width, 16 of height,
+/// one for expanded, one for "set", and the revision's low 30 bits (a revision that moved on
+/// by a multiple of 2^30 between two frames would be taken for the same one: a billion changes
+/// of one row between two frames do not happen). Relaxed loads and stores: a cache that is
+/// only ever a hint about a row whose content the revision pins.
+#[derive(Debug, Default)]
+pub struct HeightCache(std::sync::atomic::AtomicU64);
+
+impl Clone for HeightCache {
+    fn clone(&self) -> Self {
+        HeightCache(std::sync::atomic::AtomicU64::new(self.0.load(Relaxed)))
+    }
+}
+
+const REV_BITS: u32 = 30;
+
+impl HeightCache {
+    fn pack(width: u16, rev: u32, expanded: bool, height: u16) -> u64 {
+        let rev = (rev & ((1 << REV_BITS) - 1)) as u64;
+        (width as u64) << 48 | (height as u64) << 32 | (expanded as u64) << 31 | 1 << 30 | rev
+    }
+
+    /// The height cached for exactly this width, revision and expansion.
+    pub fn get(&self, width: u16, rev: u32, expanded: bool) -> Option<u16> {
+        let v = self.0.load(Relaxed);
+        let want = Self::pack(width, rev, expanded, 0);
+        let mask = !(0xffff_u64 << 32);
+        (v & mask == want).then_some((v >> 32) as u16)
+    }
+
+    pub fn set(&self, width: u16, rev: u32, expanded: bool, height: u16) {
+        self.0
+            .store(Self::pack(width, rev, expanded, height), Relaxed);
     }
 }
 
@@ -210,7 +264,8 @@ pub enum ItemOp {
 /// message or a tool call is being updated (a few hundred frames at most), so the oldest can
 /// be forgotten: a session of days must not grow a map per message for ever. An update for a
 /// forgotten key appends a fresh row, which is shown, never lost.
-pub const KEY_CAP: usize = 8192;
+/// Every replay checkpoint copies the table, so it is kept to what a live row needs.
+pub const KEY_CAP: usize = 2048;
 
 /// How many in-place changes a transcript remembers for the renderer's height index. An index
 /// further behind than that rebuilds (the log stays bounded when nothing renders, as while a
@@ -245,7 +300,7 @@ pub(crate) fn slow_lookups() -> bool {
 
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
-    pub items: Vec<Item>,
+    pub items: Rows,
     /// Key → (row, the key's number: keys are numbered from 0 as they are remembered).
     by_key: HashMap<String, (usize, u64)>,
     /// Keys in insertion order, for forgetting the oldest past `KEY_CAP`.
@@ -549,7 +604,7 @@ impl Transcript {
             ItemOp::Upsert { key, kind } => {
                 let i = match self.row_for(key) {
                     Ok(i) => {
-                        let item = &mut self.items[i];
+                        let item = self.items.get_mut(i).expect("a remembered row");
                         item.kind = kind;
                         item.rev = item.rev.wrapping_add(1);
                         self.touched(i);
@@ -599,7 +654,7 @@ impl Transcript {
                         i
                     }
                 };
-                let item = &mut self.items[i];
+                let item = self.items.get_mut(i).expect("a remembered row");
                 match &mut item.kind {
                     ItemKind::Assistant { text, .. } | ItemKind::Thinking { text, .. } => {
                         text.push_str(&delta)
@@ -629,7 +684,7 @@ impl Transcript {
                 continue;
             }
             let (_, i) = self.streaming.swap_remove(k);
-            let item = &mut self.items[i];
+            let item = self.items.get_mut(i).expect("a remembered row");
             match &mut item.kind {
                 ItemKind::Assistant {
                     streaming,
@@ -807,8 +862,13 @@ mod linear_tests {
         assert!(t.changes_since(g).is_none(), "too far behind: rebuild");
         assert!(t.changes.rows.len() <= CHANGE_CAP);
         let now = t.generation();
-        stream(&mut t, 5);
-        assert_eq!(t.changes_since(now).unwrap().collect::<Vec<_>>(), vec![5]);
+        // A row whose key is still remembered (the newest ones).
+        let recent = CHANGE_CAP + 5;
+        stream(&mut t, recent);
+        assert_eq!(
+            t.changes_since(now).unwrap().collect::<Vec<_>>(),
+            vec![recent]
+        );
     }
 
     fn delta(t: &mut Transcript, key: &str, d: &str) {

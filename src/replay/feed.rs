@@ -21,6 +21,14 @@ pub struct Feeder {
     pub pos: usize,
 }
 
+/// What applying one frame did that the gate index records.
+#[derive(Default)]
+pub struct Seen {
+    pub session: SessionId,
+    pub opened_gate: bool,
+    pub answered: Vec<super::mapper::Answered>,
+}
+
 /// The mapping state of one session's recording.
 #[derive(Clone)]
 struct LaneFeed {
@@ -134,6 +142,17 @@ impl Feeder {
 
     /// Apply one frame to the session of `lane`.
     pub fn apply_to(&mut self, lane: usize, frame: &Frame) {
+        self.apply_seeing(lane, frame, None);
+    }
+
+    /// `apply_to`, telling `seen` (when given) whether the frame opened a gate and which
+    /// gates it answered: the background pass builds the gate index from what it applies
+    /// instead of a second mapping of every frame.
+    pub fn apply_seeing(&mut self, lane: usize, frame: &Frame, mut seen: Option<&mut Seen>) {
+        if let Some(s) = seen.as_deref_mut() {
+            s.opened_gate = false;
+            s.answered.clear();
+        }
         let Some(l) = self.lanes.get_mut(lane) else {
             // A lane no session was opened for cannot happen by construction: skip the frame
             // rather than feed it to another session.
@@ -144,7 +163,13 @@ impl Feeder {
         l.mapper.set_now(at);
         let events = match frame.dir {
             Dir::In => l.mapper.inbound(&frame.text),
-            Dir::Out => l.mapper.outbound(&frame.text).0,
+            Dir::Out => {
+                let (events, answered) = l.mapper.outbound(&frame.text);
+                if let Some(seen) = seen.as_deref_mut() {
+                    seen.answered = answered;
+                }
+                events
+            }
             Dir::Err => vec![BackendEvent::Stderr(frame.text.clone())],
             // Which rule answered a gate is kept as a note: show it where it happened.
             Dir::Note if frame.text.starts_with("rule: ") => vec![BackendEvent::Item {
@@ -163,6 +188,12 @@ impl Feeder {
             }
         };
         let session = l.session;
+        if let Some(seen) = seen {
+            seen.session = session;
+            seen.opened_gate = events
+                .iter()
+                .any(|e| matches!(e, BackendEvent::GateOpen(_)));
+        }
         for event in events {
             let _ = update(
                 &mut self.state,

@@ -6,6 +6,7 @@ pub mod export;
 pub mod feed;
 pub mod load;
 pub mod mapper;
+pub mod offsets;
 pub mod player;
 pub mod sessions;
 pub mod source;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
-use super::feed::Feeder;
+use super::feed::{Feeder, Seen};
 use super::load::{Format, Frame, Loaded};
 use super::mapper::for_backend;
 use super::source::{FrameSource, IndexedFile};
@@ -137,7 +137,12 @@ impl Drop for Player {
 
 /// Replay the whole recording once in the background, keeping evenly spaced copies of the state
 /// and one of the end, so `End` and far seeks start close to where they go.
-fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBool) {
+fn background_pass(
+    src: &dyn FrameSource,
+    store: &Mutex<Store>,
+    stop: &AtomicBool,
+    index: Option<&Mutex<GateIndex>>,
+) {
     // However the pass ends (a panic included), a seek waiting for it is told to stop waiting.
     struct Done<'a>(&'a Mutex<Store>);
     impl Drop for Done<'_> {
@@ -151,29 +156,116 @@ fn background_pass(src: &dyn FrameSource, store: &Mutex<Store>, stop: &AtomicBoo
     let spacing = background_spacing(total);
     let mut feeder = Feeder::for_source(src);
     feeder.state.focus = Focus::Transcript;
-    while feeder.pos < total {
-        if stop.load(Ordering::Relaxed) {
+    // The gate index, when this pass builds it: from what it applies, published with its
+    // progress (a second mapping of every frame on another thread cost a core).
+    let mut seen = Seen::default();
+    let (mut gates, mut answers) = (Vec::new(), Vec::new());
+    // The frames are read and decoded (the entry unescaped) on a second thread, a batch
+    // ahead: this thread only maps and reduces.
+    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    let (back, returned) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| read_ahead(src, total, stop, tx, returned));
+        while feeder.pos < total {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            // The frames up to the next progress mark (a divisor of the spacing). None when
+            // the reader is gone (a panic): the pass ends where it is.
+            let Ok(batch) = rx.recv() else {
+                return;
+            };
+            for (i, frame) in &batch {
+                if index.is_none() {
+                    feeder.apply_to(src.lane(*i), frame);
+                    continue;
+                }
+                feeder.apply_seeing(src.lane(*i), frame, Some(&mut seen));
+                note_seen(&mut seen, *i, frame.ts, &mut gates, &mut answers);
+            }
+            let _ = back.send(batch);
+            let pos = feeder.pos;
+            if let Some(ix) = index {
+                let mut ix = ix.lock().expect("index lock");
+                ix.gate_frames.append(&mut gates);
+                ix.answers.extend(answers.drain(..));
+                ix.done = pos;
+            }
+            let keep = pos.is_multiple_of(spacing) || pos == total;
+            if keep || pos.is_multiple_of(1024) {
+                let copy = keep.then(|| feeder.clone());
+                let mut st = store.lock().expect("checkpoint store");
+                if let Some(c) = copy {
+                    st.checkpoints.insert(pos, c);
+                }
+                st.done = pos;
+            }
+        }
+        // Dropping the receiver ends the reader if it is still at work.
+        drop(rx);
+        let mut st = store.lock().expect("checkpoint store");
+        st.done = total;
+        st.finished = true;
+    });
+}
+
+/// A batch of frames with their indices.
+type Batch = Vec<(usize, Frame)>;
+
+/// The background pass's reader: frames `0..total` in batches ending at multiples of 1024,
+/// each frame's text copied into a buffer of a batch the pass handed back (no allocation per
+/// frame once the first batches went round). Ends when the pass stops listening.
+fn read_ahead(
+    src: &dyn FrameSource,
+    total: usize,
+    stop: &AtomicBool,
+    tx: std::sync::mpsc::SyncSender<Batch>,
+    returned: std::sync::mpsc::Receiver<Batch>,
+) {
+    let mut pos = 0;
+    while pos < total && !stop.load(Ordering::Relaxed) {
+        let to = ((pos / 1024 + 1) * 1024).min(total);
+        let mut batch = returned.try_recv().unwrap_or_default();
+        let mut n = 0;
+        src.scan(pos, to, &mut |i, f| {
+            match batch.get_mut(n) {
+                Some((at, d)) => {
+                    *at = i;
+                    d.src_line = f.src_line;
+                    d.ts = f.ts;
+                    d.dir = f.dir;
+                    d.text.clone_from(&f.text);
+                }
+                None => batch.push((i, f.clone())),
+            }
+            n += 1;
+        });
+        batch.truncate(n);
+        if tx.send(batch).is_err() {
             return;
         }
-        // To the next progress mark (a divisor of the spacing), read ahead in blocks.
-        let to = ((feeder.pos / 1024 + 1) * 1024).min(total);
-        src.scan(feeder.pos, to, &mut |i, frame| {
-            feeder.apply_to(src.lane(i), frame)
-        });
-        let pos = feeder.pos;
-        let keep = pos.is_multiple_of(spacing) || pos == total;
-        if keep || pos.is_multiple_of(1024) {
-            let copy = keep.then(|| feeder.clone());
-            let mut st = store.lock().expect("checkpoint store");
-            if let Some(c) = copy {
-                st.checkpoints.insert(pos, c);
-            }
-            st.done = pos;
-        }
+        pos = to;
     }
-    let mut st = store.lock().expect("checkpoint store");
-    st.done = total;
-    st.finished = true;
+}
+
+/// Record in the index what applying frame `i` did: a gate it opened, the answers it gave.
+fn note_seen(
+    seen: &mut Seen,
+    i: usize,
+    ts: Option<u64>,
+    gates: &mut Vec<usize>,
+    answers: &mut Vec<(GateRef, String)>,
+) {
+    if seen.opened_gate {
+        gates.push(i);
+    }
+    for a in seen.answered.drain(..) {
+        let key = GateRef {
+            session: seen.session,
+            id: a.gate_id,
+        };
+        answers.push((key, format!("{} at {}", a.label, clock(ts))));
+    }
 }
 
 /// The background pass's spacing: a multiple of `CHECKPOINT_SPACING`, so its copies serve
@@ -275,17 +367,22 @@ impl Player {
     /// `from_source`, optionally without the background pass (tests of seeking without it).
     pub fn with_background_pass(source: Arc<dyn FrameSource>, background: bool) -> Player {
         let index = Arc::new(Mutex::new(GateIndex::default()));
+        let background = background && source.len() > CHECKPOINT_SPACING;
+        // A long recording's index is built by the background pass as it goes; a short one
+        // before the first frame shows.
+        let pass_indexes = background && source.len() > SYNC_INDEX;
         if source.len() <= SYNC_INDEX {
             build_index(source.as_ref(), &index);
-        } else {
+        } else if !pass_indexes {
             let (src, ix) = (source.clone(), index.clone());
             std::thread::spawn(move || build_index(src.as_ref(), &ix));
         }
         let store = Arc::new(Mutex::new(Store::default()));
         let stop = Arc::new(AtomicBool::new(false));
-        if background && source.len() > CHECKPOINT_SPACING {
+        if background {
             let (src, st, stop) = (source.clone(), store.clone(), stop.clone());
-            std::thread::spawn(move || background_pass(src.as_ref(), &st, &stop));
+            let ix = pass_indexes.then(|| index.clone());
+            std::thread::spawn(move || background_pass(src.as_ref(), &st, &stop, ix.as_deref()));
         } else {
             let mut st = store.lock().expect("checkpoint store");
             st.finished = true;
@@ -1485,5 +1582,68 @@ mod tests {
         }
         assert_eq!(shape(&p), shape(&fresh(total, total)));
         assert_eq!(p.state().status_line, None);
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+
+    /// The background pass indexes gates and answers exactly as the separate index pass does
+    /// (it builds the index of long recordings from what it applies).
+    #[test]
+    fn the_pass_indexes_what_the_index_pass_does() {
+        let mut frames = Vec::new();
+        for i in 0..12_000usize {
+            let (dir, text) = if i % 1500 == 700 {
+                (
+                    Dir::In,
+                    format!(
+                        r#"{{"type":"control_request","request_id":"g{i}","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{{"command":"echo {i}"}}}}}}"#
+                    ),
+                )
+            } else if i % 1500 == 701 && i % 3000 != 701 {
+                (
+                    Dir::Out,
+                    format!(
+                        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"g{}","response":{{"behavior":"deny","message":"no"}}}}}}"#,
+                        i - 1
+                    ),
+                )
+            } else {
+                (
+                    Dir::In,
+                    format!(
+                        r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"text","text":"line {i}"}}]}},"parent_tool_use_id":null}}"#
+                    ),
+                )
+            };
+            frames.push(Frame {
+                src_line: i + 2,
+                ts: Some(i as u64 * 1000),
+                dir,
+                text,
+            });
+        }
+        let src = Loaded {
+            format: Format::Recording,
+            backend: "claude".into(),
+            header: None,
+            frames,
+        };
+        let by_index = Mutex::new(GateIndex::default());
+        build_index(&src, &by_index);
+        let by_pass = Mutex::new(GateIndex::default());
+        let store = Mutex::new(Store::default());
+        background_pass(&src, &store, &AtomicBool::new(false), Some(&by_pass));
+        let (a, b) = (
+            by_index.into_inner().unwrap(),
+            by_pass.into_inner().unwrap(),
+        );
+        assert_eq!(a.gate_frames.len(), 8);
+        assert_eq!(a.answers.len(), 4, "{:?}", a.answers);
+        assert_eq!(a.gate_frames, b.gate_frames);
+        assert_eq!(a.answers, b.answers);
+        assert_eq!((a.done, b.done), (12_000, 12_000));
     }
 }

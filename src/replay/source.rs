@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::load::{Frame, Loaded};
+use super::offsets::{LineNumbers, Offsets};
 use crate::record::Dir;
 
 /// Random access to the frames of a recording.
@@ -76,9 +77,9 @@ impl FrameSource for Loaded {
 pub struct IndexedFile {
     file: File,
     /// Start of each entry line (the header is not an entry) and the end of the last one.
-    starts: Vec<u64>,
+    starts: Offsets,
     /// The 1-based file line of each entry.
-    lines: Vec<u32>,
+    lines: LineNumbers,
     backend: String,
     start_ms: u64,
 }
@@ -88,11 +89,11 @@ impl IndexedFile {
     /// version-1 recording; callers then fall back to loading it whole.
     pub fn open(path: &Path) -> Result<IndexedFile, String> {
         let mut file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-        let mut starts = Vec::new();
-        let mut lines = Vec::new();
+        let mut starts = Offsets::default();
+        let mut lines = LineNumbers::default();
         let mut header = Vec::new();
         let mut buf = vec![0u8; 1 << 20];
-        let (mut offset, mut line_no, mut line_start) = (0u64, 1u32, 0u64);
+        let (mut offset, mut line_no, mut line_start) = (0u64, 1u64, 0u64);
         let mut in_header = true;
         // Whether the current line has had a byte that is not whitespace so far.
         let mut blank = true;
@@ -136,6 +137,8 @@ impl IndexedFile {
             lines.push(line_no);
         }
         starts.push(offset);
+        starts.shrink_to_fit();
+        lines.shrink_to_fit();
         let header: Value = serde_json::from_slice(trim_newline(&header))
             .map_err(|_| "the first line is not a recording header".to_string())?;
         if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
@@ -160,7 +163,7 @@ impl IndexedFile {
     }
 
     fn read_line(&self, i: usize) -> io::Result<Vec<u8>> {
-        let (a, b) = (self.starts[i], self.starts[i + 1]);
+        let (a, b) = (self.starts.get(i), self.starts.get(i + 1));
         let mut buf = vec![0u8; (b - a) as usize];
         read_exact_at(&self.file, &mut buf, a)?;
         Ok(buf)
@@ -195,7 +198,7 @@ impl FrameSource for IndexedFile {
     }
 
     fn frame(&self, i: usize) -> Frame {
-        let src_line = self.lines[i] as usize;
+        let src_line = self.lines.get(i) as usize;
         let raw = match self.read_line(i) {
             Ok(b) => b,
             Err(e) => {
@@ -226,7 +229,7 @@ impl FrameSource for IndexedFile {
     /// does (a line cut short, without its closing brace, is read whole: it has no time), else
     /// the whole entry.
     fn ts(&self, i: usize) -> Option<u64> {
-        let (a, b) = (self.starts[i], self.starts[i + 1]);
+        let (a, b) = (self.starts.get(i), self.starts.get(i + 1));
         let mut head = [0u8; 32];
         let mut tail = [0u8; 2];
         let n = ((b - a) as usize).min(head.len());
@@ -269,19 +272,27 @@ impl IndexedFile {
     /// into one reused text buffer.
     fn scan_blocks(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
         let to = to.min(self.len());
-        let mut block = Vec::new();
+        // One read buffer per thread, kept across calls: the background pass scans a few
+        // hundred kilobytes at a time, and a fresh buffer that size is fresh pages from the
+        // kernel to zero every time.
+        thread_local! {
+            static BLOCK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut block = BLOCK.with(|b| std::mem::take(&mut *b.borrow_mut()));
         let mut text = String::new();
         let mut i = from;
         while i < to {
             // As many whole entries as fit in one block (at least one).
-            let start = self.starts[i];
+            let start = self.starts.get(i);
             let mut j = i + 1;
-            while j < to && self.starts[j + 1] - start <= SCAN_BLOCK {
+            while j < to && self.starts.get(j + 1) - start <= SCAN_BLOCK {
                 j += 1;
             }
-            let len = (self.starts[j] - start) as usize;
-            block.resize(len, 0);
-            if read_exact_at(&self.file, &mut block, start).is_err() {
+            let len = (self.starts.get(j) - start) as usize;
+            if block.len() < len {
+                block.resize(len, 0);
+            }
+            if read_exact_at(&self.file, &mut block[..len], start).is_err() {
                 // Frame by frame, so each unreadable one says so in its own note.
                 for k in i..j {
                     f(k, &self.frame(k));
@@ -291,11 +302,11 @@ impl IndexedFile {
             }
             for k in i..j {
                 let (a, b) = (
-                    (self.starts[k] - start) as usize,
-                    (self.starts[k + 1] - start) as usize,
+                    (self.starts.get(k) - start) as usize,
+                    (self.starts.get(k + 1) - start) as usize,
                 );
                 let frame = entry_frame(
-                    self.lines[k] as usize,
+                    self.lines.get(k) as usize,
                     trim_newline(&block[a..b]),
                     std::mem::take(&mut text),
                 );
@@ -303,6 +314,10 @@ impl IndexedFile {
                 text = frame.text;
             }
             i = j;
+        }
+        // Kept unless one long entry made it larger than a block.
+        if block.len() <= SCAN_BLOCK as usize {
+            BLOCK.with(|b| *b.borrow_mut() = block);
         }
     }
 }

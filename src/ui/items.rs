@@ -275,7 +275,7 @@ pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<us
         None => t.len(),
     };
     let until = budget.map(|_| std::time::Instant::now() + REINDEX_TIME);
-    for item in &t.items[ix.len()..end] {
+    for item in t.items.range(ix.len(), end) {
         if until.is_some_and(|u| std::time::Instant::now() >= u) {
             break;
         }
@@ -290,18 +290,13 @@ pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<us
 pub fn item_height(item: &Item, width: u16, theme: &Theme) -> u16 {
     #[cfg(test)]
     HEIGHTS_ASKED.with(|c| c.set(c.get() + 1));
-    if let Some((w, rev, exp, h)) = item.height_cache.get()
-        && w == width
-        && rev == item.rev
-        && exp == item.expanded
-    {
+    if let Some(h) = item.height_cache.get(width, item.rev, item.expanded) {
         return h;
     }
     let h = lines_of(item, width, theme, false)
         .len()
         .min(u16::MAX as usize) as u16;
-    item.height_cache
-        .set(Some((width, item.rev, item.expanded, h)));
+    item.height_cache.set(width, item.rev, item.expanded, h);
     h
 }
 

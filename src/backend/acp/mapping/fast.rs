@@ -12,6 +12,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use crate::backend::acp::codec::schema;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Note<'a> {
@@ -80,4 +82,35 @@ pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
         text: n.params.update.content.text,
         message_id: n.params.update.message_id,
     })
+}
+
+/// A notification read straight into its typed params (no `Value` tree first).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypedNote<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    params: schema::SessionNotification,
+}
+
+/// The update `line` carries when it is exactly a `session/update` notification of a tool
+/// call, a tool call update or a plan (`Mapper::tool_or_plan` maps them): those are most of
+/// what is not a chunk, and the largest lines. Anything else (an `id`, an unknown envelope
+/// key, a duplicate key, a shape the schema refuses) goes the general way, which reads the
+/// same typed params from its `Value` tree.
+pub(super) fn tool_update(line: &str) -> Option<schema::SessionUpdate> {
+    if !line.contains("\"tool_call") && !line.contains("\"plan\"") {
+        return None;
+    }
+    let n: TypedNote = serde_json::from_str(line).ok()?;
+    if n.jsonrpc != "2.0" || n.method != "session/update" {
+        return None;
+    }
+    use schema::SessionUpdate as U;
+    match n.params.update {
+        u @ (U::ToolCall(_) | U::ToolCallUpdate(_) | U::Plan(_)) => Some(u),
+        _ => None,
+    }
 }

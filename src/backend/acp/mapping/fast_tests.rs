@@ -74,3 +74,42 @@ fn a_whole_message_repeated_after_its_deltas_is_dropped_and_forgotten_after_the_
     m.on_line(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#);
     assert!(m.streamed.is_empty());
 }
+
+/// Tool calls, their updates and plans map to the same events by the typed fast path as by
+/// the general one, in sequence (the views they patch included); odd envelopes go the
+/// general way.
+#[test]
+fn every_tool_update_maps_the_same_by_either_path() {
+    let lines = [
+        note(r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Run \u001b[31mtests","kind":"execute","status":"pending","rawInput":{"command":"cargo test","n":1.5}}"#),
+        note(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}"#),
+        note(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok\n3 passed"}}],"rawOutput":{"exit":0}}"#),
+        note(r#"{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Edit","kind":"edit","status":"pending","locations":[{"path":"/w/p/a.rs","line":3}],"content":[{"type":"diff","path":"/w/p/a.rs","oldText":"a\nb\n","newText":"a\nc\n"}]}"#),
+        note(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"failed","_meta":{"claudeCode":{"toolName":"Edit"}}}"#),
+        note(r#"{"sessionUpdate":"tool_call_update","toolCallId":"new","title":"late","status":"completed"}"#),
+        note(r#"{"sessionUpdate":"plan","entries":[{"content":"step","status":"in_progress","priority":"high"}]}"#),
+        note(r#"{"sessionUpdate":"tool_call","toolCallId":"c3","title":"x","status":"sideways"}"#),
+        note(r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","title":"y"}"#),
+        note(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"terminal","terminalId":"t1"}]}"#),
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c5","title":"x"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"session/update","extra":1,"params":{"sessionId":"s1","update":{"sessionUpdate":"plan","entries":[]}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","_meta":{"a":1},"update":{"sessionUpdate":"plan","entries":[]}}}"#.to_string(),
+    ];
+    let (mut fast, mut general) = (ready(), ready());
+    for (i, l) in lines.iter().enumerate() {
+        let a = fast.on_line(l);
+        let b = general.on_line_general(l);
+        assert_eq!(
+            format!("{:?}", a.events),
+            format!("{:?}", b.events),
+            "line {i}: {l}"
+        );
+        assert_eq!(a.lines, b.lines, "line {i}");
+    }
+    let taken: Vec<bool> = lines
+        .iter()
+        .map(|l| fast::tool_update(l).is_some())
+        .collect();
+    assert!(taken[..7].iter().all(|t| *t), "{taken:?}");
+    assert!(!taken[10] && !taken[11], "{taken:?}");
+}

@@ -198,7 +198,12 @@ pub struct Mapper {
     seg: u64,
     queued: VecDeque<String>,
     steer_seq: u64,
-    tools: HashMap<String, ToolView>,
+    /// Shared with the copies of this mapping (replay checkpoints): a copy pays for a view
+    /// only when it changes it.
+    tools: HashMap<String, std::sync::Arc<ToolView>>,
+    /// Tool call ids in the order they were first seen, for forgetting settled ones past
+    /// `TOOL_CAP` (see `remember_tool`).
+    tool_order: VecDeque<String>,
     /// What each streamed row of this turn has accumulated (its length and hash), to drop a
     /// repeated whole message (Codex adapters). Emptied when the turn ends.
     streamed: HashMap<String, updates::Streamed>,
@@ -316,6 +321,15 @@ impl Mapper {
         if let Some(c) = fast::chunk(line) {
             let mut out = Out::default();
             self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
+            return out;
+        }
+        if let Some(u) = fast::tool_update(line) {
+            let mut out = Out::default();
+            let rest = self.tool_or_plan(u, &mut out);
+            debug_assert!(
+                rest.is_none(),
+                "fast::tool_update takes only what tool_or_plan maps"
+            );
             return out;
         }
         self.on_line_general(line)

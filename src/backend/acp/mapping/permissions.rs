@@ -29,7 +29,7 @@ impl Mapper {
         let known = self.tools.contains_key(&tid);
         self.patch_tool(&tid, &r.tool_call, out);
         // Asked again (after a reject, say): undecided until this answer.
-        if let Some(v) = self.tools.get_mut(&tid) {
+        if let Some(v) = self.tools.get_mut(&tid).map(std::sync::Arc::make_mut) {
             v.decision = None;
         }
         if !known {
@@ -37,7 +37,14 @@ impl Mapper {
             self.tool_uses += 1;
         }
         self.tool_rows(&tid, out);
-        let view = self.tools.get(&tid).cloned().unwrap_or_default();
+        if !known {
+            self.remember_tool(&tid);
+        }
+        let view = self
+            .tools
+            .get(&tid)
+            .map(|v| (**v).clone())
+            .unwrap_or_default();
         let options: Vec<PermOption> = r
             .options
             .iter()

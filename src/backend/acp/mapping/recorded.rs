@@ -138,13 +138,54 @@ impl Mapper {
     /// dropped.
     pub fn on_recorded_inbound(&mut self, line: &str) -> Out {
         // A text chunk is neither a response nor a request: straight to its fast path.
-        if let Some(c) = super::fast::chunk(line.trim_end_matches(['\r', '\n'])) {
+        let line = line.trim_end_matches(['\r', '\n']);
+        if let Some(c) = super::fast::chunk(line) {
             let mut out = Out::default();
             self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
             return out;
         }
-        let frame = codec::parse(line.trim_end_matches(['\r', '\n']));
-        match &frame {
+        // So is a tool call, its update or a plan: read once, typed (a `Value` tree here and
+        // the typed read in `on_line` doubled the cost of the largest lines).
+        let mut out = match super::fast::tool_update(line) {
+            Some(u) => {
+                let mut out = Out::default();
+                self.tool_or_plan(u, &mut out);
+                out
+            }
+            None => match self.recorded_envelope(line) {
+                Some(out) => return out,
+                None => self.on_line_general(line),
+            },
+        };
+        out.lines.clear();
+        for a in std::mem::take(&mut out.actions) {
+            if let Action::PrepareWrite { id, path, content } = a {
+                let mut more = self.write_gate(id, path.clone(), content.clone(), None);
+                // The file on disk at the time is not in the recording: show the new content.
+                for e in &mut more.events {
+                    if let BackendEvent::GateOpen(g) = e
+                        && let GateKind::Permission(p) = &mut g.kind
+                    {
+                        p.title = Some(format!(
+                            "write {} ({} bytes; the file as it was is not recorded)",
+                            sanitize(&path.display().to_string()),
+                            content.len()
+                        ));
+                    }
+                }
+                out.extend(more);
+            }
+        }
+        out.lines.clear();
+        out.actions.clear();
+        out
+    }
+
+    /// What a recorded response or request tells before it is mapped: the requests the agent
+    /// made and ours that the recording shows answered. `Some` when the line is fully handled
+    /// here (the answer to a request of ours the mapping does not track).
+    fn recorded_envelope(&mut self, line: &str) -> Option<Out> {
+        match &codec::parse(line) {
             Frame::Response { id, outcome } => {
                 let key = codec::id_key(id);
                 if !self.ours.contains_key(&key) {
@@ -153,7 +194,7 @@ impl Mapper {
                         if let Err(e) = outcome {
                             out.protocol(Level::Warn, format!("{method} failed: {}", e.describe()));
                         }
-                        return out;
+                        return Some(out);
                     }
                     let guess = outcome.as_ref().ok().and_then(|r| {
                         if r.get("protocolVersion").is_some() {
@@ -182,29 +223,7 @@ impl Mapper {
             }
             _ => {}
         }
-        let mut out = self.on_line(line);
-        out.lines.clear();
-        for a in std::mem::take(&mut out.actions) {
-            if let Action::PrepareWrite { id, path, content } = a {
-                let mut more = self.write_gate(id, path.clone(), content.clone(), None);
-                // The file on disk at the time is not in the recording: show the new content.
-                for e in &mut more.events {
-                    if let BackendEvent::GateOpen(g) = e
-                        && let GateKind::Permission(p) = &mut g.kind
-                    {
-                        p.title = Some(format!(
-                            "write {} ({} bytes; the file as it was is not recorded)",
-                            sanitize(&path.display().to_string()),
-                            content.len()
-                        ));
-                    }
-                }
-                out.extend(more);
-            }
-        }
-        out.lines.clear();
-        out.actions.clear();
-        out
+        None
     }
 
     /// One line we wrote, read back from a recording: our requests are remembered so the

@@ -176,3 +176,30 @@ fn our_cancel_closes_permissions_as_cancelled_not_withdrawn() {
             .any(|e| matches!(e, BackendEvent::GateWithdrawn { .. }))
     );
 }
+
+/// A long session keeps the views of its recent and running tool calls, not of every call: a
+/// running call is never forgotten, however old.
+#[test]
+fn settled_tool_calls_are_forgotten_past_the_cap_running_ones_never() {
+    let mut m = ready();
+    let call = |m: &mut Mapper, id: &str, status: &str| {
+        m.on_line(&format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"tool_call","toolCallId":"{id}","title":"t {id}","status":"{status}"}}}}}}"#
+        ));
+    };
+    call(&mut m, "long", "in_progress");
+    for n in 0..3 * tools::TOOL_CAP {
+        call(&mut m, &format!("c{n}"), "completed");
+    }
+    assert!(m.tools.len() <= tools::TOOL_CAP + 1, "{}", m.tools.len());
+    assert!(m.tools.contains_key("long"));
+    assert!(
+        m.tools
+            .contains_key(&format!("c{}", 3 * tools::TOOL_CAP - 1))
+    );
+    assert!(!m.tools.contains_key("c0"));
+    assert_eq!(m.tool_order.len(), m.tools.len());
+    // The running call still reads its title when it completes.
+    let out = m.on_line(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"long","status":"completed"}}}"#);
+    assert!(format!("{:?}", out.events).contains("t long"));
+}

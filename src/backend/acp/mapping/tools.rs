@@ -22,7 +22,35 @@ pub(super) fn merge_diff(into: &mut Option<Diff>, d: Diff) {
     }
 }
 
+/// Tool calls whose views a session keeps. A view is what later updates of the call patch, so a
+/// settled call (completed, failed, or decided by a reject) is forgotten only when this many
+/// newer ones came after it: a session of days must not keep every call's output twice (the
+/// row holds it too), and every replay checkpoint copies these. An update for a forgotten call
+/// starts a fresh view, like one for a call never announced.
+pub(super) const TOOL_CAP: usize = 256;
+
 impl Mapper {
+    /// Note a call seen for the first time, and forget the oldest settled ones past `TOOL_CAP`
+    /// (a few looks per call: calls still running go to the back of the line).
+    pub(super) fn remember_tool(&mut self, id: &str) {
+        self.tool_order.push_back(id.to_string());
+        let mut looks = 0;
+        while self.tools.len() > TOOL_CAP && looks < 4 {
+            looks += 1;
+            let Some(old) = self.tool_order.pop_front() else {
+                break;
+            };
+            let settled = self.tools.get(&old).is_none_or(|v| {
+                v.decision.is_some() || matches!(v.status.as_str(), "completed" | "failed")
+            });
+            if settled {
+                self.tools.remove(&old);
+            } else {
+                self.tool_order.push_back(old);
+            }
+        }
+    }
+
     pub(super) fn set_content(view: &mut ToolView, content: &[schema::ToolCallContent]) {
         view.text.clear();
         view.diff = None;
@@ -57,7 +85,7 @@ impl Mapper {
     }
 
     pub(super) fn patch_tool(&mut self, id: &str, u: &schema::ToolCallUpdate, _out: &mut Out) {
-        let view = self.tools.entry(id.to_string()).or_default();
+        let view = std::sync::Arc::make_mut(self.tools.entry(id.to_string()).or_default());
         let f = &u.fields;
         if let Some(t) = &f.title {
             view.title = t.clone();
@@ -106,7 +134,7 @@ impl Mapper {
             }),
             _ => None,
         };
-        let Some(view) = self.tools.get_mut(id) else {
+        let Some(view) = self.tools.get_mut(id).map(std::sync::Arc::make_mut) else {
             return;
         };
         if view.decision != decision {
@@ -117,7 +145,7 @@ impl Mapper {
 
     /// The tool call row, its text output row and its terminal rows.
     pub(super) fn tool_rows(&mut self, id: &str, out: &mut Out) {
-        let Some(view) = self.tools.get(id).cloned() else {
+        let Some(view) = self.tools.get(id) else {
             return;
         };
         let label = view.tool_name.clone().unwrap_or_else(|| {
@@ -136,7 +164,8 @@ impl Mapper {
             (None, s) => s.to_string(),
         };
         let mut summary = one_line(&sanitize(&view.title), 200);
-        if let Some(cmd) = command_of(view.raw_input.as_ref().map(RawJson::value).as_ref())
+        let raw_input = view.raw_input.as_ref().map(RawJson::value);
+        if let Some(cmd) = command_of(raw_input.as_ref())
             && !summary.contains(cmd.trim())
         {
             summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
@@ -148,8 +177,8 @@ impl Mapper {
             summary.push_str(&format!(" → terminal {t}"));
         }
         let mut input = String::new();
-        if let Some(r) = &view.raw_input {
-            input.push_str(&pretty_json(&r.value()));
+        if let Some(r) = &raw_input {
+            input.push_str(&pretty_json(r));
         }
         if let Some(r) = &view.raw_output {
             input.push_str("\noutput: ");

@@ -49,7 +49,10 @@ impl Mapper {
             }
         };
         use schema::SessionUpdate as U;
-        match n.update {
+        let Some(update_rest) = self.tool_or_plan(n.update, out) else {
+            return;
+        };
+        match update_rest {
             U::UserMessageChunk(c) => {
                 if self.turn {
                     // Our own prompt is already in the transcript.
@@ -70,51 +73,6 @@ impl Mapper {
             }
             U::AgentMessageChunk(c) => self.chunk(false, &c, out),
             U::AgentThoughtChunk(c) => self.chunk(true, &c, out),
-            U::ToolCall(tc) => {
-                let id = tc.tool_call_id.0.to_string();
-                let first = !self.tools.contains_key(&id);
-                let view = self.tools.entry(id.clone()).or_default();
-                view.title = tc.title.clone();
-                view.kind = wire_name(&tc.kind);
-                view.status = wire_name(&tc.status);
-                view.raw_input = tc.raw_input.as_ref().map(RawJson::of);
-                view.raw_output = tc.raw_output.as_ref().map(RawJson::of);
-                view.tool_name = tool_name(tc.meta.as_ref());
-                Self::set_content(view, &tc.content);
-                view.locations = locations(&tc.locations);
-                self.seg += 1;
-                if first {
-                    self.tool_uses += 1;
-                }
-                self.tool_rows(&id, out);
-            }
-            U::ToolCallUpdate(u) => {
-                let id = u.tool_call_id.0.to_string();
-                if !self.tools.contains_key(&id) {
-                    self.seg += 1;
-                    self.tool_uses += 1;
-                }
-                self.patch_tool(&id, &u, out);
-                self.tool_rows(&id, out);
-            }
-            U::Plan(p) => {
-                let entries = p
-                    .entries
-                    .iter()
-                    .map(|e| PlanEntry {
-                        content: sanitize(&e.content),
-                        status: wire_name(&e.status),
-                        priority: wire_name(&e.priority),
-                    })
-                    .collect();
-                out.item(
-                    None,
-                    ItemOp::Upsert {
-                        key: format!("plan:{}", self.turn_no),
-                        kind: ItemKind::Plan { entries },
-                    },
-                );
-            }
             U::AvailableCommandsUpdate(c) => {
                 self.caps.commands = c
                     .available_commands
@@ -165,6 +123,74 @@ impl Mapper {
                 raw: sanitize(line),
             }),
         }
+    }
+
+    /// The updates the replay of a long session spends its time on (tool calls, their
+    /// updates, plans), from the typed update: the general path and the fast one
+    /// (`fast::tool_update`, which reads them without a `Value` tree) share this. Any other
+    /// update is handed back.
+    pub(super) fn tool_or_plan(
+        &mut self,
+        update: schema::SessionUpdate,
+        out: &mut Out,
+    ) -> Option<schema::SessionUpdate> {
+        use schema::SessionUpdate as U;
+        match update {
+            U::ToolCall(tc) => {
+                let id = tc.tool_call_id.0.to_string();
+                let first = !self.tools.contains_key(&id);
+                let view = std::sync::Arc::make_mut(self.tools.entry(id.clone()).or_default());
+                view.title = tc.title.clone();
+                view.kind = wire_name(&tc.kind);
+                view.status = wire_name(&tc.status);
+                view.raw_input = tc.raw_input.as_ref().map(RawJson::of);
+                view.raw_output = tc.raw_output.as_ref().map(RawJson::of);
+                view.tool_name = tool_name(tc.meta.as_ref());
+                Self::set_content(view, &tc.content);
+                view.locations = locations(&tc.locations);
+                self.seg += 1;
+                if first {
+                    self.tool_uses += 1;
+                }
+                self.tool_rows(&id, out);
+                if first {
+                    self.remember_tool(&id);
+                }
+            }
+            U::ToolCallUpdate(u) => {
+                let id = u.tool_call_id.0.to_string();
+                let first = !self.tools.contains_key(&id);
+                if first {
+                    self.seg += 1;
+                    self.tool_uses += 1;
+                }
+                self.patch_tool(&id, &u, out);
+                self.tool_rows(&id, out);
+                if first {
+                    self.remember_tool(&id);
+                }
+            }
+            U::Plan(p) => {
+                let entries = p
+                    .entries
+                    .iter()
+                    .map(|e| PlanEntry {
+                        content: sanitize(&e.content),
+                        status: wire_name(&e.status),
+                        priority: wire_name(&e.priority),
+                    })
+                    .collect();
+                out.item(
+                    None,
+                    ItemOp::Upsert {
+                        key: format!("plan:{}", self.turn_no),
+                        kind: ItemKind::Plan { entries },
+                    },
+                );
+            }
+            other => return Some(other),
+        }
+        None
     }
 
     pub(super) fn chunk(&mut self, thinking: bool, c: &schema::ContentChunk, out: &mut Out) {
