@@ -108,6 +108,20 @@ impl<'a> Iterator for Iter<'a> {
         let n = self.back - self.front;
         (n, Some(n))
     }
+
+    /// O(1), as a slice's: the renderer skips to the first visible row.
+    fn nth(&mut self, n: usize) -> Option<&'a Item> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+
+    fn count(self) -> usize {
+        self.back - self.front
+    }
+
+    fn last(mut self) -> Option<&'a Item> {
+        self.next_back()
+    }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
@@ -117,6 +131,11 @@ impl DoubleEndedIterator for Iter<'_> {
         }
         self.back -= 1;
         Some(&self.rows[self.back])
+    }
+
+    fn nth_back(&mut self, n: usize) -> Option<Self::Item> {
+        self.back = self.back.saturating_sub(n).max(self.front);
+        self.next_back()
     }
 }
 
@@ -162,5 +181,14 @@ mod tests {
         );
         assert!(a.get(1000).is_none() && b.get(1001).is_none());
         assert_eq!(b.range(999, 5000).count(), 2);
+        // Skipping is a jump, from either end.
+        assert_eq!(a.iter().nth(700).unwrap().at_ms, 700);
+        assert_eq!(
+            a.iter().skip(998).map(|r| r.at_ms).collect::<Vec<_>>(),
+            [998, 999]
+        );
+        assert_eq!(a.iter().nth_back(1).unwrap().at_ms, 998);
+        assert!(a.iter().nth(5000).is_none() && a.iter().nth_back(5000).is_none());
+        assert_eq!(a.range(10, 20).last().unwrap().at_ms, 19);
     }
 }
