@@ -190,9 +190,11 @@ impl Feeder {
         let session = l.session;
         if let Some(seen) = seen {
             seen.session = session;
-            seen.opened_gate = events
-                .iter()
-                .any(|e| matches!(e, BackendEvent::GateOpen(_)));
+            // Gates open on the agent's lines only (as the index pass counts them).
+            seen.opened_gate = frame.dir == Dir::In
+                && events
+                    .iter()
+                    .any(|e| matches!(e, BackendEvent::GateOpen(_)));
         }
         for event in events {
             let _ = update(

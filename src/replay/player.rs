@@ -212,9 +212,10 @@ fn background_pass(
 /// A batch of frames with their indices.
 type Batch = Vec<(usize, Frame)>;
 
-/// The background pass's reader: frames `0..total` in batches ending at multiples of 1024,
-/// each frame's text copied into a buffer of a batch the pass handed back (no allocation per
-/// frame once the first batches went round). Ends when the pass stops listening.
+/// The background pass's reader: frames `0..total` in batches ending at multiples of 1024 (or
+/// sooner, past `BATCH_BYTES` of text), each frame's text copied into a buffer of a batch the
+/// pass handed back (no allocation per frame once the first batches went round; a buffer a
+/// long frame grew is not kept for the next). Ends when the pass stops listening.
 fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
@@ -222,26 +223,48 @@ fn read_ahead(
     tx: std::sync::mpsc::SyncSender<Batch>,
     returned: std::sync::mpsc::Receiver<Batch>,
 ) {
+    /// Text a batch holds before it is sent early: batches in flight stay a few MiB however
+    /// long the frames.
+    const BATCH_BYTES: usize = 1 << 20;
+    /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
+    const KEEP_BUFFER: usize = 64 << 10;
     let mut pos = 0;
-    while pos < total && !stop.load(Ordering::Relaxed) {
+    let mut gone = false;
+    let next_batch = || returned.try_recv().unwrap_or_default();
+    while pos < total && !gone && !stop.load(Ordering::Relaxed) {
         let to = ((pos / 1024 + 1) * 1024).min(total);
-        let mut batch = returned.try_recv().unwrap_or_default();
-        let mut n = 0;
+        let mut batch: Batch = next_batch();
+        let (mut n, mut bytes) = (0, 0);
         src.scan(pos, to, &mut |i, f| {
+            if gone {
+                return;
+            }
             match batch.get_mut(n) {
                 Some((at, d)) => {
                     *at = i;
                     d.src_line = f.src_line;
                     d.ts = f.ts;
                     d.dir = f.dir;
-                    d.text.clone_from(&f.text);
+                    if d.text.capacity() > KEEP_BUFFER.max(f.text.len()) {
+                        d.text = f.text.clone();
+                    } else {
+                        d.text.clone_from(&f.text);
+                    }
                 }
                 None => batch.push((i, f.clone())),
             }
             n += 1;
+            bytes += f.text.len();
+            if bytes > BATCH_BYTES {
+                batch.truncate(n);
+                gone = tx
+                    .send(std::mem::replace(&mut batch, next_batch()))
+                    .is_err();
+                (n, bytes) = (0, 0);
+            }
         });
         batch.truncate(n);
-        if tx.send(batch).is_err() {
+        if gone || (!batch.is_empty() && tx.send(batch).is_err()) {
             return;
         }
         pos = to;
@@ -1645,5 +1668,55 @@ mod index_tests {
         assert_eq!(a.gate_frames, b.gate_frames);
         assert_eq!(a.answers, b.answers);
         assert_eq!((a.done, b.done), (12_000, 12_000));
+    }
+}
+
+#[cfg(test)]
+mod read_ahead_tests {
+    use super::*;
+
+    /// Frames long enough that the reader sends batches before each 1024 mark: the pass
+    /// applies every frame once, in order, and its copy of the end is the state a plain
+    /// replay reaches.
+    #[test]
+    fn batches_sent_early_apply_every_frame_once_in_order() {
+        let pad = "x".repeat(1500);
+        let frames = (0..5000usize)
+            .map(|i| Frame {
+                src_line: i + 2,
+                ts: Some(i as u64),
+                dir: Dir::In,
+                text: format!(
+                    r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"text","text":"{i} {pad}"}}]}},"parent_tool_use_id":null}}"#
+                ),
+            })
+            .collect();
+        let src = Loaded {
+            format: Format::Recording,
+            backend: "claude".into(),
+            header: None,
+            frames,
+        };
+        let store = Mutex::new(Store::default());
+        background_pass(&src, &store, &AtomicBool::new(false), None);
+        let st = store.into_inner().unwrap();
+        assert!(st.finished);
+        assert_eq!(st.done, 5000);
+        let end = &st.checkpoints[&5000];
+        let mut plain = Feeder::for_source(&src);
+        for i in 0..5000 {
+            plain.apply_from(&src, i);
+        }
+        let rows = |f: &Feeder| -> Vec<String> {
+            f.state.tree.nodes[0]
+                .transcript
+                .items
+                .iter()
+                .map(|r| r.kind.text().chars().take(6).collect())
+                .collect()
+        };
+        assert_eq!(end.pos, 5000);
+        assert_eq!(rows(end), rows(&plain));
+        assert_eq!(rows(end).len(), 5000);
     }
 }

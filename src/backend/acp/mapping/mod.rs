@@ -152,6 +152,9 @@ struct ToolView {
     /// "rejected" or "cancelled" when its permission was answered so: agents (gemini-cli,
     /// codex-acp) often send no final status after a reject, and "pending" would be a lie.
     decision: Option<&'static str>,
+    /// The turn it was first seen in: a call of an earlier turn that never said it ended is
+    /// settled as far as forgetting goes (`remember_tool`).
+    turn: u64,
 }
 
 /// A tool's raw input or output kept as compact JSON text for the whole session: parsed only

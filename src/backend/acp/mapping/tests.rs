@@ -202,4 +202,12 @@ fn settled_tool_calls_are_forgotten_past_the_cap_running_ones_never() {
     // The running call still reads its title when it completes.
     let out = m.on_line(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"long","status":"completed"}}}"#);
     assert!(format!("{:?}", out.events).contains("t long"));
+    // A call of an earlier turn that never said it ended is forgotten in a later one.
+    call(&mut m, "stale", "in_progress");
+    m.command(&Command::Prompt("next".into()));
+    for n in 0..2 * tools::TOOL_CAP {
+        call(&mut m, &format!("d{n}"), "completed");
+    }
+    assert!(!m.tools.contains_key("stale"));
+    assert!(m.tools.len() <= tools::TOOL_CAP + 1, "{}", m.tools.len());
 }

@@ -23,16 +23,22 @@ pub(super) fn merge_diff(into: &mut Option<Diff>, d: Diff) {
 }
 
 /// Tool calls whose views a session keeps. A view is what later updates of the call patch, so a
-/// settled call (completed, failed, or decided by a reject) is forgotten only when this many
-/// newer ones came after it: a session of days must not keep every call's output twice (the
-/// row holds it too), and every replay checkpoint copies these. An update for a forgotten call
-/// starts a fresh view, like one for a call never announced.
-pub(super) const TOOL_CAP: usize = 256;
+/// settled call (completed, failed, decided by a reject, or left over from an earlier turn) is
+/// forgotten only when this many newer ones came after it: a session of days must not keep
+/// every call's output twice (the row holds it too). About as many calls as the transcript
+/// keeps row keys for (`KEY_CAP`: two a call, and the messages between calls): past that an
+/// update of the call would start a fresh row anyway. An update for a forgotten call starts a
+/// fresh view, like one for a call never announced.
+pub(super) const TOOL_CAP: usize = 512;
 
 impl Mapper {
     /// Note a call seen for the first time, and forget the oldest settled ones past `TOOL_CAP`
     /// (a few looks per call: calls still running go to the back of the line).
     pub(super) fn remember_tool(&mut self, id: &str) {
+        let turn = self.turn_no;
+        if let Some(v) = self.tools.get_mut(id) {
+            std::sync::Arc::make_mut(v).turn = turn;
+        }
         self.tool_order.push_back(id.to_string());
         let mut looks = 0;
         while self.tools.len() > TOOL_CAP && looks < 4 {
@@ -41,7 +47,9 @@ impl Mapper {
                 break;
             };
             let settled = self.tools.get(&old).is_none_or(|v| {
-                v.decision.is_some() || matches!(v.status.as_str(), "completed" | "failed")
+                v.decision.is_some()
+                    || v.turn < turn
+                    || matches!(v.status.as_str(), "completed" | "failed")
             });
             if settled {
                 self.tools.remove(&old);
