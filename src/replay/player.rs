@@ -170,8 +170,9 @@ fn background_pass(
             if stop.load(Ordering::Relaxed) {
                 return;
             }
-            // The frames up to the next progress mark (a divisor of the spacing). None when
-            // the reader is gone (a panic): the pass ends where it is.
+            // The next frames, up to the next progress mark (a divisor of the spacing) or
+            // fewer when they are long. None when the reader is gone (a panic): the pass ends
+            // where it is.
             let Ok(batch) = rx.recv() else {
                 return;
             };
