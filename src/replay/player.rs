@@ -1277,6 +1277,11 @@ mod tests {
                 }
             })
             .collect();
+        claude_recording(frames)
+    }
+
+    /// `frames` as a Claude recording already loaded.
+    pub(super) fn claude_recording(frames: Vec<Frame>) -> Loaded {
         Loaded {
             format: Format::Recording,
             backend: "claude".into(),
@@ -1649,12 +1654,7 @@ mod index_tests {
                 text,
             });
         }
-        let src = Loaded {
-            format: Format::Recording,
-            backend: "claude".into(),
-            header: None,
-            frames,
-        };
+        let src = super::tests::claude_recording(frames);
         let by_index = Mutex::new(GateIndex::default());
         build_index(&src, &by_index);
         let by_pass = Mutex::new(GateIndex::default());
@@ -1692,12 +1692,7 @@ mod read_ahead_tests {
                 ),
             })
             .collect();
-        let src = Loaded {
-            format: Format::Recording,
-            backend: "claude".into(),
-            header: None,
-            frames,
-        };
+        let src = super::tests::claude_recording(frames);
         let store = Mutex::new(Store::default());
         background_pass(&src, &store, &AtomicBool::new(false), None);
         let st = store.into_inner().unwrap();

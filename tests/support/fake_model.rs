@@ -356,14 +356,10 @@ pub struct RecordedRequest {
 impl RecordedRequest {
     /// Path without the query string.
     pub fn route(&self) -> &str {
-        self.path.split('?').next().unwrap_or("")
+        http_read::route(&self.path)
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
+        http_read::header(&self.headers, name)
     }
     /// A `POST /v1/messages` call (not count_tokens).
     pub fn is_messages(&self) -> bool {

@@ -20,21 +20,31 @@ pub struct Request {
 impl Request {
     /// The path without its query.
     pub fn route(&self) -> &str {
-        self.path.split('?').next().unwrap_or("")
+        route(&self.path)
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
 
     /// The body as JSON, if it is JSON.
     pub fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
     }
+}
+
+/// A request target without its query.
+pub fn route(path: &str) -> &str {
+    path.split('?').next().unwrap_or("")
+}
+
+/// The value of header `name` among lower-cased `headers`, whatever the case of `name`.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    let name = name.to_ascii_lowercase();
+    headers
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// The next request (`None`: the peer closed the connection).

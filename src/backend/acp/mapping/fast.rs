@@ -14,15 +14,22 @@ use serde::Deserialize;
 
 use crate::backend::acp::codec::schema;
 
+/// The notification envelope, exactly: nothing but these three keys (an `id`, or anything
+/// else, and the line goes the general way).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Note<'a> {
+struct Note<'a, P> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     #[serde(borrow)]
     method: Cow<'a, str>,
-    #[serde(borrow)]
-    params: Params<'a>,
+    params: P,
+}
+
+impl<P> Note<'_, P> {
+    fn is_session_update(&self) -> bool {
+        self.jsonrpc == "2.0" && self.method == "session/update"
+    }
 }
 
 #[derive(Deserialize)]
@@ -67,9 +74,8 @@ pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
     if !line.contains("_chunk\"") {
         return None;
     }
-    let n: Note = serde_json::from_str(line).ok()?;
-    if n.jsonrpc != "2.0" || n.method != "session/update" || n.params.update.content.kind != "text"
-    {
+    let n: Note<Params> = serde_json::from_str(line).ok()?;
+    if !n.is_session_update() || n.params.update.content.kind != "text" {
         return None;
     }
     let thinking = match &*n.params.update.session_update {
@@ -84,17 +90,6 @@ pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
     })
 }
 
-/// A notification read straight into its typed params (no `Value` tree first).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TypedNote<'a> {
-    #[serde(borrow)]
-    jsonrpc: Cow<'a, str>,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    params: schema::SessionNotification,
-}
-
 /// The update `line` carries when it is exactly a `session/update` notification of a tool
 /// call, a tool call update or a plan (`Mapper::tool_or_plan` maps them): those are most of
 /// what is not a chunk, and the largest lines. Anything else (an `id`, an unknown envelope
@@ -104,8 +99,9 @@ pub(super) fn tool_update(line: &str) -> Option<schema::SessionUpdate> {
     if !line.contains("\"tool_call") && !line.contains("\"plan\"") {
         return None;
     }
-    let n: TypedNote = serde_json::from_str(line).ok()?;
-    if n.jsonrpc != "2.0" || n.method != "session/update" {
+    // Read straight into its typed params (no `Value` tree first).
+    let n: Note<schema::SessionNotification> = serde_json::from_str(line).ok()?;
+    if !n.is_session_update() {
         return None;
     }
     use schema::SessionUpdate as U;

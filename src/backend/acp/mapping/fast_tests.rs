@@ -14,6 +14,22 @@ fn ready() -> Mapper {
     m
 }
 
+/// Each line, in sequence, maps to the same events and lines whether `on_line` (with its fast
+/// paths) or the general path alone takes it.
+fn same_by_either_path(lines: &[String]) {
+    let (mut fast, mut general) = (ready(), ready());
+    for (i, l) in lines.iter().enumerate() {
+        let a = fast.on_line(l);
+        let b = general.on_line_general(l);
+        assert_eq!(
+            format!("{:?}", a.events),
+            format!("{:?}", b.events),
+            "line {i}: {l}"
+        );
+        assert_eq!(a.lines, b.lines, "line {i}");
+    }
+}
+
 fn note(update: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#
@@ -41,17 +57,7 @@ fn every_chunk_maps_the_same_by_either_path() {
         r#"{"jsonrpc":"1.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
         r#"{"jsonrpc":"2.0","method":"session/other","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
     ];
-    let (mut fast, mut general) = (ready(), ready());
-    for (i, l) in lines.iter().enumerate() {
-        let a = fast.on_line(l);
-        let b = general.on_line_general(l);
-        assert_eq!(
-            format!("{:?}", a.events),
-            format!("{:?}", b.events),
-            "line {i}: {l}"
-        );
-        assert_eq!(a.lines, b.lines, "line {i}");
-    }
+    same_by_either_path(&lines);
     // The first seven are taken, the rest are not.
     let taken: Vec<bool> = lines.iter().map(|l| fast::chunk(l).is_some()).collect();
     assert_eq!(taken.iter().filter(|t| **t).count(), 7, "{taken:?}");
@@ -95,17 +101,7 @@ fn every_tool_update_maps_the_same_by_either_path() {
         r#"{"jsonrpc":"2.0","method":"session/update","extra":1,"params":{"sessionId":"s1","update":{"sessionUpdate":"plan","entries":[]}}}"#.to_string(),
         r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","_meta":{"a":1},"update":{"sessionUpdate":"plan","entries":[]}}}"#.to_string(),
     ];
-    let (mut fast, mut general) = (ready(), ready());
-    for (i, l) in lines.iter().enumerate() {
-        let a = fast.on_line(l);
-        let b = general.on_line_general(l);
-        assert_eq!(
-            format!("{:?}", a.events),
-            format!("{:?}", b.events),
-            "line {i}: {l}"
-        );
-        assert_eq!(a.lines, b.lines, "line {i}");
-    }
+    same_by_either_path(&lines);
     let taken: Vec<bool> = lines
         .iter()
         .map(|l| fast::tool_update(l).is_some())

@@ -340,11 +340,16 @@ impl Mapper {
 
     /// `on_line` without the fast path (the reference the fast path is tested against).
     pub(super) fn on_line_general(&mut self, line: &str) -> Out {
-        let mut out = Out::default();
         if line.trim().is_empty() {
-            return out;
+            return Out::default();
         }
-        match codec::parse(line) {
+        self.on_frame(codec::parse(line), line)
+    }
+
+    /// A line parsed by `codec::parse` (`line` is its text, for what is shown of it).
+    pub(super) fn on_frame(&mut self, frame: Frame, line: &str) -> Out {
+        let mut out = Out::default();
+        match frame {
             Frame::NotJson { error } => out.protocol(
                 Level::Error,
                 format!(

@@ -152,10 +152,15 @@ impl Mapper {
                 self.tool_or_plan(u, &mut out);
                 out
             }
-            None => match self.recorded_envelope(line) {
-                Some(out) => return out,
-                None => self.on_line_general(line),
-            },
+            None if line.trim().is_empty() => return Out::default(),
+            // Parsed once: what the envelope tells the recording, then the mapping.
+            None => {
+                let frame = codec::parse(line);
+                if let Some(out) = self.recorded_envelope(&frame) {
+                    return out;
+                }
+                self.on_frame(frame, line)
+            }
         };
         out.lines.clear();
         for a in std::mem::take(&mut out.actions) {
@@ -184,8 +189,8 @@ impl Mapper {
     /// What a recorded response or request tells before it is mapped: the requests the agent
     /// made and ours that the recording shows answered. `Some` when the line is fully handled
     /// here (the answer to a request of ours the mapping does not track).
-    fn recorded_envelope(&mut self, line: &str) -> Option<Out> {
-        match &codec::parse(line) {
+    fn recorded_envelope(&mut self, frame: &Frame) -> Option<Out> {
+        match frame {
             Frame::Response { id, outcome } => {
                 let key = codec::id_key(id);
                 if !self.ours.contains_key(&key) {
