@@ -28,12 +28,12 @@ use std::io::{BufRead, Read, Write};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::backend::claude::codec;
 use switchboard::backend::claude::mapping::Mapper;
 use switchboard::core::diff::Diff;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::transcript::{ItemKind, ItemOp};
 use switchboard::core::{Msg, State, update};

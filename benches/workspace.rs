@@ -29,10 +29,10 @@ mod generator;
 use checks::Check;
 use std::time::Instant;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::backend::claude::mapping::Mapper;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, Overlay, SessionId};
 use switchboard::core::transcript::ItemOp;

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
+use crate::core::input::KeyCode;
 
 use crate::app::headless::Headless;
 use crate::backend::claude::session::{ClaudeBackend, ClaudeConfig};
@@ -102,7 +102,7 @@ pub async fn generate(dir: &Path) -> std::io::Result<()> {
 
 /// Replay mode: the recording just made, stopped at its second gate.
 fn replay_shot(recording: &Path, dir: &Path) -> std::io::Result<()> {
-    use crossterm::event::{KeyEvent, KeyModifiers};
+    use crate::core::input::{KeyEvent, KeyModifiers};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 

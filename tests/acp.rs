@@ -11,10 +11,10 @@ mod fake_model;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::acp::mapping::{AcpOptions, Action, Mapper};

@@ -6,10 +6,12 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::core::gate::GateKind;
+use switchboard::core::input::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use switchboard::core::msg::{BackendEvent, Command, Effect};
 use switchboard::core::state::{CLOSED_CAP, Focus, LOG_CAP, Overlay, State};
 use switchboard::core::{Msg, update};

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
+use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::claude::session::{ClaudeBackend, ClaudeConfig};

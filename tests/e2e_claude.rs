@@ -17,9 +17,9 @@ mod fake_model;
 #[path = "support/e2e.rs"]
 mod e2e;
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 use switchboard::core::gate::{Gate, GateKind};
+use switchboard::core::input::KeyCode;
 use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
 use switchboard::core::tree::NodeStatus;

@@ -9,10 +9,10 @@
 //!
 //! Update with `INSTA_UPDATE=always cargo test --test exact_cards`.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::backend::gateway::engine::{Ask, Gate, Out};
 use switchboard::backend::gateway::mapping::Nodes;

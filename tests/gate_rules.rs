@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::backend::acp::mapping::{AcpOptions, Action, Mapper as AcpMapper};
 use switchboard::core::gate::GateKind;

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
+use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::gateway::fake_host::{self, FakeHost};

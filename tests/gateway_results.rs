@@ -3,8 +3,8 @@
 //! shows its bytes and new revision; a write whose file changed after its card was shown is
 //! refused after the approval, and its row says so in the error style.
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
+use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::gateway::fake_host::{self, FakeHost};

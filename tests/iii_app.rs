@@ -9,13 +9,13 @@
 
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 use switchboard::app::headless::Headless;
 use switchboard::backend::iii::fake_engine::{FakeEngine, World};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::backend::iii::transport::Header;
 use switchboard::core::gate::Decision;
+use switchboard::core::input::KeyCode;
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;

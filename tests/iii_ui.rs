@@ -8,12 +8,12 @@
 
 use std::collections::HashMap;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Modifier;
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::backend::iii::mapping::{Mapper, Out, OutCall};
 use switchboard::core::msg::{Command, Effect};

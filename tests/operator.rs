@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyModifiers};
 
 use switchboard::core::State;
 use switchboard::core::gate::{Decision, GateKind};

@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::backend::claude::mapping::Mapper;
 use switchboard::core::msg::BackendEvent;

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::acp::session::AcpBackend;

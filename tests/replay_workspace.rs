@@ -13,8 +13,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::core::State;
 use switchboard::core::state::{Focus, SessionState};

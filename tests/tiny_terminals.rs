@@ -2,10 +2,10 @@
 //! mode, rules, quit confirm, detail, the replay inspector, search) and a scrolled-back
 //! transcript are drawn at sizes from 1×1 up, as a terminal split shrinks.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use switchboard::backend::claude::mapping::Mapper;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::rules::{Origin, parse_spec_line};
 use switchboard::core::state::{Focus, Overlay, State};

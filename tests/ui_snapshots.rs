@@ -7,8 +7,8 @@
 //!
 //! Update with `INSTA_UPDATE=always cargo test --test ui_snapshots`.
 
-use crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyModifiers};
 
 use switchboard::core::msg::BackendEvent;
 

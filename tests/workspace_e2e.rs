@@ -23,12 +23,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
 use switchboard::app::headless::Headless;
 use switchboard::app::{DRAIN_MAX, DRAIN_TIME, WorkspaceObserver};
 use switchboard::backend::Backend;
 use switchboard::core::gate::{Decision, GateKind};
+use switchboard::core::input::KeyCode;
 use switchboard::core::msg::{BackendEvent, Command, Stamped};
 use switchboard::core::rules::Rules;
 use switchboard::core::state::{Focus, Overlay, SessionId, State};

@@ -6,10 +6,10 @@
 //!
 //! Update with `INSTA_UPDATE=always cargo test --test workspace_ui`.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::backend::claude::mapping::Mapper;
 use switchboard::core::msg::{BackendEvent, Effect};

@@ -117,8 +117,8 @@ pub fn replay_pass_child(file: &str) {
     let total = player.total();
     // `End` as the key handler does it, then the run loop's slices until the last frame is on
     // screen (the copies prepared afterwards for stepping back are not waited for).
-    player.key(crossterm::event::KeyEvent::from(
-        crossterm::event::KeyCode::End,
+    player.key(switchboard::core::input::KeyEvent::from(
+        switchboard::core::input::KeyCode::End,
     ));
     let at = |p: &Player| p.state().replay.as_ref().map_or(0, |r| r.frame);
     while at(&player) < total {
@@ -140,8 +140,8 @@ pub fn replay_pass_child(file: &str) {
         let pos = player.state().replay.as_ref().map_or(0, |r| r.frame);
         let t = Instant::now();
         // `,` steps one frame back.
-        player.key(crossterm::event::KeyEvent::from(
-            crossterm::event::KeyCode::Char(','),
+        player.key(switchboard::core::input::KeyEvent::from(
+            switchboard::core::input::KeyCode::Char(','),
         ));
         term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
             .unwrap();

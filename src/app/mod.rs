@@ -2,6 +2,7 @@
 
 pub mod frames;
 pub mod headless;
+pub mod input;
 pub mod term;
 
 use std::time::Duration;

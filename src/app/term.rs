@@ -4,8 +4,8 @@ use std::io::{self, Write, stdout};
 use std::time::Duration;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream, KeyEventKind, MouseEventKind,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream,
 };
 use crossterm::terminal::{
     self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen,
@@ -240,15 +240,9 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
             biased;
             ev = input.next() => {
                 let msg = match ev {
-                    Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
-                    Some(Ok(Event::Paste(p))) => Some(Msg::Paste(p)),
                     // Pointer motion (any-motion tracking reports every move) does nothing:
                     // it must not redraw, let alone at the input frame rate.
-                    Some(Ok(Event::Mouse(m)))
-                        if matches!(m.kind, MouseEventKind::Moved | MouseEventKind::Drag(_)) => None,
-                    Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
-                    Some(Ok(Event::Resize(w, h))) => Some(Msg::Resize(w, h)),
-                    Some(Ok(_)) => None,
+                    Some(Ok(e)) => super::input::msg(e),
                     Some(Err(e)) => return Err(e),
                     None => break,
                 };
@@ -323,7 +317,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
 
 /// SIGTERM/SIGHUP: answer every gate fail-closed and leave.
 fn quit_on_signal(app: &mut App) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
     app.state.overlay = None;
     app.apply(Msg::Key(KeyEvent::new(
         KeyCode::Char('d'),

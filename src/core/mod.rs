@@ -3,12 +3,14 @@
 pub mod bindings;
 pub mod diff;
 pub mod gate;
+pub mod input;
 pub mod keymap;
 pub mod msg;
 pub mod rows;
 pub mod rules;
 pub mod state;
 pub mod text;
+pub mod text_field;
 pub mod transcript;
 pub mod tree;
 pub mod update;

@@ -3,10 +3,10 @@
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 
-use ratatui_textarea::TextArea;
-
 use super::gate::{Gate, GateKind};
+use super::input::Rect;
 use super::msg::{Capabilities, Command, ConfigOption, TurnState};
+use super::text_field::TextField;
 use super::tree::{NodeId, Tree};
 
 /// Which pane receives keys.
@@ -167,21 +167,13 @@ pub const PERMISSION_MODES: [&str; 6] = [
 #[derive(Clone, Debug)]
 pub struct Editor {
     pub purpose: EditorPurpose,
-    pub area: TextArea<'static>,
+    pub area: TextField,
 }
 
 impl Editor {
     /// An editor holding `initial`, the cursor at its end.
     pub fn new(purpose: EditorPurpose, initial: &str) -> Editor {
-        let lines: Vec<String> = initial.lines().map(str::to_string).collect();
-        let mut area = TextArea::new(if lines.is_empty() {
-            vec![String::new()]
-        } else {
-            lines
-        });
-        area.set_cursor_line_style(ratatui::style::Style::default());
-        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
-        area.move_cursor(ratatui_textarea::CursorMove::End);
+        let area = TextField::from_lines(initial.lines().map(str::to_string).collect());
         Editor { purpose, area }
     }
 }
@@ -354,8 +346,8 @@ pub struct ViewMetrics {
     pub drawn_scroll_back: Cell<usize>,
     pub tree_top: Cell<usize>,
     /// Inner areas of the tree and transcript panes, for the mouse.
-    pub tree_area: Cell<ratatui::layout::Rect>,
-    pub transcript_area: Cell<ratatui::layout::Rect>,
+    pub tree_area: Cell<Rect>,
+    pub transcript_area: Cell<Rect>,
     /// (Session index, node) shown on each drawn tree row (two rows per node), from the top
     /// of the pane.
     pub tree_rows: std::cell::RefCell<Vec<(usize, NodeId)>>,
@@ -657,7 +649,7 @@ pub struct State {
     pub selected_item: Option<usize>,
     /// Transcript lines scrolled back from the tail; 0 follows the tail.
     pub scroll_back: usize,
-    pub prompt: TextArea<'static>,
+    pub prompt: TextField,
     pub settings: Settings,
     /// The agents' stderr and our notes, newest last, bounded.
     pub log: VecDeque<String>,
@@ -730,9 +722,7 @@ pub const CLOSED_CAP: usize = 2_000;
 impl State {
     /// A workspace of one session (`backend`, root named `root_name`).
     pub fn new(backend: &str, root_name: &str, now_ms: u64) -> State {
-        let mut prompt = TextArea::default();
-        prompt.set_placeholder_text("Message the agent (Enter sends, Alt-Enter newline)");
-        prompt.set_cursor_line_style(ratatui::style::Style::default());
+        let prompt = TextField::default();
         State {
             sessions: vec![SessionState::new(
                 SessionId::FIRST,
@@ -956,6 +946,6 @@ impl State {
 
     /// The text of the prompt box.
     pub fn prompt_text(&self) -> String {
-        self.prompt.lines().join("\n")
+        self.prompt.text()
     }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::feed::{Feeder, Seen};
@@ -932,7 +932,7 @@ impl Player {
     }
 
     /// A mouse event: navigation as live (nothing answers in a replay).
-    pub fn mouse(&mut self, m: crossterm::event::MouseEvent) {
+    pub fn mouse(&mut self, m: crate::core::input::MouseEvent) {
         let before = self.feeder.state.shown().id;
         let _ = update(&mut self.feeder.state, Msg::Mouse(m));
         self.follow_selection(before);
@@ -1198,7 +1198,7 @@ impl Player {
 
 /// Run the player on the real terminal.
 pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io::Result<()> {
-    use crossterm::event::{Event, EventStream, KeyEventKind};
+    use crossterm::event::EventStream;
     use ratatui::Terminal;
     use ratatui::backend::CrosstermBackend;
     use tokio_stream::StreamExt;
@@ -1220,10 +1220,12 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
         tokio::select! {
             biased;
             ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => { player.key(k); dirty = true; }
-                Some(Ok(Event::Resize(w, h))) => { player.feeder.state.size = (w, h); dirty = true; }
-                Some(Ok(Event::Mouse(m))) => { player.mouse(m); dirty = true; }
-                Some(Ok(_)) => {}
+                Some(Ok(e)) => match crate::app::input::msg(e) {
+                    Some(Msg::Key(k)) => { player.key(k); dirty = true; }
+                    Some(Msg::Resize(w, h)) => { player.feeder.state.size = (w, h); dirty = true; }
+                    Some(Msg::Mouse(m)) => { player.mouse(m); dirty = true; }
+                    _ => {}
+                },
                 Some(Err(e)) => return Err(e),
                 None => break,
             },

@@ -652,7 +652,7 @@ pub fn render_card(
             EditorPurpose::BlockReason => " reason for blocking (Enter blocks, Esc back) ",
             EditorPurpose::Field => " value (Enter keeps it, Esc back) ",
         };
-        let mut area_widget = ed.area.clone();
+        let mut area_widget = super::field::widget(&ed.area);
         area_widget.set_block(
             Block::default()
                 .borders(Borders::ALL)

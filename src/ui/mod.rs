@@ -1,6 +1,8 @@
 //! Rendering: reads `&State`, draws a frame. No state changes beyond render caches.
 
+pub mod convert;
 pub mod diffs;
+pub mod field;
 pub mod gates;
 pub mod inbox;
 pub mod items;
@@ -24,6 +26,7 @@ use items::{item_height, item_lines, sync_heights};
 /// Rows measured per frame while a long transcript is re-indexed at a new width in the
 /// background of following (the tail is drawn without the index meanwhile).
 const REINDEX_PER_FRAME: usize = 4096;
+use convert::{core_rect, ui_rect};
 use theme::Theme;
 use wrap::clip;
 
@@ -131,7 +134,7 @@ pub fn grey(buf: &mut ratatui::buffer::Buffer, area: Rect, theme: &Theme) {
 
 /// Grey the tree rows of sessions whose connection is down (their row says why).
 fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame) {
-    let area = state.view.tree_area.get();
+    let area = ui_rect(state.view.tree_area.get());
     let rows = state.view.tree_rows.borrow();
     for (y, (i, _)) in rows.iter().enumerate() {
         if state
@@ -337,7 +340,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     };
     let inner = block.inner(area);
     f.render_widget(block, area);
-    state.view.tree_area.set(inner);
+    state.view.tree_area.set(core_rect(inner));
     let w = inner.width as usize;
     let h = inner.height as usize;
     // Two rows per node; only the nodes in the window are visited and formatted, so
@@ -422,7 +425,7 @@ fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(block, area);
     let (w, h) = (inner.width, inner.height as usize);
     state.view.transcript_height.set(inner.height);
-    state.view.transcript_area.set(inner);
+    state.view.transcript_area.set(core_rect(inner));
     state.view.item_rows.borrow_mut().clear();
     let items = &node.transcript.items;
     if items.is_empty() {
@@ -609,12 +612,14 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         }
         return;
     }
-    let mut prompt = state.prompt.clone();
-    if state.replay.is_some() {
-        prompt.set_placeholder_text("Replay: read-only, nothing is sent.");
+    let mut prompt = field::widget(&state.prompt);
+    prompt.set_placeholder_text(if state.replay.is_some() {
+        "Replay: read-only, nothing is sent."
     } else if state.session.exited.is_some() {
-        prompt.set_placeholder_text("The agent has exited; the session is read-only (q quits).");
-    }
+        "The agent has exited; the session is read-only (q quits)."
+    } else {
+        "Message the agent (Enter sends, Alt-Enter newline)"
+    });
     let title = match (&state.session.exited, state.session.turn) {
         _ if state.replay.is_some() => " replay ".to_string(),
         (Some(_), _) => " agent exited: read-only ".to_string(),

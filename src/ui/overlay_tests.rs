@@ -1,7 +1,7 @@
 //! Snapshots of the iii turn-control views: the queue view and the new-session dialog's
 //! harness choice. Update with `INSTA_UPDATE=always cargo test --lib ui::overlay`.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyCode;
 use serde_json::{Value, json};
+use switchboard::core::input::KeyCode;
 
 use switchboard::core::state::{Overlay, Pick, State};
 

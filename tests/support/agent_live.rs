@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossterm::event::KeyCode;
 use serde_json::Value;
+use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::acp::session::AcpBackend;

@@ -103,7 +103,7 @@ impl E2e {
     /// as after answering a gate).
     pub fn prompt(&mut self, text: &str) {
         if self.h.state().focus != switchboard::core::state::Focus::Prompt {
-            self.h.key(crossterm::event::KeyCode::Char('i'));
+            self.h.key(switchboard::core::input::KeyCode::Char('i'));
         }
         let focus = self.h.state().focus;
         if focus != switchboard::core::state::Focus::Prompt {
@@ -113,7 +113,7 @@ impl E2e {
             );
         }
         self.h.type_text(text);
-        self.h.key(crossterm::event::KeyCode::Enter);
+        self.h.key(switchboard::core::input::KeyCode::Enter);
     }
 
     /// `Headless::wait_until` with the standard timeout; the panic also shows the recording tail

@@ -75,7 +75,7 @@ pub fn scratch(tag: &str) -> std::path::PathBuf {
 /// session): `g`.
 pub fn open_oldest(h: &mut Headless) {
     h.app.state.focus = switchboard::core::state::Focus::Tree;
-    h.key(crossterm::event::KeyCode::Char('g'));
+    h.key(switchboard::core::input::KeyCode::Char('g'));
 }
 
 /// Wait for the result of `id` while the app keeps applying backend messages.

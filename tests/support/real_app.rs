@@ -6,11 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyCode;
 use serde_json::Value;
 use switchboard::app::headless::Headless;
 use switchboard::backend::iii::client;
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
+use switchboard::core::input::KeyCode;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;
 

@@ -10,12 +10,14 @@
 
 use std::ops::Range;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
+use switchboard::core::input::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 use switchboard::backend::claude::mapping::Mapper;
 use switchboard::backend::claude::session::reply_check;

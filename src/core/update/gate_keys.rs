@@ -1,6 +1,6 @@
 //! Keys inside the gate card: choices, question pages, forms and in-place editors.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use super::super::gate::{Decision, FieldKind, GateKind, PermChoice, join_answer};
@@ -19,7 +19,7 @@ pub(super) fn paste(state: &mut State, text: &str) {
         } else {
             text.replace('\n', " ")
         };
-        ed.area.insert_str(text);
+        ed.area.insert_str(&text);
     }
 }
 

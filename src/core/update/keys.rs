@@ -1,6 +1,8 @@
 //! Keys outside the gate card: focus, panes, overlays, prompt, quit.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use crate::core::input::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
 
 use super::super::gate::Decision;
 use super::super::msg::{Command, Effect, TurnState};
@@ -366,8 +368,7 @@ fn send_prompt(state: &mut State, fx: &mut Vec<Effect>) {
         state.status_line = Some("the agent has exited; nothing can be sent".into());
         return;
     }
-    state.prompt.select_all();
-    state.prompt.cut();
+    state.prompt.clear();
     let at = state.now_ms;
     state.tree.nodes[0]
         .transcript
@@ -407,7 +408,7 @@ pub(super) fn on_paste(state: &mut State, text: &str) {
         gate_keys::paste(state, &text);
     } else if state.session.abilities.prompt {
         state.focus = Focus::Prompt;
-        state.prompt.insert_str(text);
+        state.prompt.insert_str(&text);
     } else {
         state.status_line = Some(no_prompt_here(state));
     }
@@ -417,10 +418,10 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
     if state.overlay.is_some() {
         return;
     }
-    let at = ratatui::layout::Position::new(m.column, m.row);
+    let at = (m.column, m.row);
     let tree = state.view.tree_area.get();
     let transcript = state.view.transcript_area.get();
-    let in_tree = tree.contains(at);
+    let in_tree = tree.contains(at.0, at.1);
     match m.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if in_tree => {
             let up = m.kind == MouseEventKind::ScrollUp;
@@ -428,7 +429,8 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
             tree_key(state, KeyEvent::new(code, KeyModifiers::NONE));
         }
         // The wheel acts on the pane under the pointer only.
-        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if !transcript.contains(at) => {}
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
+            if !transcript.contains(at.0, at.1) => {}
         MouseEventKind::ScrollUp => state.scroll_back = state.scroll_back.saturating_add(3),
         MouseEventKind::ScrollDown => {
             state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(3);
@@ -436,7 +438,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                 state.selected_item = None;
             }
         }
-        MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+        MouseEventKind::Down(crate::core::input::MouseButton::Left) => {
             if in_tree {
                 let row = (m.row - tree.y) as usize;
                 let hit = state.view.tree_rows.borrow().get(row).copied();
@@ -456,7 +458,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                     }
                     state.focus = Focus::Tree;
                 }
-            } else if transcript.contains(at) {
+            } else if transcript.contains(at.0, at.1) {
                 let row = (m.row - transcript.y) as usize;
                 // The rows are from the last draw: the node may have changed since.
                 let len = state.tree.nodes[state.selected_node].transcript.len();

@@ -3,7 +3,7 @@
 //! removes it (`Command::Unqueue`). The backend re-reads the queue after each change, so the
 //! list always shows what the engine holds, never what we hoped it holds.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crate::core::input::{KeyCode, KeyEvent};
 
 use super::super::msg::{Command, Effect, Queue};
 use super::super::state::{Focus, Overlay, QueueEdit, State};
@@ -134,8 +134,7 @@ fn edit(state: &mut State, cursor: usize, confirm_remove: Option<String>) {
         return;
     }
     let (entry_id, text) = (entry.entry_id.clone(), entry.text.clone());
-    state.prompt.select_all();
-    state.prompt.cut();
+    state.prompt.clear();
     state.prompt.insert_str(&text);
     state.queue_edit = Some(QueueEdit {
         session: state.sid(),
@@ -189,8 +188,7 @@ pub(super) fn send_edit(state: &mut State, fx: &mut Vec<Effect>) -> bool {
             Some("an empty message cannot be saved: d in the queue (u) removes it".into());
         return true;
     }
-    state.prompt.select_all();
-    state.prompt.cut();
+    state.prompt.clear();
     state.status_line = Some("queued message saved in place".into());
     fx.push(Effect::Send(
         edit.session,
@@ -208,8 +206,7 @@ pub(super) fn cancel_edit(state: &mut State) -> bool {
     if state.queue_edit.take().is_none() {
         return false;
     }
-    state.prompt.select_all();
-    state.prompt.cut();
+    state.prompt.clear();
     state.status_line = Some("edit cancelled: the queued message is unchanged".into());
     true
 }

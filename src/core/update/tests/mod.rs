@@ -17,7 +17,7 @@ mod tree_flat;
 mod typed_text;
 mod workspace;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 
 use super::update;

@@ -114,12 +114,12 @@ fn transcript_scroll_and_expand_keys() {
     // The mouse wheel scrolls the transcript when the pointer is over it, and nothing else.
     s.view
         .transcript_area
-        .set(ratatui::layout::Rect::new(30, 0, 50, 20));
+        .set(crate::core::input::Rect::new(30, 0, 50, 20));
     let wheel = |s: &mut State, column: u16, row: u16| {
         update(
             s,
-            crate::core::Msg::Mouse(crossterm::event::MouseEvent {
-                kind: crossterm::event::MouseEventKind::ScrollUp,
+            crate::core::Msg::Mouse(crate::core::input::MouseEvent {
+                kind: crate::core::input::MouseEventKind::ScrollUp,
                 column,
                 row,
                 modifiers: KeyModifiers::NONE,
