@@ -6,7 +6,9 @@ pub mod child_env;
 pub mod cli;
 pub mod config;
 pub mod contain;
-pub mod core;
+/// The pure core, its own crate (`crates/core`): kept at this path so `switchboard::core` reads
+/// as it always has.
+pub use switchboard_core as core;
 pub mod demo;
 pub mod logging;
 pub mod paths;
@@ -18,6 +20,10 @@ pub mod schema_acp;
 pub mod screenshots;
 pub mod ui;
 pub mod workspace;
+
+/// Reducer tests that drive the core with the backends' real mappings.
+#[cfg(test)]
+mod reducer_tests;
 
 /// The benches' realistic stream generator, for the unit tests that compare fast paths with
 /// general ones (one copy in the test build).

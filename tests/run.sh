@@ -47,5 +47,5 @@ else
 fi
 export TMPDIR="$tmp"
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
-cargo test --all-targets "$@"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace --all-targets "$@"

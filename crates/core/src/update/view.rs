@@ -1,6 +1,6 @@
 //! Finding and taking things out: search, copy, pager, focus on a subtree, detail view.
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
+use crate::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::gate::GateKind;
 use super::super::msg::Effect;

@@ -178,7 +178,7 @@ impl Fenwick {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-hooks"))]
 thread_local! {
     /// Nodes stepped over by position look-ups and class updates: the test that the tree
     /// pane costs the screen and an event on a node costs its depth, not the tree.
@@ -187,7 +187,7 @@ thread_local! {
 
 #[inline]
 fn visit() {
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-hooks"))]
     NODES_VISITED.with(|c| c.set(c.get() + 1));
 }
 

@@ -1,8 +1,6 @@
 //! Keys outside the gate card: focus, panes, overlays, prompt, quit.
 
-use crate::core::input::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
-};
+use crate::input::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::super::gate::Decision;
 use super::super::msg::{Command, Effect, TurnState};
@@ -438,7 +436,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                 state.selected_item = None;
             }
         }
-        MouseEventKind::Down(crate::core::input::MouseButton::Left) => {
+        MouseEventKind::Down(crate::input::MouseButton::Left) => {
             if in_tree {
                 let row = (m.row - tree.y) as usize;
                 let hit = state.view.tree_rows.borrow().get(row).copied();

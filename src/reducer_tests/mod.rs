@@ -20,13 +20,13 @@ mod workspace;
 use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 
-use super::update;
 use crate::backend::claude::gates;
 use crate::core::gate::{Decision, Gate, GateKind};
 use crate::core::msg::{BackendEvent, Command, Effect, SessionPatch, TurnState};
 use crate::core::state::{EditorPurpose, Focus, Overlay, State};
 use crate::core::transcript::{ItemKind, ItemOp, Level, Tone};
 use crate::core::tree::{NodePatch, NodeStatus};
+use crate::core::update;
 
 // ---- helpers
 

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::super::update;
 use crate::backend::claude::mapping::Mapper;
 use crate::core::Msg;
 use crate::core::msg::BackendEvent;
 use crate::core::state::{SessionId, State};
 use crate::core::transcript::{ItemKind, ItemOp, KEY_CAP, SLOW_LOOKUPS, Transcript};
+use crate::core::update::update;
 use generator::{ClaudeGen, Rng};
 
 /// Everything a transcript shows or a renderer reads, node by node.

@@ -1,6 +1,6 @@
 //! Per-node transcript: an append-only list of compact typed items.
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-hooks"))]
 use std::cell::Cell;
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
@@ -284,7 +284,7 @@ const STREAM_CAPACITY: usize = 512;
 /// sub-agents); past it a new row starts with what its first delta holds.
 const STREAM_ROOMY: usize = 8;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-hooks"))]
 thread_local! {
     /// Key-table look-ups (hashing the key): the test that a run of deltas to one row looks
     /// its key up once.
@@ -296,9 +296,9 @@ thread_local! {
 /// True while a differential test wants the general paths only (never outside tests).
 #[inline]
 pub(crate) fn slow_lookups() -> bool {
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-hooks"))]
     return SLOW_LOOKUPS.with(|c| c.get());
-    #[cfg(not(test))]
+    #[cfg(not(any(test, feature = "test-hooks")))]
     false
 }
 
@@ -537,7 +537,7 @@ impl Transcript {
         if let Some(i) = self.recent_row(&key) {
             return Ok(i);
         }
-        #[cfg(test)]
+        #[cfg(any(test, feature = "test-hooks"))]
         KEY_LOOKUPS.with(|c| c.set(c.get() + 1));
         let n = self.forgotten_keys + self.key_order.len() as u64;
         let i = match self.by_key.entry(key) {

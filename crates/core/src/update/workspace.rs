@@ -2,7 +2,7 @@
 //! jumping between gates of any session, closing and restarting sessions, and the tree's
 //! session rows. The new-session dialog is `new_session`.
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
+use crate::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::gate::{Decision, Gate, GateKind, Permission};
 use super::super::msg::{Command, Effect, NewSession};

@@ -2,7 +2,7 @@
 
 mod backend;
 pub mod cancel;
-mod decide;
+pub mod decide;
 mod gate_keys;
 mod keys;
 mod new_session;
@@ -62,6 +62,3 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
     }
     fx
 }
-
-#[cfg(test)]
-mod tests;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{CONTEXTS, Key, default_key};
-use crate::core::keymap;
+use crate::keymap;
 
 /// The characters a fixed key takes: one-character words, `Space`, `1-9`, `Ctrl-X`.
 pub(super) fn lit_chars(s: &str) -> Vec<char> {

@@ -3,7 +3,7 @@
 //! removes it (`Command::Unqueue`). The backend re-reads the queue after each change, so the
 //! list always shows what the engine holds, never what we hoped it holds.
 
-use crate::core::input::{KeyCode, KeyEvent};
+use crate::input::{KeyCode, KeyEvent};
 
 use super::super::msg::{Command, Effect, Queue};
 use super::super::state::{Focus, Overlay, QueueEdit, State};

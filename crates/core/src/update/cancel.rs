@@ -1,7 +1,7 @@
 //! An agent that ignores a cancel: after the grace period (`Settings::cancel_grace_ms`) with no
 //! turn end, the footer says so and a prompt offers to stop the agent or keep waiting.
 
-use crate::core::input::{KeyCode, KeyEvent};
+use crate::input::{KeyCode, KeyEvent};
 
 use super::super::msg::{Effect, TurnState};
 use super::super::state::{Overlay, State};

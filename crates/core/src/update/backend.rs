@@ -171,7 +171,7 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
         BackendEvent::Connection { online, detail } => {
             let was_offline = state.session.offline.is_some();
             state.session.offline = (!online).then(|| {
-                let d = crate::core::text::one_line(&detail, 80);
+                let d = crate::text::one_line(&detail, 80);
                 if d.is_empty() {
                     "reconnecting".into()
                 } else {
@@ -484,15 +484,15 @@ pub(super) fn after_gate_closed(state: &mut State, id: &str) {
 
 #[cfg(test)]
 mod linear_tests {
-    use crate::core::msg::{BackendEvent, TurnState};
-    use crate::core::transcript::{ItemKind, ItemOp};
-    use crate::core::{Msg, State, update};
+    use crate::msg::{BackendEvent, TurnState};
+    use crate::transcript::{ItemKind, ItemOp};
+    use crate::{Msg, State, update};
 
     fn ev(s: &mut State, node: Option<&str>, op: ItemOp) {
         let _ = update(
             s,
             Msg::Backend {
-                session: crate::core::state::SessionId::FIRST,
+                session: crate::state::SessionId::FIRST,
                 at_ms: 0,
                 event: BackendEvent::Item {
                     node: node.map(str::to_string),
@@ -506,7 +506,7 @@ mod linear_tests {
         let _ = update(
             s,
             Msg::Backend {
-                session: crate::core::state::SessionId::FIRST,
+                session: crate::state::SessionId::FIRST,
                 at_ms: 0,
                 event: BackendEvent::Turn(TurnState::Idle),
             },
@@ -522,7 +522,7 @@ mod linear_tests {
             let _ = update(
                 &mut s,
                 Msg::Backend {
-                    session: crate::core::state::SessionId::FIRST,
+                    session: crate::state::SessionId::FIRST,
                     at_ms: 0,
                     event: BackendEvent::NodeOpen {
                         key: format!("agent{a}"),

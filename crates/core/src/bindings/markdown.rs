@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{CONTEXTS, Key, key_text};
-use crate::core::keymap;
+use crate::keymap;
 
 /// The markers around the generated section in README.md.
 #[cfg(test)]

@@ -127,7 +127,7 @@ fn withdrawn_gate_is_removed_and_never_answered() {
     );
     // Neither a key nor a direct answer can answer it any more.
     assert_eq!(ch(&mut s, 'y'), vec![]);
-    let fx = super::super::answer(
+    let fx = crate::core::update::answer(
         &mut s,
         "g1",
         Decision::Allow {

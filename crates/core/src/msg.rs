@@ -1,6 +1,6 @@
 //! What flows into the reducer (`Msg`) and out of it (`Effect`).
 
-use crate::core::input::{KeyEvent, MouseEvent};
+use crate::input::{KeyEvent, MouseEvent};
 
 use super::gate::{Decision, Gate};
 use super::state::SessionId;

@@ -144,7 +144,7 @@ impl ExactSizeIterator for Iter<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::transcript::ItemKind;
+    use crate::transcript::ItemKind;
 
     fn row(n: usize) -> Item {
         Item::new(

@@ -18,3 +18,9 @@ pub mod update;
 pub use msg::{BackendEvent, Command, Effect, Msg};
 pub use state::State;
 pub use update::update;
+
+/// The benches' realistic stream generator, for tests that need realistic random text (one
+/// copy in the test build).
+#[cfg(test)]
+#[path = "../../../benches/support/gen.rs"]
+pub(crate) mod test_gen;

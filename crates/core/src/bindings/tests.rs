@@ -135,7 +135,7 @@ fn an_override_taking_a_key_of_the_same_context_is_reported_with_both_and_the_co
 /// `SB_WRITE_README=1 cargo test --lib readme_keys` to rewrite it, and commit README.md.
 #[test]
 fn readme_keys_section_is_the_table() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
     let text = std::fs::read_to_string(path).expect("README.md");
     let want = readme_section();
     if std::env::var_os("SB_WRITE_README").is_some() {

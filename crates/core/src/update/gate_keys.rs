@@ -1,6 +1,6 @@
 //! Keys inside the gate card: choices, question pages, forms and in-place editors.
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
+use crate::input::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use super::super::gate::{Decision, FieldKind, GateKind, PermChoice, join_answer};

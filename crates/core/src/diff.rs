@@ -152,7 +152,7 @@ impl Diff {
         };
         // The path exactly, on one line: a newline in it is `^J`, never a second row or
         // nothing (what every backend's card, the transcript and a copy show of the file).
-        let path = crate::core::text::visible_line(&self.path);
+        let path = crate::text::visible_line(&self.path);
         for prefix in [a, b] {
             self.lines.push(DiffLine {
                 kind: DiffKind::Header,

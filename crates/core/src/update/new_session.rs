@@ -1,7 +1,7 @@
 //! The new-session dialog (Ctrl-N): a profile, an ACP agent by command line, or a new
 //! harness session on a live iii engine (model, provider, title, allow-list, first message).
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
+use crate::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::msg::{Command, Effect, HarnessSession, NewSession};
 use super::super::state::{NewSessionField, NewSessionForm, Overlay, State};
