@@ -8,7 +8,7 @@ use crate::keymap;
 
 /// The markers around the generated section in README.md.
 #[cfg(test)]
-pub const BEGIN: &str = "<!-- keys:begin (generated from src/core/bindings; SB_WRITE_README=1 cargo test --lib readme_keys rewrites it) -->";
+pub const BEGIN: &str = "<!-- keys:begin (generated from crates/core/src/bindings; SB_WRITE_README=1 cargo test -p switchboard-core readme_keys rewrites it) -->";
 #[cfg(test)]
 pub const END: &str = "<!-- keys:end -->";
 

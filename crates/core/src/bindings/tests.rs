@@ -132,7 +132,7 @@ fn an_override_taking_a_key_of_the_same_context_is_reported_with_both_and_the_co
 }
 
 /// The README's keys section is rendered from the tables. After changing a binding, run
-/// `SB_WRITE_README=1 cargo test --lib readme_keys` to rewrite it, and commit README.md.
+/// `SB_WRITE_README=1 cargo test -p switchboard-core readme_keys` to rewrite it, and commit README.md.
 #[test]
 fn readme_keys_section_is_the_table() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
@@ -154,7 +154,7 @@ fn readme_keys_section_is_the_table() {
             .collect();
         panic!(
             "README.md's keys section differs from the binding table ({} lines now, {} rendered):\n{}\n\
-             rewrite it with: SB_WRITE_README=1 cargo test --lib readme_keys",
+             rewrite it with: SB_WRITE_README=1 cargo test -p switchboard-core readme_keys",
             have.lines().count(),
             want.lines().count(),
             diff.join("\n")
