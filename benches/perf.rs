@@ -139,7 +139,7 @@ fn ingest(lines: &[String], chunk: usize, reps: usize) -> Ingest {
 
 fn ingest_once(lines: &[String], chunk: usize) -> Ingest {
     // Reduce first: memory is read before the allocator holds freed pages of other runs.
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut mapper = Mapper::new(&[]);
     let before = rss_bytes().unwrap_or(0);
     let mut chunks_ms = Vec::new();
@@ -211,7 +211,7 @@ fn ingest_once(lines: &[String], chunk: usize) -> Ingest {
 fn acp_ingest(n: usize) -> f64 {
     use switchboard::backend::acp::mapping::Mapper as AcpMapper;
     let lines: Vec<generator::AcpLine> = AcpGen::new(7).take(n).collect();
-    let mut state = State::new("acp", "agent", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Acp, "agent", 0);
     let mut mapper = AcpMapper::replaying(None);
     let t = Instant::now();
     for l in &lines {
@@ -273,7 +273,7 @@ fn check_shape(lines: &[String]) -> Result<(), String> {
 /// A transcript of `n` rows shaped like a session's (prose, tool calls and results, thinking).
 fn state_with_items(n: usize, seed: u64) -> State {
     let mut rng = Rng::new(seed);
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     s.size = (200, 50);
     let t = &mut s.tree.nodes[0].transcript;
     for i in 0..n {
@@ -460,7 +460,7 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
 /// events or `DRAIN_TIME`.
 fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
     let theme = Theme::dark();
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut mapper = Mapper::new(&[]);
     let mut gen_ = ClaudeGen::new(11);
     for l in gen_.by_ref().take(preload) {
@@ -756,9 +756,13 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
     let path = std::env::temp_dir().join(format!("switchboard-bench-{}.jsonl", std::process::id()));
     {
         // Written by the real recorder: its keys, their order, its escaping.
-        let mut r =
-            switchboard::record::Recorder::create(&path, "claude", &["claude".into()], "/w")
-                .unwrap();
+        let mut r = switchboard::record::Recorder::create(
+            &path,
+            switchboard::core::BackendKind::Claude,
+            &["claude".into()],
+            "/w",
+        )
+        .unwrap();
         for (i, l) in lines.iter().enumerate() {
             r.record_at(i as u64, switchboard::record::Dir::In, l)
                 .unwrap();
@@ -870,7 +874,7 @@ fn by_kind(lines: &[String]) {
         std::hint::black_box(mapper.on_line(l));
         acc.get_mut(k.as_str()).unwrap().map += t.elapsed().as_secs_f64() * 1e9;
     }
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut mapper = Mapper::new(&[]);
     for (l, k) in lines.iter().zip(&kinds) {
         let t = Instant::now();

@@ -81,11 +81,11 @@ fn feed(state: &mut State, session: SessionId, at_ms: u64, events: Vec<BackendEv
 /// its index) then `GATES` pending permission requests; requests of all sessions arrive
 /// round-robin, so the oldest gate is session 0's first. Everything goes through `update`.
 fn build(sessions: usize, lines: usize) -> State {
-    let mut state = State::new("claude", "s00", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "s00", 0);
     let _ = update(&mut state, Msg::Resize(W, H));
     let mut ids = vec![SessionId::FIRST];
     for i in 1..sessions {
-        ids.push(state.add_session("claude", &format!("s{i:02}")));
+        ids.push(state.add_session(switchboard::core::BackendKind::Claude, &format!("s{i:02}")));
     }
     let mut clock = 0u64;
     let mut pending = Vec::with_capacity(sessions);

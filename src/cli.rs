@@ -9,7 +9,7 @@ use crate::app::{self, App};
 use crate::core::state::Settings;
 use crate::ui::theme::Theme;
 use crate::workspace::launch::{self, CliExtras, LaunchContext, SourceSpec};
-use crate::workspace::profile::{BackendKind, SessionProfile};
+use crate::workspace::profile::{ProfileKind, SessionProfile};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -357,7 +357,7 @@ fn run(cli: Cli) -> ExitCode {
         }
         Cmd::Claude(args) => {
             // config.toml [claude] fills what the command line leaves out (in the launch).
-            let mut p = profile_of(&args.common, BackendKind::Claude);
+            let mut p = profile_of(&args.common, ProfileKind::Claude);
             p.command = args
                 .claude_bin
                 .iter()
@@ -381,7 +381,7 @@ fn run(cli: Cli) -> ExitCode {
         Cmd::DemoEngine { port } => crate::backend::iii::fake_engine::demo_main(port),
         Cmd::Demo(args) if args.sessions > 1 => demo_workspace(args),
         Cmd::Demo(args) => {
-            let mut p = profile_of(&args.common, BackendKind::Demo);
+            let mut p = profile_of(&args.common, ProfileKind::Demo);
             p.breaks = args.breaks;
             let cx = launch_context(&args.common);
             run_one(
@@ -400,12 +400,12 @@ fn demo_workspace(args: DemoArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let base = profile_of(&args.common, BackendKind::Demo);
+    let base = profile_of(&args.common, ProfileKind::Demo);
     let profiles: Vec<SessionProfile> = crate::demo::demo_workspace()
         .into_iter()
         .take(args.sessions as usize)
         .map(|d| {
-            let mut p = SessionProfile::new(d.name, BackendKind::Demo, base.cwd.clone());
+            let mut p = SessionProfile::new(d.name, ProfileKind::Demo, base.cwd.clone());
             p.script = d.script;
             p.prompt = Some(base.prompt.clone().unwrap_or(d.prompt));
             p.breaks = args.breaks.clone();
@@ -429,7 +429,7 @@ fn demo_workspace(args: DemoArgs) -> ExitCode {
 }
 
 /// The profile a one-session subcommand describes: its cwd (default: here) and prompt.
-fn profile_of(common: &Common, kind: BackendKind) -> SessionProfile {
+fn profile_of(common: &Common, kind: ProfileKind) -> SessionProfile {
     let cwd = common
         .cwd
         .clone()
@@ -487,7 +487,7 @@ fn run_acp(args: AcpArgs) -> ExitCode {
             .filter(|t| !t.is_empty())
             .collect()
     });
-    let mut p = profile_of(&args.common, BackendKind::Acp);
+    let mut p = profile_of(&args.common, ProfileKind::Acp);
     p.command = args.agent;
     p.withhold_fs = args.no_fs;
     p.withhold_terminal = args.no_terminal;
@@ -512,7 +512,7 @@ fn run_iii(args: IiiArgs) -> ExitCode {
         rules: Vec::new(),
         theme: args.theme,
     };
-    let mut p = profile_of(&common, BackendKind::Iii);
+    let mut p = profile_of(&common, ProfileKind::Iii);
     p.engine = Some(args.engine);
     p.headers = args.headers;
     p.sessions = args.sessions;

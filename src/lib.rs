@@ -14,6 +14,7 @@ pub mod logging;
 pub mod paths;
 pub mod reaper;
 pub mod record;
+pub mod registry;
 pub mod replay;
 pub mod schema;
 pub mod schema_acp;

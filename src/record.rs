@@ -52,7 +52,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn create(path: &Path, backend: &str, argv: &[String], cwd: &str) -> io::Result<Recorder> {
+    pub fn create(
+        path: &Path,
+        backend: crate::core::BackendKind,
+        argv: &[String],
+        cwd: &str,
+    ) -> io::Result<Recorder> {
         // Private: 0600 in 0700 directories, never through a link (see `paths`).
         crate::paths::prepare_parent(path)?;
         let file = crate::paths::create_private_file(path, false)?;
@@ -64,7 +69,7 @@ impl Recorder {
         let now = now_ms();
         let header = Header {
             switchboard_recording: FORMAT_VERSION,
-            backend,
+            backend: backend.name(),
             argv,
             cwd,
             switchboard_version: env!("CARGO_PKG_VERSION"),
@@ -163,7 +168,13 @@ mod tests {
     fn writes_header_and_lines() {
         let dir = std::env::temp_dir().join(format!("sb-rec-{}", std::process::id()));
         let path = dir.join("r.jsonl");
-        let mut r = Recorder::create(&path, "claude", &["claude".into()], "/w").unwrap();
+        let mut r = Recorder::create(
+            &path,
+            crate::core::BackendKind::Claude,
+            &["claude".into()],
+            "/w",
+        )
+        .unwrap();
         r.record(Dir::Out, "{\"a\":1}").unwrap();
         r.record(Dir::In, "not json").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -187,7 +187,7 @@ const T0: u64 = 2_000_000;
 
 impl Scene {
     fn new(cwd: &str) -> Scene {
-        let mut s = State::new("acp", "agent", T0);
+        let mut s = State::new(switchboard::core::BackendKind::Acp, "agent", T0);
         s.reply_check = reply_check;
         s.settings.bell = false;
         let mut m = Mapper::new(AcpOptions {

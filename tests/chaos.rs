@@ -8,6 +8,7 @@ use std::path::Path;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use switchboard::core::BackendKind;
 use switchboard::core::gate::GateKind;
 use switchboard::core::input::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -15,7 +16,7 @@ use switchboard::core::input::{
 use switchboard::core::msg::{BackendEvent, Command, Effect};
 use switchboard::core::state::{CLOSED_CAP, Focus, LOG_CAP, Overlay, State};
 use switchboard::core::{Msg, update};
-use switchboard::replay::mapper::for_backend;
+use switchboard::registry::replay_mapper;
 use switchboard::ui::theme::Theme;
 
 /// A small deterministic generator (no dependency, same inputs every run).
@@ -346,14 +347,14 @@ fn step(state: &mut State, msg: Msg, at: &str) -> Vec<Effect> {
     fx
 }
 
-fn run(backend: &str, dir: &str, seed: u64) {
+fn run(backend: BackendKind, dir: &str, seed: u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let lines = corpus(&root);
     assert!(!lines.is_empty(), "no corpus in {}", root.display());
     let mut rng = Lcg(seed);
     let mut state = State::new(backend, "main", 0);
     state.reply_check = switchboard::backend::claude::session::reply_check;
-    let mut mapper = for_backend(backend);
+    let mut mapper = replay_mapper(backend);
     let theme = Theme::dark();
     let mut size = (90u16, 28u16);
     let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
@@ -403,14 +404,14 @@ fn run(backend: &str, dir: &str, seed: u64) {
 #[test]
 fn mangled_claude_traffic_never_panics() {
     for seed in [1, 7, 42] {
-        run("claude", "fixtures/recordings/claude", seed);
+        run(BackendKind::Claude, "fixtures/recordings/claude", seed);
     }
 }
 
 #[test]
 fn mangled_acp_traffic_never_panics() {
     for seed in [3, 11] {
-        run("acp", "fixtures/recordings/acp", seed);
+        run(BackendKind::Acp, "fixtures/recordings/acp", seed);
     }
 }
 
@@ -419,7 +420,7 @@ fn mangled_acp_traffic_never_panics() {
 #[test]
 fn a_reused_request_id_is_pending_not_closed() {
     let line = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#;
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut mapper = switchboard::backend::claude::mapping::Mapper::new(&[]);
     for event in mapper.on_line(line).events {
         step(
@@ -459,7 +460,7 @@ fn a_reused_request_id_is_pending_not_closed() {
 /// Found by the invariants above (seed 109): `↑` in an empty transcript selected item 0 of 0.
 #[test]
 fn up_in_an_empty_transcript_selects_nothing() {
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     state.focus = Focus::Transcript;
     step(&mut state, Msg::Key(KeyEvent::new(KeyCode::Up, NONE)), "up");
     assert_eq!(state.selected_item, None);
@@ -479,7 +480,7 @@ fn up_in_an_empty_transcript_selects_nothing() {
 /// selected) left the search pointing at match 1 of 0.
 #[test]
 fn a_search_never_points_past_its_matches() {
-    let mut state = State::new("claude", "main", 0);
+    let mut state = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let item = |text: &str| BackendEvent::Item {
         node: None,
         op: switchboard::core::transcript::ItemOp::Push(

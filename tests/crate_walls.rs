@@ -53,3 +53,97 @@ fn the_core_links_no_terminal_and_no_runtime() {
         );
     }
 }
+
+/// Every Rust file under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("a source directory") {
+        let p = e.expect("an entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Where a line compares a string with a backend's name (`== "acp"`, `"iii" =>`, …).
+fn compares_a_backend_name(line: &str) -> bool {
+    const NAMES: [&str; 5] = ["claude", "acp", "iii", "gateway", "demo"];
+    let code = line.split("//").next().unwrap_or("");
+    NAMES.iter().any(|n| {
+        let q = format!("\"{n}\"");
+        code.match_indices(&q).any(|(at, _)| {
+            let before = code[..at].trim_end();
+            let after = code[at + q.len()..].trim_start();
+            before.ends_with("==")
+                || before.ends_with("!=")
+                || before.ends_with("contains(&")
+                || after.starts_with("==")
+                || after.starts_with("!=")
+                || after.starts_with("=>")
+                || (after.starts_with('|') && !after.starts_with("||"))
+        })
+    })
+}
+
+/// A backend is an enum everywhere but its registry: the product's sources compare no string
+/// with a backend's name outside `core::BackendKind` and `src/registry.rs`.
+#[test]
+fn no_backend_name_is_compared_outside_the_registry() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for krate in std::fs::read_dir(root.join("crates")).expect("crates/") {
+        rust_files(&krate.expect("a crate").path().join("src"), &mut files);
+    }
+    assert!(
+        files.len() > 100,
+        "the walk found the sources: {}",
+        files.len()
+    );
+    let allowed = ["src/registry.rs", "crates/core/src/backend_kind.rs"];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if allowed.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).expect("a source file");
+        for (i, line) in text.lines().enumerate() {
+            if compares_a_backend_name(line) {
+                found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "backend names compared as strings:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_lint_sees_every_form_of_comparison() {
+    for hit in [
+        r#"if backend == "acp" {"#,
+        r#"x != "claude""#,
+        r#"        "iii" => crate::backend::iii::session::reply_check,"#,
+        r#"    "gateway" | "acp" => 1,"#,
+        r#"REPLAYABLE.contains(&"demo")"#,
+        r#"if "acp" == backend {"#,
+    ] {
+        assert!(compares_a_backend_name(hit), "{hit}");
+    }
+    for miss in [
+        r#"let k = BackendKind::Acp; // was == "acp""#,
+        r#"format!("{}", "acp")"#,
+        r#"assert_eq!(name, "acp");"#,
+        r#"("claude" || other)"#,
+    ] {
+        assert!(!compares_a_backend_name(miss), "{miss}");
+    }
+}

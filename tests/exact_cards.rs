@@ -47,7 +47,7 @@ struct Gw {
 
 impl Gw {
     fn new() -> Gw {
-        let mut s = State::new("gateway", "channel ws-1", T0);
+        let mut s = State::new(switchboard::core::BackendKind::Gateway, "channel ws-1", T0);
         s.settings.bell = false;
         Gw {
             s,

@@ -52,7 +52,7 @@ struct Acp {
 
 impl Acp {
     fn new() -> Acp {
-        let mut s = State::new("acp", "agent", 1_000);
+        let mut s = State::new(switchboard::core::BackendKind::Acp, "agent", 1_000);
         s.settings.bell = false;
         let mut m = AcpMapper::new(AcpOptions {
             cwd: PathBuf::from("/home/dev/shop"),

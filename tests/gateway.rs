@@ -64,7 +64,13 @@ fn engine(base: &Path, mode: Mode) -> Engine {
 fn start(base: &Path, host: &FakeHost, mode: Mode) -> A {
     let e = Arc::new(Mutex::new(engine(base, mode)));
     let url = transport::channel_url(&host.base_url(), WS).unwrap();
-    let rec = Recorder::create(&base.join("data/recording.jsonl"), "gateway", &[], "").unwrap();
+    let rec = Recorder::create(
+        &base.join("data/recording.jsonl"),
+        switchboard::core::BackendKind::Gateway,
+        &[],
+        "",
+    )
+    .unwrap();
     let (etx, erx) = mpsc::channel(64);
     let (dtx, drx) = mpsc::unbounded_channel();
     let task = tokio::spawn(transport::run(

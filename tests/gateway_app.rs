@@ -115,7 +115,10 @@ async fn remote_write_approved_exec_denied_question_answered() {
     let mut p =
         switchboard::replay::player::Player::open_path(&base.join("data/recording.jsonl"), None)
             .unwrap();
-    assert_eq!(p.state().session.backend, "gateway");
+    assert_eq!(
+        p.state().session.backend,
+        switchboard::core::BackendKind::Gateway
+    );
     let total = p.total();
     let mut opened = std::collections::BTreeSet::new();
     for i in 1..=total {

@@ -14,12 +14,14 @@ use switchboard::app::headless::Headless;
 use switchboard::backend::iii::fake_engine::{FakeEngine, World};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::backend::iii::transport::Header;
+use switchboard::core::BackendKind;
 use switchboard::core::gate::Decision;
 use switchboard::core::input::KeyCode;
 use switchboard::core::msg::BackendEvent;
 use switchboard::core::state::{Focus, GateRef, Overlay, SessionId, State};
 use switchboard::core::update::workspace::inbox_refs;
-use switchboard::replay::mapper::{Answered, for_backend};
+use switchboard::registry::replay_mapper;
+use switchboard::replay::mapper::Answered;
 use switchboard::replay::validate::validate_path;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -117,7 +119,7 @@ fn world() -> World {
 
 /// Feed a recording to the iii replay mapper; the answers it reads back, in order.
 fn replay_answers(rec: &str) -> Vec<Answered> {
-    let mut m = for_backend("iii");
+    let mut m = replay_mapper(BackendKind::Iii);
     let mut opened = Vec::new();
     let mut answered = Vec::new();
     for l in rec.lines().skip(1) {
@@ -188,7 +190,7 @@ async fn two_root_sessions_answered_from_the_inbox_and_quit_leaves_the_third_hel
         3,
         "the engine's own session and two roots"
     );
-    assert_eq!(s.sessions[0].session.backend, "iii");
+    assert_eq!(s.sessions[0].session.backend, BackendKind::Iii);
     let site = session_named(s, "Rebuild the site").unwrap();
     let docs = session_named(s, "Tidy the notes").unwrap();
     let refs = inbox_refs(s);

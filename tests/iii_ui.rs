@@ -86,7 +86,11 @@ fn held_call() -> Value {
 
 impl Iii {
     fn new() -> Iii {
-        let mut s = State::new("iii", "ws://127.0.0.1:49134", T0);
+        let mut s = State::new(
+            switchboard::core::BackendKind::Iii,
+            "ws://127.0.0.1:49134",
+            T0,
+        );
         s.settings.bell = false;
         let mut x = Iii {
             s,
@@ -108,7 +112,9 @@ impl Iii {
         let mut queue = std::collections::VecDeque::from([out]);
         while let Some(out) = queue.pop_front() {
             for r in out.roots {
-                let id = self.s.add_session("iii", &r.title);
+                let id = self
+                    .s
+                    .add_session(switchboard::core::BackendKind::Iii, &r.title);
                 self.roots.insert(r.key, id);
             }
             for (root, event) in out.events {

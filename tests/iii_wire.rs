@@ -802,7 +802,7 @@ async fn frames_are_recorded_both_ways_and_headers_never() {
     let path = dir.join("iii.jsonl");
     let rec = Recorder::create(
         &path,
-        "iii",
+        switchboard::core::BackendKind::Iii,
         &switchboard::backend::iii::transport::redact_argv(&[
             "switchboard".into(),
             "iii".into(),
@@ -970,7 +970,13 @@ async fn real_engine_registers_binds_routes_and_answers() {
     let engine = Engine::start(&bin, "engine");
     let (url, locked_url) = (engine.url(), engine.locked_url());
     let path = engine.dir.join("iii.jsonl");
-    let rec = Recorder::create(&path, "iii", &["switchboard".into(), "iii".into()], "/").unwrap();
+    let rec = Recorder::create(
+        &path,
+        switchboard::core::BackendKind::Iii,
+        &["switchboard".into(), "iii".into()],
+        "/",
+    )
+    .unwrap();
     let shared: SharedRecorder = Arc::new(Mutex::new(Some(rec)));
     let topic = format!("sb-real-{}", std::process::id());
     let o = Options {
@@ -1061,7 +1067,13 @@ async fn real_engine_registers_binds_routes_and_answers() {
     // A second client: its connection is an event for the first; it invokes the first one's
     // parked-binding handler through the engine, which routes it to the first client.
     let b_path = engine.dir.join("iii-b.jsonl");
-    let b_rec = Recorder::create(&b_path, "iii", &["switchboard".into()], "/").unwrap();
+    let b_rec = Recorder::create(
+        &b_path,
+        switchboard::core::BackendKind::Iii,
+        &["switchboard".into()],
+        "/",
+    )
+    .unwrap();
     let o = Options {
         subscriptions: vec![Subscription::all("engine::functions-available")],
         ..opts()
@@ -1241,7 +1253,13 @@ async fn real_engine_reconnect_retires_the_silent_connection() {
     let (proxied, accepted) =
         silent_proxy(url.trim_start_matches("ws://").to_string(), cut.clone()).await;
     let path = engine.dir.join("iii.jsonl");
-    let rec = Recorder::create(&path, "iii", &["switchboard".into()], "/").unwrap();
+    let rec = Recorder::create(
+        &path,
+        switchboard::core::BackendKind::Iii,
+        &["switchboard".into()],
+        "/",
+    )
+    .unwrap();
     let topic = format!("sb-reattach-{}", std::process::id());
     let o = Options {
         subscriptions: vec![Subscription {

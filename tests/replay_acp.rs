@@ -20,15 +20,16 @@ use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::acp::session::AcpBackend;
+use switchboard::core::BackendKind;
 use switchboard::core::gate::Decision;
 use switchboard::core::msg::TurnState;
 use switchboard::core::state::{Focus, State};
 use switchboard::core::transcript::ItemKind;
 use switchboard::core::tree::NodeStatus;
 use switchboard::record::Dir;
+use switchboard::registry::replay_mapper;
 use switchboard::replay::export::markdown;
 use switchboard::replay::load::{Format, Loaded, load, load_str};
-use switchboard::replay::mapper::for_backend;
 use switchboard::replay::player::Player;
 use switchboard::replay::sessions::summarize;
 use switchboard::replay::validate::validate;
@@ -149,7 +150,7 @@ fn is_reply_to(id: i64) -> impl Fn(&str, &Value) -> bool {
 fn good_recording_loads_as_acp_and_validates_clean() {
     let loaded = load(&fixture("good.jsonl"), None).unwrap();
     assert_eq!(loaded.format, Format::Recording);
-    assert_eq!(loaded.backend, "acp");
+    assert_eq!(loaded.backend, BackendKind::Acp);
     let report = validate(&loaded);
     assert!(report.findings.is_empty(), "{:#?}", report.findings);
     assert!(report.requests >= 4, "{report:?}");
@@ -162,7 +163,7 @@ fn good_recording_loads_as_acp_and_validates_clean() {
 #[test]
 fn replay_by_keys_builds_tree_transcript_and_closes_gates_with_recorded_answers() {
     let mut p = Player::open_path(&fixture("good.jsonl"), None).unwrap();
-    assert_eq!(p.state().session.backend, "acp");
+    assert_eq!(p.state().session.backend, BackendKind::Acp);
     assert_eq!(p.state().tree.nodes[0].name, "agent", "the live root name");
     // `]` stops on the first gate, open, with its recorded answer beside it.
     key(&mut p, ']');
@@ -241,7 +242,7 @@ fn replay_by_keys_builds_tree_transcript_and_closes_gates_with_recorded_answers(
 #[test]
 fn replay_mapper_answers_carry_the_derived_decisions_and_no_action_runs() {
     let loaded = load(&fixture("good.jsonl"), None).unwrap();
-    let mut m = for_backend("acp");
+    let mut m = replay_mapper(BackendKind::Acp);
     let mut answers = Vec::new();
     for f in &loaded.frames {
         match f.dir {
@@ -455,7 +456,7 @@ fn acp_jsonl_log_is_detected_directed_and_validates_clean() {
     let path = fixture("wire.jsonl");
     let loaded = load(&path, None).unwrap();
     assert_eq!(loaded.format, Format::Jsonl);
-    assert_eq!(loaded.backend, "acp");
+    assert_eq!(loaded.backend, BackendKind::Acp);
     let dirs: String = loaded
         .frames
         .iter()
@@ -499,7 +500,7 @@ fn shared_agent_side_logs_replay_and_validate_with_explained_findings() {
         seen += 1;
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let loaded = load(&path, None).unwrap();
-        assert_eq!(loaded.backend, "acp", "{name}");
+        assert_eq!(loaded.backend, BackendKind::Acp, "{name}");
         assert!(
             loaded.frames.iter().all(|f| f.dir == Dir::In),
             "{name}: the agent's side only"
@@ -578,7 +579,7 @@ fn export_markdown_of_an_acp_recording() {
 fn sessions_summarize_acp_recordings_and_logs() {
     let path = fixture("good.jsonl");
     let s = summarize(&path, &load(&path, None).unwrap());
-    assert_eq!(s.backend, "acp");
+    assert_eq!(s.backend, BackendKind::Acp);
     assert_eq!(s.cwd, "/w");
     assert_eq!(s.first_prompt, "fix the build");
     assert_eq!(s.answered, 3);
@@ -586,7 +587,7 @@ fn sessions_summarize_acp_recordings_and_logs() {
     assert_eq!(s.started_ms, 1000);
     let path = fixture("wire.jsonl");
     let s = summarize(&path, &load(&path, None).unwrap());
-    assert_eq!(s.backend, "acp");
+    assert_eq!(s.backend, BackendKind::Acp);
     assert_eq!(s.cwd, "/w");
     assert_eq!(s.first_prompt, "run the tests");
     assert_eq!(s.answered, 2);
@@ -596,7 +597,7 @@ fn sessions_summarize_acp_recordings_and_logs() {
     std::fs::copy(fixture("good.jsonl"), dir.join("a.jsonl")).unwrap();
     let list = switchboard::replay::sessions::list(&dir);
     assert_eq!(list.len(), 1);
-    assert_eq!(list[0].backend, "acp");
+    assert_eq!(list[0].backend, BackendKind::Acp);
 }
 
 // ---- a live session, recorded, then validated ----------------------------------------------

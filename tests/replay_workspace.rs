@@ -232,8 +232,14 @@ fn stepping_builds_both_sessions_with_their_gates() {
     assert_eq!(s.sessions.len(), 2);
     assert_eq!(s.sessions[0].name(), "api");
     assert_eq!(s.sessions[1].name(), "docs");
-    assert_eq!(s.sessions[0].session.backend, "claude");
-    assert_eq!(s.sessions[1].session.backend, "acp");
+    assert_eq!(
+        s.sessions[0].session.backend,
+        switchboard::core::BackendKind::Claude
+    );
+    assert_eq!(
+        s.sessions[1].session.backend,
+        switchboard::core::BackendKind::Acp
+    );
     let mut gated = [false; 2];
     while frame(&p) < p.total() {
         let before = p

@@ -54,7 +54,7 @@ fn every_view_survives_every_small_size() {
     let theme = Theme::dark();
     for gate in GATES {
         for opener in OPENERS {
-            let mut s = State::new("claude", "main", 0);
+            let mut s = State::new(switchboard::core::BackendKind::Claude, "main", 0);
             s.reply_check = switchboard::backend::claude::session::reply_check;
             let mut m = Mapper::new(&[]);
             feed(&mut s, &mut m, gate);
@@ -79,7 +79,7 @@ const HEIGHTS: &[u16] = &[1, 2, 3, 4, 5, 6, 8, 12, 14, 24];
 /// A session with something in every view: a real recorded session with sub-agents, a long
 /// transcript, a stderr log, a rule and a pending gate.
 fn busy_state() -> State {
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     s.reply_check = switchboard::backend::claude::session::reply_check;
     let mut m = Mapper::new(&[]);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -275,7 +275,7 @@ fn every_overlay_and_a_scrolled_back_transcript_survive_every_small_size() {
 #[test]
 fn a_hidden_gate_is_announced_on_the_prompt() {
     let theme = Theme::dark();
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut m = Mapper::new(&[]);
     feed(&mut s, &mut m, GATES[0]);
     key(&mut s, KeyCode::Char('i'));
@@ -291,7 +291,7 @@ fn a_hidden_gate_is_announced_on_the_prompt() {
 #[test]
 fn cards_show_overridden_keys() {
     let theme = Theme::dark();
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(switchboard::core::BackendKind::Claude, "main", 0);
     let mut o = std::collections::BTreeMap::new();
     o.insert("allow_once".to_string(), "Y".to_string());
     s.keymap = switchboard::core::keymap::build(&o).unwrap();

@@ -64,7 +64,7 @@ impl WorkspaceObserver for Seen {
         &mut self,
         id: SessionId,
         name: &str,
-        backend: &str,
+        backend: switchboard::core::BackendKind,
         at: u64,
     ) -> Result<(), String> {
         WorkspaceObserver::session_opened(&mut self.1, id, name, backend, at)
@@ -660,8 +660,8 @@ impl Drop for Finished {
 }
 
 impl Backend for Flood {
-    fn name(&self) -> &'static str {
-        "claude"
+    fn kind(&self) -> switchboard::core::BackendKind {
+        switchboard::core::BackendKind::Claude
     }
     fn root_name(&self) -> String {
         "flood".into()

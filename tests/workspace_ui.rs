@@ -34,11 +34,11 @@ struct Ws {
 
 impl Ws {
     fn new(names: &[&str]) -> Ws {
-        let mut s = State::new("claude", names[0], T0);
+        let mut s = State::new(switchboard::core::BackendKind::Claude, names[0], T0);
         s.settings.bell = false;
         let mut ids = vec![SessionId::FIRST];
         for n in &names[1..] {
-            ids.push(s.add_session("claude", n));
+            ids.push(s.add_session(switchboard::core::BackendKind::Claude, n));
         }
         let mut ws = Ws {
             s,

@@ -67,7 +67,8 @@ pub fn write_stream(path: &Path, lines: &[String]) {
 /// Write a recording of `n` frames of `backend` exactly as a live session's recorder does
 /// (the real `Recorder`: header, keys, escaping), with timestamps a few milliseconds apart.
 pub fn write_recording(path: &Path, backend: &str, n: usize) {
-    let mut r = Recorder::create(path, backend, &[backend.to_string()], "/w").unwrap();
+    let kind = switchboard::core::BackendKind::from_name(backend).expect("a backend name");
+    let mut r = Recorder::create(path, kind, &[backend.to_string()], "/w").unwrap();
     let mut rng = Rng::new(11);
     let mut ts = 1_764_900_000_000u64;
     let mut tick = |rng: &mut Rng| {

@@ -86,7 +86,7 @@ pub trait WorkspaceObserver: Send {
         &mut self,
         id: SessionId,
         name: &str,
-        backend: &str,
+        backend: crate::core::BackendKind,
         at_ms: u64,
     ) -> Result<(), String>;
     fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String>;
@@ -118,10 +118,10 @@ impl WorkspaceObserver for crate::workspace::manifest::ManifestSink {
         &mut self,
         id: SessionId,
         name: &str,
-        backend: &str,
+        backend: crate::core::BackendKind,
         at_ms: u64,
     ) -> Result<(), String> {
-        self.change(|w| w.session_opened(id.0, name, backend, None, at_ms))
+        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
     }
     fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
         self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
@@ -155,7 +155,7 @@ impl WorkspaceObserver for crate::workspace::manifest::ManifestSink {
 impl App {
     /// Start `backend` as a workspace of one session. Must run inside a tokio runtime.
     pub fn start(backend: Box<dyn Backend>, settings: Settings, theme: Theme) -> App {
-        let mut state = State::new(backend.name(), &backend.root_name(), now_ms());
+        let mut state = State::new(backend.kind(), &backend.root_name(), now_ms());
         state.reply_check = backend.reply_check();
         state.sessions[0].keeps_gates_on_quit = backend.keeps_gates_on_quit();
         state.settings = settings;
@@ -190,7 +190,7 @@ impl App {
     ) -> SessionId {
         let id = self.open_session(
             name,
-            backend.name(),
+            backend.kind(),
             backend.reply_check(),
             backend.keeps_gates_on_quit(),
         );
@@ -206,7 +206,7 @@ impl App {
     fn open_session(
         &mut self,
         name: &str,
-        backend: &str,
+        backend: crate::core::BackendKind,
         reply_check: crate::core::state::ReplyCheck,
         keeps_gates_on_quit: bool,
     ) -> SessionId {
@@ -249,7 +249,7 @@ impl App {
     pub fn observe(&mut self, mut observer: Box<dyn WorkspaceObserver>) {
         let mut errors = Vec::new();
         for s in &self.state.sessions {
-            let mut r = observer.session_opened(s.id, s.name(), &s.session.backend, now_ms());
+            let mut r = observer.session_opened(s.id, s.name(), s.session.backend, now_ms());
             if let (Ok(()), Some(path)) = (&r, &s.session.recording) {
                 r = observer.session_recording(s.id, path);
             }
@@ -660,7 +660,7 @@ mod notify_tests {
 
     #[test]
     fn the_notification_message_carries_no_control_character() {
-        let mut s = State::new("claude", "agent", 0);
+        let mut s = State::new(crate::core::BackendKind::Claude, "agent", 0);
         let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
             "input":{"command":"ls \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{202e}x\u{0}"}});
         s.gates.push_back(crate::core::gate::Gate {
@@ -690,8 +690,8 @@ mod spawner_tests {
     }
 
     impl Backend for Host {
-        fn name(&self) -> &'static str {
-            "iii"
+        fn kind(&self) -> crate::core::BackendKind {
+            crate::core::BackendKind::Iii
         }
         fn root_name(&self) -> String {
             "engine".into()
@@ -718,7 +718,7 @@ mod spawner_tests {
                     let link = spawner
                         .open(
                             name,
-                            "iii",
+                            crate::core::BackendKind::Iii,
                             crate::backend::claude::session::reply_check,
                             true,
                         )

@@ -48,7 +48,7 @@ impl Link {
     pub async fn open_recording(
         &self,
         path: Option<&Path>,
-        backend: &str,
+        backend: crate::core::BackendKind,
         argv: &[String],
         cwd: &Path,
     ) -> SharedRecorder {
@@ -161,7 +161,12 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(16);
         let link = Link { events: tx };
         let rec = link
-            .open_recording(Some(&path), "claude", &["claude".into()], &dir)
+            .open_recording(
+                Some(&path),
+                crate::core::BackendKind::Claude,
+                &["claude".into()],
+                &dir,
+            )
             .await;
         assert!(matches!(
             rx.recv().await,
@@ -199,7 +204,12 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(16);
         let link = Link { events: tx };
         let rec = link
-            .open_recording(Some(Path::new("/dev/full")), "claude", &[], Path::new("/"))
+            .open_recording(
+                Some(Path::new("/dev/full")),
+                crate::core::BackendKind::Claude,
+                &[],
+                Path::new("/"),
+            )
             .await;
         assert!(rec.lock().unwrap().is_none());
         let mut failed = false;

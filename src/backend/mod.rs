@@ -21,7 +21,7 @@ pub const EVENT_CHANNEL: usize = 4096;
 
 pub trait Backend: Send + 'static {
     /// Short protocol name for the footer and the recording header.
-    fn name(&self) -> &'static str;
+    fn kind(&self) -> crate::core::BackendKind;
     /// Name of the root node in the tree.
     fn root_name(&self) -> String;
     /// How hand-written replies are checked against this protocol's schema.
@@ -58,11 +58,11 @@ pub struct Spawner {
     tx: mpsc::UnboundedSender<SpawnRequest>,
 }
 
-/// A request to open a session: its tree name, backend label and reply check.
+/// A request to open a session: its tree name, backend and reply check.
 #[derive(Debug)]
 pub struct SpawnRequest {
     pub name: String,
-    pub backend: &'static str,
+    pub backend: crate::core::BackendKind,
     pub reply_check: ReplyCheck,
     /// Quitting leaves this session's gates pending where they live.
     pub keeps_gates_on_quit: bool,
@@ -88,7 +88,7 @@ impl Spawner {
     pub async fn open(
         &self,
         name: &str,
-        backend: &'static str,
+        backend: crate::core::BackendKind,
         reply_check: ReplyCheck,
         keeps_gates_on_quit: bool,
     ) -> Option<SessionLink> {

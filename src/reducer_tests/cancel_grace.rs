@@ -91,7 +91,7 @@ fn a_turn_end_clears_the_watch() {
 fn another_sessions_event_past_the_grace_raises_the_watch() {
     let mut s = st();
     cancelled_at_1s(&mut s);
-    let other = s.add_session("claude", "other");
+    let other = s.add_session(crate::core::BackendKind::Claude, "other");
     let _ = update(
         &mut s,
         Msg::Backend {

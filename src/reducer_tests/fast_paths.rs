@@ -38,7 +38,7 @@ fn shown(s: &State) -> Shown {
 
 fn ingest(lines: &[String], slow: bool) -> State {
     SLOW_LOOKUPS.with(|c| c.set(slow));
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     let mut mapper = Mapper::new(&[]);
     for (n, l) in lines.iter().enumerate() {
         for event in mapper.on_line(l).events {
@@ -224,7 +224,7 @@ fn random_row_operations_apply_the_same_both_ways() {
 fn root_node_updates_land_on_the_root_both_ways() {
     for slow in [false, true] {
         SLOW_LOOKUPS.with(|c| c.set(slow));
-        let mut s = State::new("claude", "main", 0);
+        let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
         // A sub-agent keyed like the root is the root (`open` keeps existing keys).
         let _ = update(
             &mut s,

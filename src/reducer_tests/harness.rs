@@ -30,8 +30,8 @@ fn ev_in(s: &mut State, session: SessionId, event: BackendEvent) -> Vec<Effect> 
 /// An engine session (live) and one iii root session `root`, shown, with two queued
 /// messages; the keyboard on the tree.
 fn iii() -> (State, SessionId) {
-    let mut s = State::new("iii", "iii ws://127.0.0.1:49134", 0);
-    let root = s.add_session("iii", "Fix the build");
+    let mut s = State::new(crate::core::BackendKind::Iii, "iii ws://127.0.0.1:49134", 0);
+    let root = s.add_session(crate::core::BackendKind::Iii, "Fix the build");
     ev_in(
         &mut s,
         ENGINE,
@@ -210,7 +210,7 @@ fn a_prompt_with_text_is_never_overwritten_by_an_edit() {
 
 #[test]
 fn q_without_a_queue_says_so_and_opens_nothing() {
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     s.focus = Focus::Tree;
     ch(&mut s, 'u');
     assert_eq!(s.overlay, None);
@@ -305,7 +305,7 @@ fn the_dialog_starts_a_harness_session_on_its_engine() {
 fn a_new_session_the_user_asked_for_is_shown_unless_they_are_busy() {
     let (mut s, _) = iii();
     // It opens while the user is idle on the tree: shown.
-    let new = s.add_session("iii", "Write the docs");
+    let new = s.add_session(crate::core::BackendKind::Iii, "Write the docs");
     ev_in(&mut s, new, BackendEvent::Reveal);
     assert_eq!(s.sid(), new);
     assert_eq!((s.selected, s.focus), (2, Focus::Tree));
@@ -313,7 +313,7 @@ fn a_new_session_the_user_asked_for_is_shown_unless_they_are_busy() {
     // Another opens while the user types in the prompt: the selection stays, the status says.
     s.focus = Focus::Prompt;
     typ(&mut s, "half a sentence");
-    let other = s.add_session("iii", "Fix the tests");
+    let other = s.add_session(crate::core::BackendKind::Iii, "Fix the tests");
     ev_in(&mut s, other, BackendEvent::Reveal);
     assert_eq!(s.sid(), new);
     assert_eq!(s.focus, Focus::Prompt);
@@ -426,7 +426,7 @@ fn an_engine_that_went_offline_is_not_asked() {
 
 #[test]
 fn no_harness_choice_without_a_live_engine() {
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     s.focus = Focus::Tree;
     ctrl(&mut s, 'n');
     for _ in 0..3 {

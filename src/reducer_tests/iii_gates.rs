@@ -22,7 +22,7 @@ struct Iii {
 
 impl Iii {
     fn new() -> Iii {
-        let mut s = State::new("iii", "s1", 0);
+        let mut s = State::new(crate::core::BackendKind::Iii, "s1", 0);
         s.keeps_gates_on_quit = true;
         let mut x = Iii {
             s,

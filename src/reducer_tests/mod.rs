@@ -31,7 +31,7 @@ use crate::core::update;
 // ---- helpers
 
 fn st() -> State {
-    State::new("claude", "main", 0)
+    State::new(crate::core::BackendKind::Claude, "main", 0)
 }
 
 fn ev(s: &mut State, event: BackendEvent) -> Vec<Effect> {

@@ -115,11 +115,11 @@ fn check(state: &State, step: usize) {
 
 #[test]
 fn kept_rows_totals_and_inbox_match_full_walks() {
-    let mut s = State::new("claude", "api", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "api", 0);
     let ids = [
         SessionId::FIRST,
-        s.add_session("claude", "web"),
-        s.add_session("acp", "docs"),
+        s.add_session(crate::core::BackendKind::Claude, "web"),
+        s.add_session(crate::core::BackendKind::Acp, "docs"),
     ];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = |n: usize| {

@@ -9,9 +9,9 @@ const A: SessionId = SessionId::FIRST;
 
 /// A workspace of `api` (claude), `web` (claude) and `docs` (acp), the first one shown.
 fn ws() -> (State, SessionId, SessionId) {
-    let mut s = State::new("claude", "api", 0);
-    let b = s.add_session("claude", "web");
-    let c = s.add_session("acp", "docs");
+    let mut s = State::new(crate::core::BackendKind::Claude, "api", 0);
+    let b = s.add_session(crate::core::BackendKind::Claude, "web");
+    let c = s.add_session(crate::core::BackendKind::Acp, "docs");
     (s, b, c)
 }
 
@@ -124,8 +124,8 @@ fn g_jumps_to_the_oldest_gate_anywhere_and_brackets_cross_sessions() {
 
 #[test]
 fn the_same_acp_gate_id_in_two_sessions_never_collides() {
-    let mut s = State::new("acp", "one", 0);
-    let two = s.add_session("acp", "two");
+    let mut s = State::new(crate::core::BackendKind::Acp, "one", 0);
+    let two = s.add_session(crate::core::BackendKind::Acp, "two");
     open_in(&mut s, A, 1_000, acp_perm("acp:0", "ls"));
     open_in(&mut s, two, 2_000, acp_perm("acp:0", "rm -rf build"));
     assert_eq!(s.pending_total(), 2);

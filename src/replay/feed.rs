@@ -8,8 +8,10 @@ use crate::core::{Msg, State, update};
 use crate::record::Dir;
 
 use super::load::{Frame, Loaded};
-use super::mapper::{ReplayMapper, for_backend, root_name};
+use super::mapper::ReplayMapper;
 use super::source::{FrameSource, Lane};
+use crate::core::BackendKind;
+use crate::registry;
 
 /// A state built frame by frame from one recording, or from a workspace's recordings merged.
 #[derive(Clone)]
@@ -45,27 +47,18 @@ impl Clone for Box<dyn ReplayMapper> {
     }
 }
 
-/// The reply checker live sessions of `backend` use.
-fn reply_check(backend: &str) -> crate::core::state::ReplyCheck {
-    match backend {
-        "acp" => crate::backend::acp::session::reply_check,
-        "iii" => crate::backend::iii::session::reply_check,
-        _ => crate::backend::claude::session::reply_check,
-    }
-}
-
 impl Feeder {
     pub fn new(loaded: &Loaded) -> Feeder {
         let start_ms = loaded.frames.iter().find_map(|f| f.ts).unwrap_or(0);
-        Feeder::with(&loaded.backend, start_ms)
+        Feeder::with(loaded.backend, start_ms)
     }
 
     /// An empty state for a recording of `backend` that starts at `start_ms`.
-    pub fn with(backend: &str, start_ms: u64) -> Feeder {
+    pub fn with(backend: BackendKind, start_ms: u64) -> Feeder {
         Feeder::for_lanes(
             &[Lane {
-                name: root_name(backend).to_string(),
-                backend: backend.to_string(),
+                name: backend.root_name().to_string(),
+                backend,
                 start_ms,
             }],
             start_ms,
@@ -81,28 +74,28 @@ impl Feeder {
     /// `start_ms`. Lane `i` is `state.sessions[i]`.
     pub fn for_lanes(lanes: &[Lane], start_ms: u64) -> Feeder {
         let first = lanes.first().cloned().unwrap_or(Lane {
-            name: root_name("claude").to_string(),
-            backend: "claude".into(),
+            name: BackendKind::Claude.root_name().to_string(),
+            backend: BackendKind::Claude,
             start_ms,
         });
         // Each session opens when its recording starts (its root's start time), as it did live.
-        let mut state = State::new(&first.backend, &first.name, first.start_ms);
+        let mut state = State::new(first.backend, &first.name, first.start_ms);
         let mut feeds = Vec::with_capacity(lanes.len().max(1));
         for (i, lane) in lanes.iter().enumerate() {
             let session = if i == 0 {
                 SessionId::FIRST
             } else {
                 state.now_ms = lane.start_ms;
-                state.add_session(&lane.backend, &lane.name)
+                state.add_session(lane.backend, &lane.name)
             };
             // The gate index keys recorded answers by `SessionId(lane)`.
             debug_assert_eq!(session, SessionId(i as u32));
             if let Some(s) = state.sessions.last_mut() {
-                s.reply_check = reply_check(&lane.backend);
+                s.reply_check = registry::reply_check(lane.backend);
             }
             feeds.push(LaneFeed {
                 session,
-                mapper: for_backend(&lane.backend),
+                mapper: registry::replay_mapper(lane.backend),
                 start_ms: lane.start_ms,
                 note_prefix: if lanes.len() > 1 {
                     format!("{}: ", lane.name)
@@ -112,10 +105,10 @@ impl Feeder {
             });
         }
         if feeds.is_empty() {
-            state.sessions[0].reply_check = reply_check(&first.backend);
+            state.sessions[0].reply_check = registry::reply_check(first.backend);
             feeds.push(LaneFeed {
                 session: SessionId::FIRST,
-                mapper: for_backend(&first.backend),
+                mapper: registry::replay_mapper(first.backend),
                 start_ms,
                 note_prefix: String::new(),
             });

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::core::BackendKind;
+
 use crate::record::Dir;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +47,7 @@ pub struct Frame {
 #[derive(Debug)]
 pub struct Loaded {
     pub format: Format,
-    pub backend: String,
+    pub backend: BackendKind,
     pub header: Option<Value>,
     pub frames: Vec<Frame>,
 }
@@ -53,6 +55,25 @@ pub struct Loaded {
 /// The text of the note a recording's last line becomes when the file ends in the middle of it
 /// (the recorder was killed mid-write, or the file was cut short).
 pub const CUT_SHORT: &str = "unreadable recording entry: the file ends mid-line";
+
+/// The backend a recording's header names. A header naming none is Claude's (the format's first
+/// backend); one naming a backend this build does not know is read as Claude's too, and
+/// `validate` says so (`unknown_backend`).
+pub fn header_backend(header: &Value) -> BackendKind {
+    header
+        .get("backend")
+        .and_then(Value::as_str)
+        .and_then(BackendKind::from_name)
+        .unwrap_or_default()
+}
+
+/// The backend name a header gives when this build does not know it.
+pub fn unknown_backend(header: Option<&Value>) -> Option<&str> {
+    header?
+        .get("backend")
+        .and_then(Value::as_str)
+        .filter(|name| BackendKind::from_name(name).is_none())
+}
 
 /// Load `path`, detecting the format unless `force` says which it is.
 pub fn load(path: &Path, force: Option<Format>) -> Result<Loaded, String> {
@@ -126,10 +147,17 @@ impl Stream {
         }
     }
 
-    pub fn backend(&self) -> &str {
+    pub fn backend(&self) -> BackendKind {
         match self {
-            Stream::Whole(l) => &l.backend,
-            Stream::Lines(l) => &l.backend,
+            Stream::Whole(l) => l.backend,
+            Stream::Lines(l) => l.backend,
+        }
+    }
+
+    pub fn header(&self) -> Option<&Value> {
+        match self {
+            Stream::Whole(l) => l.header.as_ref(),
+            Stream::Lines(l) => l.header.as_ref(),
         }
     }
 }
@@ -139,7 +167,7 @@ impl Stream {
 pub struct Lines<R: BufRead> {
     reader: R,
     pub format: Format,
-    pub backend: String,
+    pub backend: BackendKind,
     pub header: Option<Value>,
     /// Lines read ahead (to tell an ACP log from a Claude one): (1-based line, text, whether a
     /// newline ended it).
@@ -162,7 +190,7 @@ impl<R: BufRead> Lines<R> {
         let mut me = Lines {
             reader,
             format,
-            backend: "claude".into(),
+            backend: BackendKind::Claude,
             header: None,
             ahead: VecDeque::new(),
             line_no: 0,
@@ -181,11 +209,7 @@ impl<R: BufRead> Lines<R> {
                         header.get("switchboard_recording").unwrap_or(&Value::Null)
                     ));
                 }
-                me.backend = header
-                    .get("backend")
-                    .and_then(Value::as_str)
-                    .unwrap_or("claude")
-                    .to_string();
+                me.backend = header_backend(&header);
                 me.header = Some(header);
             }
             Format::Jsonl => {
@@ -205,7 +229,7 @@ impl<R: BufRead> Lines<R> {
                     me.ahead.push_back(l);
                 }
                 me.dirs = if acp {
-                    me.backend = "acp".into();
+                    me.backend = BackendKind::Acp;
                     Dirs::Acp(AcpDirs::default())
                 } else {
                     Dirs::Claude(ClaudeDirs::default())
@@ -450,7 +474,7 @@ fn cassette(text: &str) -> Result<Loaded, String> {
     }
     Ok(Loaded {
         format: Format::Cassette,
-        backend: "claude".into(),
+        backend: BackendKind::Claude,
         header: None,
         frames,
     })
@@ -675,7 +699,7 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}\n",
         );
         let l = load_str(text, None).unwrap();
-        assert_eq!(l.backend, "acp");
+        assert_eq!(l.backend, BackendKind::Acp);
         let dirs: Vec<Dir> = l.frames.iter().map(|f| f.dir).collect();
         use Dir::{In, Out};
         assert_eq!(dirs, vec![Out, In, Out, In, Out, In, In]);

@@ -26,26 +26,6 @@ pub trait ReplayMapper: Send {
     fn clone_box(&self) -> Box<dyn ReplayMapper>;
 }
 
-/// The mapping for recordings of `backend` (`acp`, else Claude).
-pub fn for_backend(backend: &str) -> Box<dyn ReplayMapper> {
-    match backend {
-        "acp" => Box::new(acp::mapping::Mapper::replaying(None)),
-        "gateway" => Box::<crate::backend::gateway::replay::Replay>::default(),
-        "iii" => Box::<crate::backend::iii::replay::Replay>::default(),
-        _ => Box::new(claude::mapping::Mapper::new(&[])),
-    }
-}
-
-/// The root node's name live for `backend`.
-pub fn root_name(backend: &str) -> &'static str {
-    match backend {
-        "acp" => "agent",
-        "gateway" => "gateway",
-        "iii" => "iii engine",
-        _ => "main",
-    }
-}
-
 pub fn decision_label(d: &Decision) -> String {
     match d {
         Decision::Allow { always: true, .. } => "allowed always".into(),

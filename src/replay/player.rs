@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::feed::{Feeder, Seen};
 use super::load::{Format, Frame, Loaded};
-use super::mapper::for_backend;
 use super::source::{FrameSource, IndexedFile};
 use crate::core::state::{Focus, GateRef, Overlay, ReplayView, SessionId};
 use crate::core::text::neutralize;
@@ -315,7 +314,7 @@ fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
     let mut mappers: Vec<_> = src
         .lanes()
         .iter()
-        .map(|l| for_backend(&l.backend))
+        .map(|l| crate::registry::replay_mapper(l.backend))
         .collect();
     let mut gates = Vec::new();
     let mut answers = Vec::new();
@@ -634,7 +633,10 @@ impl Player {
         if let Some(start) = self.take_spare_for(n).or_else(|| self.start_for(n)) {
             self.show(start);
         }
-        let mut feeder = std::mem::replace(&mut self.feeder, Feeder::with("claude", 0));
+        let mut feeder = std::mem::replace(
+            &mut self.feeder,
+            Feeder::with(crate::core::BackendKind::Claude, 0),
+        );
         self.advance(&mut feeder, n, usize::MAX);
         self.feeder = feeder;
         self.landed();
@@ -949,7 +951,7 @@ impl Player {
         let f = self.source.frame(i);
         let lanes = self.source.lanes();
         let lane = lanes.get(self.source.lane(i));
-        let backend = lane.map_or(self.source.backend(), |l| l.backend.as_str());
+        let backend = lane.map_or(self.source.backend(), |l| l.backend);
         // Which session it went to, in a workspace replay.
         let session = match lane {
             Some(l) if lanes.len() > 1 => {
@@ -964,34 +966,7 @@ impl Player {
             Dir::Note => "note",
         };
         let parsed = serde_json::from_str::<Value>(&f.text).ok();
-        let verdict = match (f.dir, parsed.as_ref()) {
-            (Dir::In | Dir::Out, _) if backend == "acp" => {
-                super::validate_acp::verdict(f.dir, &f.text)
-            }
-            (Dir::In | Dir::Out, _) if backend == "iii" => {
-                match crate::backend::iii::codec::decode(&f.text) {
-                    Ok(m) => format!("valid (iii frame: {})", m.kind()),
-                    Err(e) => format!("INVALID: {e}"),
-                }
-            }
-            (Dir::Out, Some(_)) => match crate::schema::validate_claude_outbound_line(&f.text) {
-                Ok(()) => "valid (schema: outbound line)".to_string(),
-                Err(e) => format!("INVALID: {e}"),
-            },
-            (Dir::In, Some(v))
-                if matches!(
-                    v.get("type").and_then(Value::as_str),
-                    Some("control_request" | "control_cancel_request")
-                ) =>
-            {
-                match crate::schema::validate_claude("Message", v) {
-                    Ok(()) => "valid (schema: Message)".to_string(),
-                    Err(e) => format!("INVALID: {e}"),
-                }
-            }
-            (_, Some(_)) => "not a control frame (the schema covers the control channel)".into(),
-            (_, None) => "not JSON".into(),
-        };
+        let verdict = crate::registry::frame_verdict(backend, f.dir, &f.text, parsed.as_ref());
         let body = match parsed {
             Some(v) => crate::core::text::pretty_json(&v),
             None => f.text.clone(),
@@ -1286,7 +1261,7 @@ mod tests {
     pub(super) fn claude_recording(frames: Vec<Frame>) -> Loaded {
         Loaded {
             format: Format::Recording,
-            backend: "claude".into(),
+            backend: crate::core::BackendKind::Claude,
             header: None,
             frames,
         }

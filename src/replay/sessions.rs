@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::core::BackendKind;
 use serde_json::Value;
 
 use super::load::{self, Format, Loaded};
@@ -13,7 +14,7 @@ pub struct Summary {
     pub path: PathBuf,
     pub started: String,
     pub started_ms: u64,
-    pub backend: String,
+    pub backend: BackendKind,
     pub cwd: String,
     pub first_prompt: String,
     pub answered: usize,
@@ -27,13 +28,17 @@ pub fn summarize(path: &Path, loaded: &Loaded) -> Summary {
     let mut answered = 0;
     let mut result = String::from("no result");
     let mut requests = std::collections::HashSet::new();
-    if loaded.backend == "acp" {
+    if loaded.backend == BackendKind::Acp {
         let acp = acp_summary(loaded);
         first_prompt = acp.first_prompt;
         answered = acp.answered;
         result = acp.result;
     }
-    for f in loaded.frames.iter().filter(|_| loaded.backend != "acp") {
+    for f in loaded
+        .frames
+        .iter()
+        .filter(|_| loaded.backend != BackendKind::Acp)
+    {
         let Ok(v) = serde_json::from_str::<Value>(&f.text) else {
             continue;
         };
@@ -74,14 +79,14 @@ pub fn summarize(path: &Path, loaded: &Loaded) -> Summary {
         }
     }
     let mut cwd = hs("cwd");
-    if cwd.is_empty() && loaded.backend == "acp" {
+    if cwd.is_empty() && loaded.backend == BackendKind::Acp {
         cwd = acp_cwd(loaded).unwrap_or_default();
     }
     Summary {
         path: path.to_path_buf(),
         started: hs("started"),
         started_ms: h.get("started_ms").and_then(Value::as_u64).unwrap_or(0),
-        backend: loaded.backend.clone(),
+        backend: loaded.backend,
         cwd,
         first_prompt: crate::core::text::one_line(&first_prompt, 60),
         answered,
@@ -220,7 +225,7 @@ pub fn list_workspaces(dir: &Path) -> Vec<Workspace> {
 pub fn import(src: &Path, dst: &Path) -> Result<usize, String> {
     let loaded = load::load(src, Some(Format::Cassette))?;
     let argv = vec!["(imported cassette)".to_string(), src.display().to_string()];
-    let mut rec = Recorder::create(dst, &loaded.backend, &argv, "")
+    let mut rec = Recorder::create(dst, loaded.backend, &argv, "")
         .map_err(|e| format!("cannot write {}: {e}", dst.display()))?;
     let t0 = crate::record::now_ms();
     let note = format!(

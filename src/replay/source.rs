@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::core::BackendKind;
+
 use super::load::{Frame, Loaded};
 use super::offsets::{LineNumbers, Offsets};
 use crate::record::Dir;
@@ -16,7 +18,7 @@ use crate::record::Dir;
 pub trait FrameSource: Send + Sync {
     fn len(&self) -> usize;
     fn frame(&self, i: usize) -> Frame;
-    fn backend(&self) -> &str;
+    fn backend(&self) -> BackendKind;
     /// The time of the first frame that has one (the replay's start).
     fn start_ms(&self) -> u64;
     fn is_empty(&self) -> bool {
@@ -42,8 +44,8 @@ pub trait FrameSource: Send + Sync {
     /// The sessions the frames are fed to, in order (one for one recording).
     fn lanes(&self) -> Vec<Lane> {
         vec![Lane {
-            name: super::mapper::root_name(self.backend()).to_string(),
-            backend: self.backend().to_string(),
+            name: self.backend().root_name().to_string(),
+            backend: self.backend(),
             start_ms: self.start_ms(),
         }]
     }
@@ -54,7 +56,7 @@ pub trait FrameSource: Send + Sync {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lane {
     pub name: String,
-    pub backend: String,
+    pub backend: BackendKind,
     pub start_ms: u64,
 }
 
@@ -65,8 +67,8 @@ impl FrameSource for Loaded {
     fn frame(&self, i: usize) -> Frame {
         self.frames[i].clone()
     }
-    fn backend(&self) -> &str {
-        &self.backend
+    fn backend(&self) -> BackendKind {
+        self.backend
     }
     fn start_ms(&self) -> u64 {
         self.frames.iter().find_map(|f| f.ts).unwrap_or(0)
@@ -80,7 +82,7 @@ pub struct IndexedFile {
     starts: Offsets,
     /// The 1-based file line of each entry.
     lines: LineNumbers,
-    backend: String,
+    backend: BackendKind,
     start_ms: u64,
 }
 
@@ -144,11 +146,7 @@ impl IndexedFile {
         if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
             return Err("not a version-1 switchboard recording".into());
         }
-        let backend = header
-            .get("backend")
-            .and_then(Value::as_str)
-            .unwrap_or("claude")
-            .to_string();
+        let backend = super::load::header_backend(&header);
         let mut me = IndexedFile {
             file,
             starts,
@@ -217,8 +215,8 @@ impl FrameSource for IndexedFile {
         self.scan_blocks(from, to, f)
     }
 
-    fn backend(&self) -> &str {
-        &self.backend
+    fn backend(&self) -> BackendKind {
+        self.backend
     }
 
     fn start_ms(&self) -> u64 {

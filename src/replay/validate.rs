@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::load::{self, CUT_SHORT, Format, Frame, Loaded, Stream};
 use crate::backend::claude::mapping::Mapper;
 use crate::backend::claude::{decode, encode};
+use crate::core::BackendKind;
 use crate::record::Dir;
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -52,30 +53,40 @@ pub trait Rules {
     fn finish(self: Box<Self>) -> Report;
 }
 
-/// The rules for a recording of `backend`.
-pub fn rules_for(backend: &str) -> Box<dyn Rules> {
-    match backend {
-        "claude" => Box::new(Ledger::default()),
-        "acp" => Box::new(super::validate_acp::Check::new()),
-        "gateway" => Box::new(Whole::default()),
-        "iii" => Box::new(crate::backend::iii::validate::Check::new()),
-        other => Box::new(Unsupported {
+/// The rules for a recording of `backend`, or one finding when its header names a backend
+/// this build does not know (replay reads such a file as Claude's; validate refuses to judge).
+pub fn rules_for(backend: BackendKind, header: Option<&Value>) -> Box<dyn Rules> {
+    match load::unknown_backend(header) {
+        Some(name) => Box::new(Unsupported {
             r: Report {
                 findings: vec![Finding {
                     line: 1,
                     rule: "backend",
-                    message: format!("backend {other:?}: only the Claude and ACP rules exist"),
+                    message: format!(
+                        "backend {name:?}: only the Claude, ACP, iii and gateway rules exist"
+                    ),
                 }],
                 ..Report::default()
             },
         }),
+        None => crate::registry::rules(backend),
     }
 }
 
-/// Rules that need the whole recording at once (the gateway's): frames are kept until the end.
-#[derive(Default)]
-struct Whole {
+/// Rules that need the whole recording at once (the gateway's): frames are kept until the end,
+/// then checked together.
+pub struct Whole {
     frames: Vec<Frame>,
+    check: fn(&Loaded) -> Report,
+}
+
+impl Whole {
+    pub fn new(check: fn(&Loaded) -> Report) -> Whole {
+        Whole {
+            frames: Vec::new(),
+            check,
+        }
+    }
 }
 
 impl Rules for Whole {
@@ -85,14 +96,15 @@ impl Rules for Whole {
     fn finish(self: Box<Self>) -> Report {
         let loaded = Loaded {
             format: Format::Recording,
-            backend: "gateway".into(),
+            backend: crate::core::BackendKind::Gateway,
             header: None,
             frames: self.frames,
         };
-        crate::backend::gateway::recording::validate(&loaded)
+        (self.check)(&loaded)
     }
 }
 
+/// A recording of a backend this build has no rules for: one finding, frames counted.
 struct Unsupported {
     r: Report,
 }
@@ -108,7 +120,7 @@ impl Rules for Unsupported {
 
 /// Check frames already loaded.
 pub fn validate(loaded: &Loaded) -> Report {
-    let mut rules = rules_for(&loaded.backend);
+    let mut rules = rules_for(loaded.backend, loaded.header.as_ref());
     for f in &loaded.frames {
         rules.frame(f);
     }
@@ -124,7 +136,7 @@ pub fn validate_path(
     match load::stream(path, force)? {
         Stream::Whole(loaded) => Ok((loaded.format, validate(&loaded))),
         Stream::Lines(mut lines) => {
-            let mut rules = rules_for(&lines.backend);
+            let mut rules = rules_for(lines.backend, lines.header.as_ref());
             for f in lines.by_ref() {
                 rules.frame(&f?);
             }
@@ -184,7 +196,7 @@ struct Open {
 
 /// What the rules track while reading a Claude recording in order.
 #[derive(Default)]
-struct Ledger {
+pub struct Ledger {
     r: Report,
     /// The recording says the agent's process ended.
     ended: bool,

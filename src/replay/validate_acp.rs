@@ -159,7 +159,7 @@ struct AgentReq {
     withdrawn: bool,
 }
 
-pub(super) struct Check {
+pub struct Check {
     r: Report,
     /// The agent's open requests and the ones already answered (line of the answer).
     theirs: HashMap<String, AgentReq>,
@@ -179,8 +179,14 @@ pub(super) struct Check {
     invalid_ids: usize,
 }
 
+impl Default for Check {
+    fn default() -> Check {
+        Check::new()
+    }
+}
+
 impl Check {
-    pub(super) fn new() -> Check {
+    pub fn new() -> Check {
         Check {
             r: Report::default(),
             theirs: HashMap::new(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::load::{self, Format, Frame, Stream};
-use super::mapper::{Answered, for_backend};
+use super::mapper::Answered;
 use super::validate::{Finding, Report, rules_for};
 use crate::core::gate::Decision;
 use crate::core::msg::BackendEvent;
@@ -375,9 +375,8 @@ fn sort(r: &mut Report) {
 fn scan(path: &Path) -> Result<(Format, Report, Gates), String> {
     let stream = load::stream(path, None)?;
     let format = stream.format();
-    let backend = stream.backend().to_string();
-    let mut rules = rules_for(&backend);
-    let mut mapper = for_backend(&backend);
+    let mut rules = rules_for(stream.backend(), stream.header());
+    let mut mapper = crate::registry::replay_mapper(stream.backend());
     let mut gates = Gates::default();
     let mut each = |f: &Frame| {
         rules.frame(f);

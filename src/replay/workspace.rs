@@ -13,14 +13,21 @@ use std::sync::Arc;
 
 use super::load::{self, Frame};
 use super::source::{FrameSource, IndexedFile, Lane};
+use crate::core::BackendKind;
 use crate::workspace::manifest::{self, Manifest};
+use crate::workspace::profile::ProfileKind;
 
 /// More sessions than this in one manifest is not a workspace switchboard wrote (each session
 /// holds an open recording).
 pub const MAX_SESSIONS: usize = 256;
 
 /// Backends whose recordings a workspace replay reads (`demo` sessions record Claude traffic).
-pub const REPLAYABLE: [&str; 4] = ["claude", "acp", "demo", "gateway"];
+pub const REPLAYABLE: [ProfileKind; 4] = [
+    ProfileKind::Claude,
+    ProfileKind::Acp,
+    ProfileKind::Demo,
+    ProfileKind::Gateway,
+];
 
 /// One session's recording in the merged timeline.
 struct Member {
@@ -56,18 +63,19 @@ impl WorkspaceSource {
         for (i, s) in m.sessions.iter().enumerate() {
             let at = lines.get(i).copied().unwrap_or(1);
             let here = format!("line {at}: session {} ({:?})", s.id, s.name);
-            if !REPLAYABLE.contains(&s.backend.as_str()) {
+            let Some(kind) = ProfileKind::parse(&s.backend).filter(|k| REPLAYABLE.contains(k))
+            else {
                 return Err(format!(
                     "{here}: backend {:?} cannot be replayed (known: {})",
                     s.backend,
-                    REPLAYABLE.join(", ")
+                    REPLAYABLE.map(ProfileKind::label).join(", ")
                 ));
-            }
+            };
             let frames: Arc<dyn FrameSource> = match Manifest::recording_path(path, s) {
                 // A session that never started recorded nothing: it shows as an empty session.
                 None => Arc::new(load::Loaded {
                     format: load::Format::Recording,
-                    backend: s.backend.clone(),
+                    backend: kind.backend(),
                     header: None,
                     frames: Vec::new(),
                 }),
@@ -75,11 +83,11 @@ impl WorkspaceSource {
                     .map_err(|e| format!("{here}: recording {}: {e}", rec.display()))?,
             };
             let recorded = frames.backend();
-            let family = |b: &str| if b == "demo" { "claude" } else { b }.to_string();
-            if family(recorded) != family(&s.backend) {
+            if recorded != kind.backend() {
                 return Err(format!(
-                    "{here}: the manifest says backend {:?} but its recording is {recorded:?}",
-                    s.backend
+                    "{here}: the manifest says backend {:?} but its recording is {:?}",
+                    s.backend,
+                    recorded.name()
                 ));
             }
             parts.push((s.name.clone(), frames));
@@ -148,7 +156,7 @@ impl WorkspaceSource {
             .map(|((name, frames), first)| Member {
                 lane: Lane {
                     name,
-                    backend: frames.backend().to_string(),
+                    backend: frames.backend(),
                     start_ms: first.unwrap_or(start_ms),
                 },
                 frames,
@@ -189,8 +197,10 @@ impl FrameSource for WorkspaceSource {
     }
 
     /// The first session's backend (each frame is read with its own session's, see `lanes`).
-    fn backend(&self) -> &str {
-        self.members.first().map_or("claude", |m| &m.lane.backend)
+    fn backend(&self) -> BackendKind {
+        self.members
+            .first()
+            .map_or(BackendKind::Claude, |m| m.lane.backend)
     }
 
     fn start_ms(&self) -> u64 {
@@ -217,10 +227,10 @@ mod tests {
     use crate::record::Dir;
     use crate::replay::load::{Format, Loaded};
 
-    fn rec(backend: &str, ts: &[Option<u64>]) -> Arc<dyn FrameSource> {
+    fn rec(backend: BackendKind, ts: &[Option<u64>]) -> Arc<dyn FrameSource> {
         Arc::new(Loaded {
             format: Format::Recording,
-            backend: backend.into(),
+            backend,
             header: None,
             frames: ts
                 .iter()
@@ -246,8 +256,8 @@ mod tests {
 
     #[test]
     fn frames_interleave_by_time_and_ties_go_to_the_first_listed() {
-        let a = rec("claude", &[Some(1), Some(5), Some(9)]);
-        let b = rec("acp", &[Some(3), Some(5), Some(20)]);
+        let a = rec(BackendKind::Claude, &[Some(1), Some(5), Some(9)]);
+        let b = rec(BackendKind::Acp, &[Some(3), Some(5), Some(20)]);
         assert_eq!(
             merged(vec![("a", a), ("b", b)]),
             [
@@ -265,8 +275,8 @@ mod tests {
     fn untimed_frames_stay_after_their_predecessor_and_each_order_is_kept() {
         // b's second frame has no time: it stays glued to b0. a's times go backwards (10, then
         // 4): a's own order still holds, and b waits for a's run at 4 to pass.
-        let a = rec("claude", &[None, Some(10), Some(4), Some(30)]);
-        let b = rec("acp", &[Some(10), None, Some(12)]);
+        let a = rec(BackendKind::Claude, &[None, Some(10), Some(4), Some(30)]);
+        let b = rec(BackendKind::Acp, &[Some(10), None, Some(12)]);
         assert_eq!(
             merged(vec![("a", a), ("b", b)]),
             [
@@ -284,8 +294,8 @@ mod tests {
     #[test]
     fn lanes_name_each_session_with_its_backend_and_start() {
         let ws = WorkspaceSource::merge(vec![
-            ("api".into(), rec("claude", &[Some(7), Some(8)])),
-            ("empty".into(), rec("acp", &[])),
+            ("api".into(), rec(BackendKind::Claude, &[Some(7), Some(8)])),
+            ("empty".into(), rec(BackendKind::Acp, &[])),
         ])
         .unwrap();
         assert_eq!(ws.len(), 2);
@@ -296,12 +306,12 @@ mod tests {
             [
                 Lane {
                     name: "api".into(),
-                    backend: "claude".into(),
+                    backend: BackendKind::Claude,
                     start_ms: 7
                 },
                 Lane {
                     name: "empty".into(),
-                    backend: "acp".into(),
+                    backend: BackendKind::Acp,
                     start_ms: 7
                 }
             ]

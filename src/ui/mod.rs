@@ -707,7 +707,7 @@ mod flat_tests {
     use ratatui::backend::TestBackend;
 
     fn state_with(n: usize) -> State {
-        let mut s = State::new("claude", "main", 0);
+        let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
         s.size = (200, 50);
         let t = &mut s.tree.nodes[0].transcript;
         for i in 0..n {
@@ -880,10 +880,10 @@ mod flat_tests {
     fn workspace_of(n: usize) -> State {
         use crate::core::msg::BackendEvent;
         use crate::core::state::SessionId;
-        let mut s = State::new("claude", "s0", 0);
+        let mut s = State::new(crate::core::BackendKind::Claude, "s0", 0);
         let mut ids = vec![SessionId::FIRST];
         for k in 1..5 {
-            ids.push(s.add_session("claude", &format!("s{k}")));
+            ids.push(s.add_session(crate::core::BackendKind::Claude, &format!("s{k}")));
         }
         for &session in &ids {
             for a in 0..n {

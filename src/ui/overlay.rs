@@ -370,7 +370,7 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
             Span::raw(v),
         ]));
     };
-    kv(&mut l, "backend", s.backend.clone());
+    kv(&mut l, "backend", s.backend.name().to_string());
     kv(&mut l, "agent", s.program.clone().unwrap_or_default());
     kv(
         &mut l,

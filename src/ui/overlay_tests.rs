@@ -36,9 +36,9 @@ fn ev(s: &mut State, session: SessionId, event: BackendEvent) {
 
 /// An engine session (live) and one iii root, shown, with a queue.
 fn iii() -> State {
-    let mut s = State::new("iii", &format!("iii {URL}"), T0);
+    let mut s = State::new(crate::core::BackendKind::Iii, &format!("iii {URL}"), T0);
     s.settings.bell = false;
-    let root = s.add_session("iii", "Tidy the notes");
+    let root = s.add_session(crate::core::BackendKind::Iii, "Tidy the notes");
     ev(
         &mut s,
         SessionId::FIRST,

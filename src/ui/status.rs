@@ -112,7 +112,7 @@ pub fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         };
         add(clip(link, 48), style, 1);
     }
-    add(s.backend.clone(), theme.accent, 3);
+    add(s.backend.name().to_string(), theme.accent, 3);
     if many {
         add(clip(state.name(), 24), theme.accent, 7);
     }
@@ -277,11 +277,11 @@ mod tests {
 
     /// A workspace of three sessions with long names, gates waiting in two of them, the
     /// shown one of `backend`'s kind.
-    fn workspace(backend: &str, abilities: Abilities) -> State {
+    fn workspace(backend: crate::core::BackendKind, abilities: Abilities) -> State {
         let mut s = State::new(backend, LONG, 0);
         s.session.abilities = abilities;
         for n in 0..2 {
-            let id = s.add_session("claude", &format!("{LONG} {n}"));
+            let id = s.add_session(crate::core::BackendKind::Claude, &format!("{LONG} {n}"));
             let i = s.index_of(id).unwrap();
             s.with_session(i, |s| {
                 let g = gate(&format!("g{n}"));
@@ -314,9 +314,15 @@ mod tests {
     #[test]
     fn what_waits_and_the_way_there_survive_every_width() {
         for (backend, abilities) in [
-            ("claude", Abilities::default()),
-            ("gateway", Abilities::calls_only("a channel".into())),
-            ("iii", Abilities::calls_only("an engine".into())),
+            (crate::core::BackendKind::Claude, Abilities::default()),
+            (
+                crate::core::BackendKind::Gateway,
+                Abilities::calls_only("a channel".into()),
+            ),
+            (
+                crate::core::BackendKind::Iii,
+                Abilities::calls_only("an engine".into()),
+            ),
         ] {
             let s = workspace(backend, abilities.clone());
             for width in [80, 100, 120, 200] {
@@ -355,7 +361,7 @@ mod tests {
     fn snap_a_session_without_a_prompt() {
         use crate::core::msg::{BackendEvent, Msg};
         use crate::core::state::SessionId;
-        let mut s = State::new("gateway", "conversation conv-1", 0);
+        let mut s = State::new(crate::core::BackendKind::Gateway, "conversation conv-1", 0);
         let ev = |s: &mut State, event| {
             crate::core::update::update(
                 s,

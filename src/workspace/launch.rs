@@ -13,7 +13,7 @@ use crate::backend::iii::session::{IiiBackend, IiiConfig};
 use crate::config::ClaudeDefaults;
 use crate::core::rules::Rules;
 
-use super::profile::{BackendKind, SessionProfile};
+use super::profile::{ProfileKind, SessionProfile};
 
 /// One session source, ready to start.
 pub struct SourceSpec {
@@ -97,7 +97,7 @@ pub fn adhoc_acp(
         .unwrap_or_else(|| "acp".into());
     let mut p = SessionProfile::new(
         crate::core::text::neutralize(&name).into_owned(),
-        BackendKind::Acp,
+        ProfileKind::Acp,
         cwd.to_path_buf(),
     );
     p.command = argv;
@@ -116,19 +116,19 @@ fn build(
     }
     let recording = recording(p.backend, cx);
     let backend: Box<dyn Backend> = match p.backend {
-        BackendKind::Claude => Box::new(ClaudeBackend {
+        ProfileKind::Claude => Box::new(ClaudeBackend {
             config: claude_config(p, cx, extras, recording.clone())?,
         }),
-        BackendKind::Demo => Box::new(ClaudeBackend {
+        ProfileKind::Demo => Box::new(ClaudeBackend {
             config: demo_config(p, recording.clone())?,
         }),
-        BackendKind::Acp => Box::new(AcpBackend {
+        ProfileKind::Acp => Box::new(AcpBackend {
             config: acp_config(p, extras, recording.clone())?,
         }),
-        BackendKind::Gateway => {
+        ProfileKind::Gateway => {
             Box::new(GatewayBackend::new(gateway_config(p, recording.clone())?))
         }
-        BackendKind::Iii => Box::new(IiiBackend::new(iii_config(p, recording.clone())?)),
+        ProfileKind::Iii => Box::new(IiiBackend::new(iii_config(p, recording.clone())?)),
     };
     Ok(SourceSpec {
         name: p.name.clone(),
@@ -146,7 +146,7 @@ fn build(
 
 /// The recording file: none, the one asked for, or a new one named for the backend (never
 /// for the profile: a name is free text, a file name must not be).
-fn recording(kind: BackendKind, cx: &LaunchContext) -> Option<PathBuf> {
+fn recording(kind: ProfileKind, cx: &LaunchContext) -> Option<PathBuf> {
     cx.record.then(|| {
         cx.record_to
             .clone()
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn claude_profiles_take_the_defaults_they_leave_out() {
         let exe = std::env::current_exe().unwrap();
-        let mut p = SessionProfile::new("api", BackendKind::Claude, PathBuf::from("/"));
+        let mut p = SessionProfile::new("api", ProfileKind::Claude, PathBuf::from("/"));
         p.command = vec![exe.display().to_string(), "--verbose".into()];
         let c = claude_config(&p, &cx(), None, None).unwrap();
         assert_eq!(c.program, exe);
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn demo_profiles_run_our_own_agent_with_their_script() {
-        let mut p = SessionProfile::new("show", BackendKind::Demo, PathBuf::from("/"));
+        let mut p = SessionProfile::new("show", ProfileKind::Demo, PathBuf::from("/"));
         p.script = Some("overlap".into());
         let c = demo_config(&p, None).unwrap();
         assert_eq!(c.program, std::env::current_exe().unwrap());
@@ -425,7 +425,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let rf = dir.join("r.toml");
         std::fs::write(&rf, "[[rule]]\naction = \"deny\"\ntool = \"Bash\"\n").unwrap();
-        let mut p = SessionProfile::new("x/../y", BackendKind::Acp, dir.clone());
+        let mut p = SessionProfile::new("x/../y", ProfileKind::Acp, dir.clone());
         p.command = vec!["agent".into(), "--flag".into()];
         p.rules = vec![rf];
         let mut cx = cx();

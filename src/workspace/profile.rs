@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
-/// The backends a profile can name. iii and the gateway join here: a label, the keys it
-/// accepts, and a launch arm in `launch.rs`.
+/// What a profile's `backend =` key can name: a backend, or the demo (the scripted agent, over
+/// the Claude protocol). Each has a label, the keys it accepts, and a launch arm in `launch.rs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendKind {
+pub enum ProfileKind {
     Claude,
     Acp,
     Demo,
@@ -21,27 +21,36 @@ pub enum BackendKind {
     Iii,
 }
 
-impl BackendKind {
-    pub const ALL: [BackendKind; 5] = [
-        BackendKind::Claude,
-        BackendKind::Acp,
-        BackendKind::Demo,
-        BackendKind::Gateway,
-        BackendKind::Iii,
+impl ProfileKind {
+    pub const ALL: [ProfileKind; 5] = [
+        ProfileKind::Claude,
+        ProfileKind::Acp,
+        ProfileKind::Demo,
+        ProfileKind::Gateway,
+        ProfileKind::Iii,
     ];
 
+    /// The word a profile's `backend =` key uses: the backend's own name, or `demo`.
     pub fn label(self) -> &'static str {
         match self {
-            BackendKind::Claude => "claude",
-            BackendKind::Acp => "acp",
-            BackendKind::Demo => "demo",
-            BackendKind::Gateway => "gateway",
-            BackendKind::Iii => "iii",
+            ProfileKind::Demo => "demo",
+            other => other.backend().name(),
         }
     }
 
-    pub fn parse(s: &str) -> Option<BackendKind> {
+    pub fn parse(s: &str) -> Option<ProfileKind> {
         Self::ALL.into_iter().find(|k| k.label() == s)
+    }
+
+    /// The protocol its sessions speak.
+    pub fn backend(self) -> crate::core::BackendKind {
+        use crate::core::BackendKind;
+        match self {
+            ProfileKind::Claude | ProfileKind::Demo => BackendKind::Claude,
+            ProfileKind::Acp => BackendKind::Acp,
+            ProfileKind::Gateway => BackendKind::Gateway,
+            ProfileKind::Iii => BackendKind::Iii,
+        }
     }
 
     /// "claude, acp, demo, gateway, iii", for messages.
@@ -52,11 +61,11 @@ impl BackendKind {
     /// The keys a profile of this backend may set beyond the common ones.
     fn keys(self) -> &'static [&'static str] {
         match self {
-            BackendKind::Claude => &["model", "permission_mode", "command", "breaks"],
-            BackendKind::Acp => &["command", "fs", "terminal"],
-            BackendKind::Demo => &["breaks", "script"],
-            BackendKind::Gateway => &GATEWAY_KEYS,
-            BackendKind::Iii => &["engine", "headers", "sessions", "provider"],
+            ProfileKind::Claude => &["model", "permission_mode", "command", "breaks"],
+            ProfileKind::Acp => &["command", "fs", "terminal"],
+            ProfileKind::Demo => &["breaks", "script"],
+            ProfileKind::Gateway => &GATEWAY_KEYS,
+            ProfileKind::Iii => &["engine", "headers", "sessions", "provider"],
         }
     }
 }
@@ -101,7 +110,7 @@ const MAX_LIST: usize = 256;
 pub struct SessionProfile {
     /// Unique; the session's root in the tree.
     pub name: String,
-    pub backend: BackendKind,
+    pub backend: ProfileKind,
     /// An existing, readable directory.
     pub cwd: PathBuf,
     pub prompt: Option<String>,
@@ -133,7 +142,7 @@ pub struct SessionProfile {
 
 impl SessionProfile {
     /// A profile with only the required parts, the rest empty.
-    pub fn new(name: impl Into<String>, backend: BackendKind, cwd: PathBuf) -> SessionProfile {
+    pub fn new(name: impl Into<String>, backend: ProfileKind, cwd: PathBuf) -> SessionProfile {
         SessionProfile {
             name: name.into(),
             backend,
@@ -415,17 +424,17 @@ fn check_one(
         None if !table.contains_key("backend") => {
             bad(
                 "backend",
-                format!("missing (one of {})", BackendKind::accepted()),
+                format!("missing (one of {})", ProfileKind::accepted()),
             );
             None
         }
         None => None,
-        Some(s) => match BackendKind::parse(&s) {
+        Some(s) => match ProfileKind::parse(&s) {
             Some(k) => Some(k),
             None => {
                 bad(
                     "backend",
-                    format!("{} is not one of {}", shown(&s), BackendKind::accepted()),
+                    format!("{} is not one of {}", shown(&s), ProfileKind::accepted()),
                 );
                 None
             }
@@ -437,7 +446,7 @@ fn check_one(
         if COMMON_KEYS.contains(&key.as_str()) {
             continue;
         }
-        let users: Vec<&str> = BackendKind::ALL
+        let users: Vec<&str> = ProfileKind::ALL
             .into_iter()
             .filter(|k| k.keys().contains(&key.as_str()))
             .map(|k| k.label())
@@ -458,7 +467,7 @@ fn check_one(
                 match backend {
                     Some(k) => accepted.extend(k.keys()),
                     None => {
-                        for x in BackendKind::ALL.iter().flat_map(|k| k.keys()) {
+                        for x in ProfileKind::ALL.iter().flat_map(|k| k.keys()) {
                             if !accepted.contains(x) {
                                 accepted.push(x);
                             }
@@ -529,7 +538,7 @@ fn check_one(
             }
         }
     }
-    if backend == Some(BackendKind::Acp) && !table.contains_key("command") {
+    if backend == Some(ProfileKind::Acp) && !table.contains_key("command") {
         bad(
             "command",
             "missing: an acp profile needs the agent's argv, e.g. [\"claude-agent-acp\"]".into(),
@@ -573,7 +582,7 @@ fn check_one(
         ok
     });
 
-    let gateway = if backend == Some(BackendKind::Gateway) {
+    let gateway = if backend == Some(ProfileKind::Gateway) {
         Some(check_gateway(table, resolve, &mut bad)?)
     } else {
         None

@@ -36,7 +36,7 @@ fn a_good_profile_resolves_its_paths() {
     assert_eq!(c.problems, Vec::<String>::new());
     assert_eq!(c.profiles.len(), 3);
     let api = &c.profiles[0];
-    assert_eq!(api.backend, BackendKind::Claude);
+    assert_eq!(api.backend, ProfileKind::Claude);
     assert_eq!(api.cwd, dir.join("home/proj"));
     assert_eq!(api.rules, vec![dir.join("home/r.toml")]);
     assert_eq!(api.permission_mode.as_deref(), Some("plan"));
@@ -71,7 +71,7 @@ fn a_gateway_profile_takes_the_flags_as_keys() {
     );
     assert_eq!(c.problems, Vec::<String>::new());
     let g = c.profiles[0].gateway.as_ref().unwrap();
-    assert_eq!(c.profiles[0].backend, BackendKind::Gateway);
+    assert_eq!(c.profiles[0].backend, ProfileKind::Gateway);
     assert_eq!(g.url, "wss://agents.example");
     assert_eq!(g.workspace, "ws-1");
     assert_eq!(g.root, dir.join("home/proj"));
@@ -89,7 +89,7 @@ fn a_gateway_profile_takes_the_flags_as_keys() {
     )
     .unwrap();
     assert_eq!(spec.name, "remote");
-    assert_eq!(spec.backend.name(), "gateway");
+    assert_eq!(spec.backend.kind(), crate::core::BackendKind::Gateway);
     assert!(spec.backend.keeps_gates_on_quit());
     std::fs::remove_dir_all(dir).ok();
 }
@@ -267,7 +267,7 @@ engine = \"ws://127.0.0.1:1\"\n";
     let c = run(&dir, text);
     assert_eq!(c.profiles.len(), 1, "{:#?}", c.problems);
     let p = &c.profiles[0];
-    assert_eq!(p.backend, BackendKind::Iii);
+    assert_eq!(p.backend, ProfileKind::Iii);
     assert_eq!(p.engine.as_deref(), Some("ws://127.0.0.1:49134"));
     assert_eq!(p.headers, vec!["Authorization: Bearer s3cr3t"]);
     assert_eq!(p.sessions, vec!["sess-a", "sess-b"]);
@@ -397,8 +397,8 @@ fn tilde_needs_a_home() {
     assert!(r.path("~/x").unwrap_err().contains("$HOME is not set"));
     assert_eq!(r.path("x/y").unwrap(), PathBuf::from("/base/x/y"));
     assert_eq!(r.path("/abs").unwrap(), PathBuf::from("/abs"));
-    assert_eq!(BackendKind::parse("acp"), Some(BackendKind::Acp));
-    assert_eq!(BackendKind::parse("ACP"), None);
+    assert_eq!(ProfileKind::parse("acp"), Some(ProfileKind::Acp));
+    assert_eq!(ProfileKind::parse("ACP"), None);
 }
 
 /// `fs` and `terminal` (acp only): `false` withholds that client capability from the agent

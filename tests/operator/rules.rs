@@ -56,7 +56,7 @@ fn a_rule_never_widens_past_its_session() {
         "the same command is answered by the rule"
     );
     // A new session (a new State) starts without it: the same request waits for a human.
-    let fresh = State::new("claude", "main", T0);
+    let fresh = State::new(switchboard::core::BackendKind::Claude, "main", T0);
     assert!(fresh.rules.list.is_empty());
     let again = bash_gate();
     assert!(again.s.rules.list.is_empty());

@@ -188,7 +188,7 @@ fn replay_is_the_live_mapper_and_reducer() {
     for path in files {
         let loaded = load(&path, None).unwrap();
         let t0 = loaded.frames.iter().find_map(|f| f.ts).unwrap_or(0);
-        let mut s = State::new("claude", "main", t0);
+        let mut s = State::new(switchboard::core::BackendKind::Claude, "main", t0);
         s.reply_check = switchboard::backend::claude::session::reply_check;
         let mut m = Mapper::new(&[]);
         for f in &loaded.frames {

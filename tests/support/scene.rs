@@ -50,7 +50,7 @@ impl Scene {
 
     pub fn with_breaks(breaks: &[&str]) -> Scene {
         let breaks: Vec<String> = breaks.iter().map(|b| b.to_string()).collect();
-        let mut s = State::new("claude", "main", T0);
+        let mut s = State::new(switchboard::core::BackendKind::Claude, "main", T0);
         s.reply_check = reply_check;
         s.settings.bell = false;
         let mut m = Mapper::new(&breaks);

@@ -1,5 +1,6 @@
 //! The pure core: state, messages and the reducer. No IO, no clocks, no terminal.
 
+pub mod backend_kind;
 pub mod bindings;
 pub mod diff;
 pub mod gate;
@@ -15,6 +16,7 @@ pub mod transcript;
 pub mod tree;
 pub mod update;
 
+pub use backend_kind::BackendKind;
 pub use msg::{BackendEvent, Command, Effect, Msg};
 pub use state::State;
 pub use update::update;

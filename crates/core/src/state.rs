@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 
+use super::backend_kind::BackendKind;
 use super::gate::{Gate, GateKind};
 use super::input::Rect;
 use super::msg::{Capabilities, Command, ConfigOption, TurnState};
@@ -286,7 +287,7 @@ impl GateUi {
 /// Footer/session facts.
 #[derive(Clone, Debug, Default)]
 pub struct Session {
-    pub backend: String,
+    pub backend: BackendKind,
     pub session_id: Option<String>,
     pub model: Option<String>,
     pub permission_mode: Option<String>,
@@ -429,7 +430,7 @@ pub struct SessionState {
 }
 
 impl SessionState {
-    pub fn new(id: SessionId, backend: &str, root_name: &str, now_ms: u64) -> SessionState {
+    pub fn new(id: SessionId, backend: BackendKind, root_name: &str, now_ms: u64) -> SessionState {
         SessionState {
             id,
             tree: Tree::new(root_name, now_ms),
@@ -437,7 +438,7 @@ impl SessionState {
             gate_ui: HashMap::new(),
             active_gate: None,
             session: Session {
-                backend: backend.to_string(),
+                backend,
                 ..Session::default()
             },
             closed_gates: VecDeque::new(),
@@ -721,7 +722,7 @@ pub const CLOSED_CAP: usize = 2_000;
 
 impl State {
     /// A workspace of one session (`backend`, root named `root_name`).
-    pub fn new(backend: &str, root_name: &str, now_ms: u64) -> State {
+    pub fn new(backend: BackendKind, root_name: &str, now_ms: u64) -> State {
         let prompt = TextField::default();
         State {
             sessions: vec![SessionState::new(
@@ -767,7 +768,7 @@ impl State {
     }
 
     /// Open another session; returns its id. Its root joins the tree after the others.
-    pub fn add_session(&mut self, backend: &str, root_name: &str) -> SessionId {
+    pub fn add_session(&mut self, backend: BackendKind, root_name: &str) -> SessionId {
         let id = SessionId(self.next_session);
         self.next_session += 1;
         self.sessions

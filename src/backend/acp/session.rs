@@ -57,8 +57,8 @@ pub fn reply_check(def: &str, body: &Value) -> Result<(), String> {
 }
 
 impl Backend for AcpBackend {
-    fn name(&self) -> &'static str {
-        "acp"
+    fn kind(&self) -> crate::core::BackendKind {
+        crate::core::BackendKind::Acp
     }
 
     fn root_name(&self) -> String {
@@ -392,7 +392,12 @@ async fn run(
     let mut argv = vec![cfg.program.display().to_string()];
     argv.extend(cfg.args.iter().cloned());
     let rec = link
-        .open_recording(cfg.record.as_deref(), "acp", &argv, &cfg.cwd)
+        .open_recording(
+            cfg.record.as_deref(),
+            crate::core::BackendKind::Acp,
+            &argv,
+            &cfg.cwd,
+        )
         .await;
     let cwd = std::fs::canonicalize(&cfg.cwd).unwrap_or_else(|_| cfg.cwd.clone());
     let spec = Spawn {

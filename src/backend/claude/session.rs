@@ -85,8 +85,8 @@ pub fn reply_check(def: &str, body: &serde_json::Value) -> Result<(), String> {
 }
 
 impl Backend for ClaudeBackend {
-    fn name(&self) -> &'static str {
-        "claude"
+    fn kind(&self) -> crate::core::BackendKind {
+        crate::core::BackendKind::Claude
     }
 
     fn root_name(&self) -> String {
@@ -147,7 +147,12 @@ async fn run(
     let mut argv = vec![cfg.program.display().to_string()];
     argv.extend(args.iter().cloned());
     let rec = link
-        .open_recording(cfg.record.as_deref(), "claude", &argv, &cfg.cwd)
+        .open_recording(
+            cfg.record.as_deref(),
+            crate::core::BackendKind::Claude,
+            &argv,
+            &cfg.cwd,
+        )
         .await;
     let mut env = vec![("CLAUDECODE".to_string(), None)];
     env.extend(cfg.env.iter().cloned());

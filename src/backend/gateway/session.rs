@@ -51,13 +51,14 @@ impl GatewayBackend {
     }
 }
 
-fn any_reply(_: &str, _: &serde_json::Value) -> Result<(), String> {
+/// A raw reply is never sent on the channel: gateway gates take decisions only.
+pub fn reply_check(_: &str, _: &serde_json::Value) -> Result<(), String> {
     Err("the gateway takes decisions only, not raw replies".into())
 }
 
 impl Backend for GatewayBackend {
-    fn name(&self) -> &'static str {
-        "gateway"
+    fn kind(&self) -> crate::core::BackendKind {
+        crate::core::BackendKind::Gateway
     }
 
     fn root_name(&self) -> String {
@@ -68,7 +69,7 @@ impl Backend for GatewayBackend {
     }
 
     fn reply_check(&self) -> ReplyCheck {
-        any_reply
+        reply_check
     }
 
     /// Without a workspace to open sessions in, every conversation shows in this session
@@ -138,7 +139,9 @@ impl Conversations {
             events,
             mut commands,
             ..
-        } = spawner.open(&name, "gateway", any_reply, true).await?;
+        } = spawner
+            .open(&name, crate::core::BackendKind::Gateway, reply_check, true)
+            .await?;
         ev(
             &events,
             BackendEvent::Started {
@@ -335,14 +338,18 @@ async fn run(
         .clone()
         .unwrap_or_else(|| crate::paths::new_recording_path("gateway"));
     let argv = vec![url.clone(), c.pinned.workspace_id.clone()];
-    let recorder =
-        match Recorder::create(&rec_path, "gateway", &argv, &c.root.display().to_string()) {
-            Ok(r) => Some(Arc::new(Mutex::new(r))),
-            Err(e) => {
-                note(&events, Level::Warn, format!("not recording: {e}")).await;
-                None
-            }
-        };
+    let recorder = match Recorder::create(
+        &rec_path,
+        crate::core::BackendKind::Gateway,
+        &argv,
+        &c.root.display().to_string(),
+    ) {
+        Ok(r) => Some(Arc::new(Mutex::new(r))),
+        Err(e) => {
+            note(&events, Level::Warn, format!("not recording: {e}")).await;
+            None
+        }
+    };
     if recorder.is_some() {
         ev(
             &events,

@@ -68,8 +68,8 @@ pub fn reply_check(_: &str, _: &Value) -> Result<(), String> {
 }
 
 impl Backend for IiiBackend {
-    fn name(&self) -> &'static str {
-        "iii"
+    fn kind(&self) -> crate::core::BackendKind {
+        crate::core::BackendKind::Iii
     }
 
     fn root_name(&self) -> String {
@@ -214,7 +214,10 @@ impl Source {
             return;
         }
         let name = neutralize(&crate::core::text::one_line(&root.title, 80)).into_owned();
-        let opened = self.spawner.open(&name, "iii", reply_check, true).await;
+        let opened = self
+            .spawner
+            .open(&name, crate::core::BackendKind::Iii, reply_check, true)
+            .await;
         let Some(SessionLink {
             session: _,
             events,
@@ -382,7 +385,12 @@ async fn run(
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let argv = transport::redact_argv(&config.argv);
     let recorder = link
-        .open_recording(config.record.as_deref(), "iii", &argv, &cwd)
+        .open_recording(
+            config.record.as_deref(),
+            crate::core::BackendKind::Iii,
+            &argv,
+            &cwd,
+        )
         .await;
     let (client, mut client_rx) = match Client::connect_with(
         &config.url,

@@ -517,7 +517,7 @@ mod linear_tests {
     /// before: 100k earlier messages over 1,000 sub-agents cost it nothing.
     #[test]
     fn turn_end_cost_is_independent_of_history() {
-        let mut s = State::new("claude", "main", 0);
+        let mut s = State::new(crate::BackendKind::Claude, "main", 0);
         for a in 0..1000 {
             let _ = update(
                 &mut s,

@@ -511,7 +511,7 @@ pub(super) fn restart(state: &mut State, fx: &mut Vec<Effect>) {
         state.status_line = Some("this session has no profile to restart from".into());
         return;
     };
-    let resume = (s.session.backend == "claude")
+    let resume = (s.session.backend == crate::BackendKind::Claude)
         .then(|| s.session.session_id.clone())
         .flatten();
     // One restart per closed row: its replacement carries the profile from now on.

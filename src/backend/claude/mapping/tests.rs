@@ -98,7 +98,7 @@ fn streaming_deltas_then_the_settling_line_give_one_item() {
         ],
     );
     assert!(out.replies.is_empty());
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     apply(&mut s, out.events);
     let items: Vec<&ItemKind> = s.tree.nodes[0]
         .transcript
@@ -134,7 +134,7 @@ fn an_unstreamed_assistant_line_is_one_item_per_block() {
             json!([{"type":"text","text":"a"},{"type":"text","text":"b"}]),
         )],
     );
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     apply(&mut s, out.events);
     assert_eq!(s.tree.nodes[0].transcript.len(), 2);
 }
@@ -171,7 +171,7 @@ fn sub_agents_nest_by_parent_task_and_gates_follow_agent_id() {
         out.events.iter().any(|e| matches!(e,
         BackendEvent::NodeOpen { key, parent: Some(p), .. } if key == "toolu_b" && p == "toolu_a"))
     );
-    let mut s = State::new("claude", "main", 0);
+    let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
     apply(&mut s, out.events);
     let a = s.tree.get("toolu_a").unwrap();
     let b = s.tree.get("toolu_b").unwrap();

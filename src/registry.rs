@@ -1,0 +1,84 @@
+//! The backend registry: the one place a `BackendKind` becomes its backend's pieces, for the
+//! layers that serve every backend alike (replay, validate, the player's frame view). Adding a
+//! backend is a variant in `core::BackendKind` and an arm in each function here; the compiler
+//! lists every place that must learn it. Elsewhere a backend is an enum, never a string
+//! (`tests/crate_walls.rs` checks no backend name is compared outside this file and the enum).
+
+use serde_json::Value;
+
+use crate::backend::{acp, claude, gateway, iii};
+use crate::core::BackendKind;
+use crate::core::state::ReplyCheck;
+use crate::record::Dir;
+use crate::replay::mapper::ReplayMapper;
+use crate::replay::validate::Rules;
+
+/// The check a hand-written reply to a gate of this backend must pass (as live).
+pub fn reply_check(kind: BackendKind) -> ReplyCheck {
+    match kind {
+        BackendKind::Claude => claude::session::reply_check,
+        BackendKind::Acp => acp::session::reply_check,
+        BackendKind::Iii => iii::session::reply_check,
+        BackendKind::Gateway => gateway::session::reply_check,
+    }
+}
+
+/// The mapping that reads this backend's recordings: the live mapping itself, or (gateway,
+/// iii) the replay adapter over it.
+pub fn replay_mapper(kind: BackendKind) -> Box<dyn ReplayMapper> {
+    match kind {
+        BackendKind::Claude => Box::new(claude::mapping::Mapper::new(&[])),
+        BackendKind::Acp => Box::new(acp::mapping::Mapper::replaying(None)),
+        BackendKind::Iii => Box::<iii::replay::Replay>::default(),
+        BackendKind::Gateway => Box::<gateway::replay::Replay>::default(),
+    }
+}
+
+/// The validation check for a recording of this backend.
+pub fn rules(kind: BackendKind) -> Box<dyn Rules> {
+    match kind {
+        BackendKind::Claude => Box::new(crate::replay::validate::Ledger::default()),
+        BackendKind::Acp => Box::new(crate::replay::validate_acp::Check::new()),
+        BackendKind::Iii => Box::new(iii::validate::Check::new()),
+        BackendKind::Gateway => Box::new(crate::replay::validate::Whole::new(
+            gateway::recording::validate,
+        )),
+    }
+}
+
+/// What the player's frame view says of one recorded frame: valid or not against the
+/// backend's codec or schema.
+pub fn frame_verdict(kind: BackendKind, dir: Dir, text: &str, parsed: Option<&Value>) -> String {
+    match (kind, dir, parsed) {
+        (_, Dir::Err | Dir::Note, Some(_)) => {
+            "not a control frame (the schema covers the control channel)".into()
+        }
+        (_, Dir::Err | Dir::Note, None) => "not JSON".into(),
+        (BackendKind::Acp, _, _) => crate::replay::validate_acp::verdict(dir, text),
+        (BackendKind::Iii, _, _) => match iii::codec::decode(text) {
+            Ok(m) => format!("valid (iii frame: {})", m.kind()),
+            Err(e) => format!("INVALID: {e}"),
+        },
+        (BackendKind::Claude | BackendKind::Gateway, _, None) => "not JSON".into(),
+        (BackendKind::Claude | BackendKind::Gateway, Dir::Out, Some(_)) => {
+            match crate::schema::validate_claude_outbound_line(text) {
+                Ok(()) => "valid (schema: outbound line)".to_string(),
+                Err(e) => format!("INVALID: {e}"),
+            }
+        }
+        (BackendKind::Claude | BackendKind::Gateway, Dir::In, Some(v))
+            if matches!(
+                v.get("type").and_then(Value::as_str),
+                Some("control_request" | "control_cancel_request")
+            ) =>
+        {
+            match crate::schema::validate_claude("Message", v) {
+                Ok(()) => "valid (schema: Message)".to_string(),
+                Err(e) => format!("INVALID: {e}"),
+            }
+        }
+        (BackendKind::Claude | BackendKind::Gateway, Dir::In, Some(_)) => {
+            "not a control frame (the schema covers the control channel)".into()
+        }
+    }
+}
