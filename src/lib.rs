@@ -11,9 +11,11 @@ pub mod contain;
 pub use switchboard_core as core;
 pub mod demo;
 pub mod logging;
-pub mod paths;
+/// Private paths (the record crate's): kept at this path for the product's modules.
+pub use switchboard_record::paths;
 pub mod reaper;
-pub mod record;
+/// The recording format and its writer (`crates/record`).
+pub use switchboard_record as record;
 pub mod registry;
 pub mod replay;
 pub mod schema;

@@ -41,12 +41,6 @@ struct LaneFeed {
     note_prefix: String,
 }
 
-impl Clone for Box<dyn ReplayMapper> {
-    fn clone(&self) -> Self {
-        self.clone_box()
-    }
-}
-
 impl Feeder {
     pub fn new(loaded: &Loaded) -> Feeder {
         let start_ms = loaded.frames.iter().find_map(|f| f.ts).unwrap_or(0);

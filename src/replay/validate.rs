@@ -3,55 +3,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
 use serde_json::Value;
 
-use super::load::{self, CUT_SHORT, Format, Frame, Loaded, Stream};
+use super::load::{self, Format, Frame, Loaded, Stream};
 use crate::backend::claude::mapping::Mapper;
 use crate::backend::claude::{decode, encode};
 use crate::core::BackendKind;
 use crate::record::Dir;
-
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Finding {
-    pub line: usize,
-    pub rule: &'static str,
-    pub message: String,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct Report {
-    pub frames: usize,
-    pub requests: usize,
-    pub replies_checked: usize,
-    pub findings: Vec<Finding>,
-    /// The input could not be read whole (it ends in the middle of a line): like any unreadable
-    /// input, `validate` exits 2.
-    pub unreadable: bool,
-}
-
-/// Findings that explain rather than accuse: listed, but they do not change the exit code.
-/// `agent-exited`: a request was pending when the agent ended, so nobody could answer it.
-/// `unchecked`: a manifest's decision could not be checked (its session has no recording, or the
-/// document is too broken to read); the reason it could not is a finding of its own.
-pub const INFORMATIONAL: &[&str] = &["agent-exited", "unchecked"];
-
-impl Report {
-    /// Findings that count as problems (exit 1).
-    pub fn problems(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| !INFORMATIONAL.contains(&f.rule))
-            .count()
-    }
-}
-
-/// The rules of one backend, applied one frame at a time in recorded order, so a recording is
-/// checked as it is read: what they keep grows with the open requests and ids, not the file.
-pub trait Rules {
-    fn frame(&mut self, f: &Frame);
-    fn finish(self: Box<Self>) -> Report;
-}
+pub use switchboard_record::check::{
+    Finding, INFORMATIONAL, Report, Rules, Whole, canonical, is_exit_note, unreadable_note,
+};
 
 /// The rules for a recording of `backend`, or one finding when its header names a backend
 /// this build does not know (replay reads such a file as Claude's; validate refuses to judge).
@@ -70,37 +31,6 @@ pub fn rules_for(backend: BackendKind, header: Option<&Value>) -> Box<dyn Rules>
             },
         }),
         None => crate::registry::rules(backend),
-    }
-}
-
-/// Rules that need the whole recording at once (the gateway's): frames are kept until the end,
-/// then checked together.
-pub struct Whole {
-    frames: Vec<Frame>,
-    check: fn(&Loaded) -> Report,
-}
-
-impl Whole {
-    pub fn new(check: fn(&Loaded) -> Report) -> Whole {
-        Whole {
-            frames: Vec::new(),
-            check,
-        }
-    }
-}
-
-impl Rules for Whole {
-    fn frame(&mut self, f: &Frame) {
-        self.frames.push(f.clone());
-    }
-    fn finish(self: Box<Self>) -> Report {
-        let loaded = Loaded {
-            format: Format::Recording,
-            backend: crate::core::BackendKind::Gateway,
-            header: None,
-            frames: self.frames,
-        };
-        (self.check)(&loaded)
     }
 }
 
@@ -143,49 +73,6 @@ pub fn validate_path(
             Ok((lines.format, rules.finish()))
         }
     }
-}
-
-/// A note of the recorder about its own file: a damaged entry (`unreadable`), or a last line cut
-/// short (`unreadable-tail`, which makes the whole input unreadable). `true` when it was one.
-pub(super) fn unreadable_note(f: &Frame, r: &mut Report) -> bool {
-    if f.text.starts_with(CUT_SHORT) {
-        r.unreadable = true;
-        r.findings.push(Finding {
-            line: f.src_line,
-            rule: "unreadable-tail",
-            message: f.text.clone(),
-        });
-    } else if f.text.starts_with("unreadable recording entry") {
-        r.findings.push(Finding {
-            line: f.src_line,
-            rule: "unreadable",
-            message: f.text.clone(),
-        });
-    } else {
-        return false;
-    }
-    true
-}
-
-/// The note the recorder writes when the agent's process ends.
-pub(super) fn is_exit_note(f: &Frame) -> bool {
-    f.dir == Dir::Note && f.text.starts_with("agent exited")
-}
-
-/// Keys sorted recursively, no insignificant whitespace.
-pub fn canonical(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    sort(v).to_string()
 }
 
 struct Open {

@@ -6,5 +6,6 @@
 
 pub mod codec;
 pub mod mapping;
+pub mod replay;
 pub mod session;
 pub mod terminal;

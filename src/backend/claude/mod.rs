@@ -6,4 +6,5 @@ pub mod encode;
 pub mod file_diff;
 pub mod gates;
 pub mod mapping;
+pub mod replay;
 pub mod session;

@@ -1,9 +1,9 @@
 //! The backend's own mapping behind one small interface, so replay, export, sessions and the
-//! player read every backend's recordings the same way (no second parser).
+//! player read every backend's recordings the same way (no second parser). Each backend
+//! implements it for its mapping (its `replay` module); the product's registry picks one.
 
-use crate::backend::{acp, claude};
-use crate::core::gate::Decision;
-use crate::core::msg::BackendEvent;
+use switchboard_core::gate::Decision;
+use switchboard_core::msg::BackendEvent;
 
 /// A gate closed by a recorded reply of ours.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,63 +63,8 @@ pub fn decision_label(d: &Decision) -> String {
     }
 }
 
-impl ReplayMapper for claude::mapping::Mapper {
-    fn clone_box(&self) -> Box<dyn ReplayMapper> {
-        Box::new(self.clone())
-    }
-
-    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
-        self.on_line(line).events
-    }
-
-    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let (out, answered) = self.on_outbound(line);
-        let answered = answered
-            .into_iter()
-            .map(|(id, pending, body)| {
-                let decision = claude::decode::decision(&pending, &body);
-                let label = decision
-                    .as_ref()
-                    .map(decision_label)
-                    .unwrap_or_else(|| format!("raw reply {body}"));
-                Answered {
-                    gate_id: id,
-                    decision,
-                    label,
-                }
-            })
-            .collect();
-        (out.events, answered)
-    }
-}
-
-impl ReplayMapper for acp::mapping::Mapper {
-    fn clone_box(&self) -> Box<dyn ReplayMapper> {
-        Box::new(self.clone())
-    }
-
-    fn set_now(&mut self, ms: u64) {
-        self.now = ms;
-    }
-
-    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
-        self.on_recorded_inbound(line).events
-    }
-
-    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let (out, answered) = self.on_outbound(line);
-        let answered = answered
-            .into_iter()
-            .map(|a| {
-                let label = decision_label(&a.decision);
-                let decision = (!matches!(a.decision, Decision::Raw { .. })).then_some(a.decision);
-                Answered {
-                    gate_id: a.gate_id,
-                    decision,
-                    label,
-                }
-            })
-            .collect();
-        (out.events, answered)
+impl Clone for Box<dyn ReplayMapper> {
+    fn clone(&self) -> Self {
+        self.clone_box()
     }
 }

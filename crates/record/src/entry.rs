@@ -10,8 +10,8 @@
 //! serde: a line either decodes the same both ways or is not taken here (tested below and by the
 //! fuzz-style test over generated and hostile entries).
 
-use super::load::Frame;
-use crate::record::Dir;
+use crate::Dir;
+use crate::load::Frame;
 
 /// One entry line as a frame: the recorder's own shape through `decode` (into `text`'s
 /// buffer), anything else through serde. `Err` holds serde's reason, for the caller's note.

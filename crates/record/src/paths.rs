@@ -166,7 +166,7 @@ pub fn new_recording_path(backend: &str) -> PathBuf {
     // file: a name handed out once is never handed out again by this process.
     static GIVEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-    let stamp = crate::record::utc_stamp(crate::record::now_ms());
+    let stamp = crate::utc_stamp(crate::now_ms());
     let dir = recordings_dir();
     let mut path = dir.join(format!("{stamp}-{backend}.jsonl"));
     let mut n = 1;
@@ -181,7 +181,7 @@ pub fn new_recording_path(backend: &str) -> PathBuf {
 /// Default path of a new workspace manifest: `<data dir>/recordings/workspace-<UTC time>.json`,
 /// next to the recordings it lists (a number is added when that name is taken).
 pub fn new_manifest_path() -> PathBuf {
-    let stamp = crate::record::utc_stamp(crate::record::now_ms());
+    let stamp = crate::utc_stamp(crate::now_ms());
     let dir = recordings_dir();
     let mut path = dir.join(format!("workspace-{stamp}.json"));
     let mut n = 1;

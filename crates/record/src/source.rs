@@ -8,11 +8,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::core::BackendKind;
+use switchboard_core::BackendKind;
 
-use super::load::{Frame, Loaded};
-use super::offsets::{LineNumbers, Offsets};
-use crate::record::Dir;
+use crate::Dir;
+use crate::load::{Frame, Loaded};
+use crate::offsets::{LineNumbers, Offsets};
 
 /// Random access to the frames of a recording.
 pub trait FrameSource: Send + Sync {
@@ -146,7 +146,7 @@ impl IndexedFile {
         if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
             return Err("not a version-1 switchboard recording".into());
         }
-        let backend = super::load::header_backend(&header);
+        let backend = crate::load::header_backend(&header);
         let mut me = IndexedFile {
             file,
             starts,
@@ -323,7 +323,7 @@ impl IndexedFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::load;
+    use crate::load;
 
     #[test]
     fn indexed_file_reads_what_load_reads() {

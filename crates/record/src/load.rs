@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::core::BackendKind;
+use switchboard_core::BackendKind;
 
-use crate::record::Dir;
+use crate::Dir;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

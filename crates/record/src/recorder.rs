@@ -54,7 +54,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn create(
         path: &Path,
-        backend: crate::core::BackendKind,
+        backend: switchboard_core::BackendKind,
         argv: &[String],
         cwd: &str,
     ) -> io::Result<Recorder> {
@@ -99,7 +99,7 @@ impl Recorder {
     }
 
     /// Tests: send everything from now on to `file` (e.g. `/dev/full`).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn redirect(&mut self, file: File) {
         self.out = BufWriter::new(file);
     }
@@ -170,7 +170,7 @@ mod tests {
         let path = dir.join("r.jsonl");
         let mut r = Recorder::create(
             &path,
-            crate::core::BackendKind::Claude,
+            switchboard_core::BackendKind::Claude,
             &["claude".into()],
             "/w",
         )
