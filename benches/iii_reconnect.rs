@@ -44,12 +44,10 @@ use std::time::{Duration, Instant};
 use switchboard::app::frames::{FRAME_INTERVAL, FrameScheduler};
 use switchboard::app::headless::Headless;
 use switchboard::app::{DRAIN_MAX, DRAIN_TIME};
-use switchboard::backend::iii::fake_engine::{
-    Churn, FOCUSED, FOCUSED_TITLE, FakeEngine, Scale, World,
-};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
+use switchboard_sim::iii::fake_engine::{Churn, FOCUSED, FOCUSED_TITLE, FakeEngine, Scale, World};
 
 use checks::Check;
 

@@ -2,14 +2,13 @@
 
 pub mod app;
 pub mod backend;
-pub mod child_env;
+/// Child environments and path containment (the shared backend crate's).
+pub use switchboard_backend::{child_env, contain};
 pub mod cli;
 pub mod config;
-pub mod contain;
 /// The pure core, its own crate (`crates/core`): kept at this path so `switchboard::core` reads
 /// as it always has.
 pub use switchboard_core as core;
-pub mod demo;
 pub mod logging;
 /// Private paths (the record crate's): kept at this path for the product's modules.
 pub use switchboard_record::paths;
@@ -19,7 +18,8 @@ pub use switchboard_record as record;
 pub mod registry;
 pub mod replay;
 pub mod schema;
-pub mod schema_acp;
+/// The ACP schema checks (the ACP backend's).
+pub use switchboard_acp::schema as schema_acp;
 pub mod screenshots;
 pub mod ui;
 pub mod workspace;

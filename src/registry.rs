@@ -37,8 +37,8 @@ pub fn replay_mapper(kind: BackendKind) -> Box<dyn ReplayMapper> {
 /// The validation check for a recording of this backend.
 pub fn rules(kind: BackendKind) -> Box<dyn Rules> {
     match kind {
-        BackendKind::Claude => Box::new(crate::replay::validate::Ledger::default()),
-        BackendKind::Acp => Box::new(crate::replay::validate_acp::Check::new()),
+        BackendKind::Claude => Box::new(claude::validate::Ledger::default()),
+        BackendKind::Acp => Box::new(acp::validate::Check::new()),
         BackendKind::Iii => Box::new(iii::validate::Check::new()),
         BackendKind::Gateway => Box::new(crate::replay::validate::Whole::new(
             gateway::recording::validate,
@@ -54,14 +54,14 @@ pub fn frame_verdict(kind: BackendKind, dir: Dir, text: &str, parsed: Option<&Va
             "not a control frame (the schema covers the control channel)".into()
         }
         (_, Dir::Err | Dir::Note, None) => "not JSON".into(),
-        (BackendKind::Acp, _, _) => crate::replay::validate_acp::verdict(dir, text),
+        (BackendKind::Acp, _, _) => acp::validate::verdict(dir, text),
         (BackendKind::Iii, _, _) => match iii::codec::decode(text) {
             Ok(m) => format!("valid (iii frame: {})", m.kind()),
             Err(e) => format!("INVALID: {e}"),
         },
         (BackendKind::Claude | BackendKind::Gateway, _, None) => "not JSON".into(),
         (BackendKind::Claude | BackendKind::Gateway, Dir::Out, Some(_)) => {
-            match crate::schema::validate_claude_outbound_line(text) {
+            match claude::schema::validate_claude_outbound_line(text) {
                 Ok(()) => "valid (schema: outbound line)".to_string(),
                 Err(e) => format!("INVALID: {e}"),
             }
@@ -72,7 +72,7 @@ pub fn frame_verdict(kind: BackendKind, dir: Dir, text: &str, parsed: Option<&Va
                 Some("control_request" | "control_cancel_request")
             ) =>
         {
-            match crate::schema::validate_claude("Message", v) {
+            match claude::schema::validate_claude("Message", v) {
                 Ok(()) => "valid (schema: Message)".to_string(),
                 Err(e) => format!("INVALID: {e}"),
             }

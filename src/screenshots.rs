@@ -124,8 +124,8 @@ fn replay_shot(recording: &Path, dir: &Path) -> std::io::Result<()> {
 /// The demo workspace (auth, web, docs) with its gates in the inbox, the two identical
 /// `npm test` requests marked for a batch.
 async fn inbox_shot(work: &Path, dir: &Path) -> std::io::Result<()> {
-    let sessions = crate::demo::demo_workspace();
-    let config = |d: &crate::demo::DemoSession| -> std::io::Result<ClaudeConfig> {
+    let sessions = switchboard_sim::demo::demo_workspace();
+    let config = |d: &switchboard_sim::demo::DemoSession| -> std::io::Result<ClaudeConfig> {
         let mut prefix_args = vec!["demo-agent".to_string()];
         prefix_args.extend(d.agent_args());
         Ok(ClaudeConfig {

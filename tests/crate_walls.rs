@@ -1,5 +1,7 @@
 //! The workspace's walls, as `cargo tree` sees them: the core links no terminal crate and no
-//! runtime, whatever a dependency pulls in.
+//! runtime, no backend links another or the peers of `sim`, whatever a dependency pulls in; and
+//! in the sources, no backend name compared as a string outside the registry, no use of `sim`
+//! outside the demo commands.
 
 use std::process::Command;
 
@@ -51,6 +53,54 @@ fn the_core_links_no_terminal_and_no_runtime() {
             !tree.iter().any(|p| p == banned),
             "switchboard-core links {banned}: {tree:?}"
         );
+    }
+}
+
+const BACKENDS: [&str; 4] = [
+    "switchboard-claude",
+    "switchboard-acp",
+    "switchboard-iii",
+    "switchboard-gateway",
+];
+
+#[test]
+fn no_backend_links_another_backend_or_the_simulated_peers() {
+    for b in BACKENDS {
+        let tree = normal_tree(b);
+        assert!(tree.iter().any(|p| p == b), "{tree:?}");
+        assert!(
+            tree.iter().any(|p| p == "switchboard-backend"),
+            "{b}: {tree:?}"
+        );
+        for other in BACKENDS.iter().filter(|o| **o != b) {
+            assert!(
+                !tree.iter().any(|p| p == other),
+                "{b} links {other}: {tree:?}"
+            );
+        }
+        for banned in ["switchboard-sim", "switchboard", "ratatui", "crossterm"] {
+            assert!(
+                !tree.iter().any(|p| p == banned),
+                "{b} links {banned}: {tree:?}"
+            );
+        }
+    }
+    // What they stand on links none of them.
+    for base in [
+        "switchboard-backend",
+        "switchboard-record",
+        "switchboard-core",
+    ] {
+        let tree = normal_tree(base);
+        for banned in BACKENDS
+            .iter()
+            .chain(&["switchboard-sim", "ratatui", "crossterm"])
+        {
+            assert!(
+                !tree.iter().any(|p| p == banned),
+                "{base} links {banned}: {tree:?}"
+            );
+        }
     }
 }
 
@@ -146,4 +196,32 @@ fn the_lint_sees_every_form_of_comparison() {
     ] {
         assert!(!compares_a_backend_name(miss), "{miss}");
     }
+}
+
+/// The simulated peers (`crates/sim`) serve the demo commands, tests and benches: in the
+/// product's sources only the demo commands and the screenshots (drawn from the scripted demo)
+/// name them.
+#[test]
+fn only_the_demo_commands_use_the_simulated_peers() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let allowed = ["src/cli/demo.rs", "src/screenshots.rs"];
+    let mut users = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(f).expect("a source file");
+        if text.contains("switchboard_sim") {
+            users.push(rel);
+        }
+    }
+    users.sort();
+    assert_eq!(
+        users, allowed,
+        "files of the product naming switchboard_sim"
+    );
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use switchboard::backend::gateway::fake_host::{self, FakeHost};
+use switchboard_sim::gateway::fake_host::{self, FakeHost};
 
 #[path = "support/pty.rs"]
 mod pty;

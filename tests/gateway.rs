@@ -12,12 +12,12 @@ use tokio::sync::mpsc;
 
 use switchboard::backend::gateway::codec::FRAME_BYTES;
 use switchboard::backend::gateway::engine::{Decision, Engine, Out, Pinned};
-use switchboard::backend::gateway::fake_host::{self, FakeHost, Fault};
 use switchboard::backend::gateway::journal::Journal;
 use switchboard::backend::gateway::transport::{self, Event, Token};
 use switchboard::backend::gateway::validate::{Mode, sha256_hex};
 use switchboard::contain::Root;
 use switchboard::record::Recorder;
+use switchboard_sim::gateway::fake_host::{self, FakeHost, Fault};
 
 const WS: &str = "ws-test";
 const INTENT: &str = "tidy the docs";

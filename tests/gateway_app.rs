@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::fake_host::{self, FakeHost};
 use switchboard::backend::gateway::session::GatewayBackend;
 use switchboard::backend::gateway::validate::{Mode, sha256_hex};
+use switchboard_sim::gateway::fake_host::{self, FakeHost};
 
 const WS: &str = "ws-app";
 const INTENT: &str = "tidy the README";

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::fake_host::{self, FakeHost};
 use switchboard::backend::gateway::validate::Mode;
+use switchboard_sim::gateway::fake_host::{self, FakeHost};
 
 #[path = "support/gateway_app.rs"]
 mod support;

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use switchboard::backend::gateway::engine::{Engine, Pinned};
-use switchboard::backend::gateway::fake_host::{self, FakeHost};
 use switchboard::backend::gateway::journal::Journal;
 use switchboard::backend::gateway::transport::{self, Token};
 use switchboard::backend::gateway::validate::Mode;
 use switchboard::contain::Root;
+use switchboard_sim::gateway::fake_host::{self, FakeHost};
 
 const WS: &str = "ws-input";
 const INTENT: &str = "feed a deaf command";

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use switchboard::core::input::KeyCode;
 
 use switchboard::app::headless::Headless;
-use switchboard::backend::gateway::fake_host::{self, FakeHost};
 use switchboard::backend::gateway::validate::{Mode, sha256_hex};
 use switchboard::core::state::State;
 use switchboard::core::transcript::ItemKind;
+use switchboard_sim::gateway::fake_host::{self, FakeHost};
 
 const WS: &str = "ws-results";
 const INTENT: &str = "show what happened";

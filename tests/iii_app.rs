@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::app::headless::Headless;
-use switchboard::backend::iii::fake_engine::{FakeEngine, World};
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::backend::iii::transport::Header;
 use switchboard::core::BackendKind;
@@ -23,6 +22,7 @@ use switchboard::core::update::workspace::inbox_refs;
 use switchboard::registry::replay_mapper;
 use switchboard::replay::mapper::Answered;
 use switchboard::replay::validate::validate_path;
+use switchboard_sim::iii::fake_engine::{FakeEngine, World};
 
 const WAIT: Duration = Duration::from_secs(20);
 const SECRET: &str = "Bearer s3cr3t-iii-app";

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use switchboard::app::headless::Headless;
-use switchboard::backend::iii::fake_engine::{FakeEngine, World};
-use switchboard::backend::iii::fake_gate::FakeGate;
 use switchboard::backend::iii::session::{IiiBackend, IiiConfig};
 use switchboard::core::input::KeyCode;
 use switchboard::core::state::State;
 use switchboard::core::update::workspace::inbox_refs;
+use switchboard_sim::iii::fake_engine::{FakeEngine, World};
+use switchboard_sim::iii::fake_gate::FakeGate;
 
 const WAIT: Duration = Duration::from_secs(20);
 const TWO_S: Duration = Duration::from_secs(2);

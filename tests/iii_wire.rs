@@ -16,10 +16,10 @@ use switchboard::backend::iii::client::{
     CallError, Client, ClientEvent, ConnState, Options, Subscription,
 };
 use switchboard::backend::iii::codec::{self, ErrorBody, Message, TriggerAction};
-use switchboard::backend::iii::fake_engine::{Chaos, FakeEngine, Reply, World};
 use switchboard::backend::iii::transport::Header;
 use switchboard::backend::process::SharedRecorder;
 use switchboard::record::Recorder;
+use switchboard_sim::iii::fake_engine::{Chaos, FakeEngine, Reply, World};
 use tokio::sync::mpsc::Receiver;
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -8,6 +8,7 @@ pub mod feed;
 pub mod player;
 pub mod sessions;
 pub mod validate;
-pub mod validate_acp;
+/// The ACP rules (the ACP backend's).
+pub use switchboard_acp::validate as validate_acp;
 pub mod validate_manifest;
 pub mod workspace;

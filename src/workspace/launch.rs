@@ -276,12 +276,13 @@ fn gateway_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<Gateway
         .token
         .read()
         .map_err(|e| format!("session {:?}: token: {e}", p.name))?;
-    let extra_tools = extra::load().map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
+    let extra_tools = extra::load(&crate::config::config_file())
+        .map_err(|e| format!("config.toml [[gateway.tool]]: {e}"))?;
     let token_var = match &g.token {
         TokenSource::Env(v) => Some(v.as_str()),
         TokenSource::File(_) => None,
     };
-    let exec_env = crate::backend::gateway::tools::env::load(token_var)?;
+    let exec_env = crate::backend::gateway::tools::env::load(&gateway_env()?, token_var)?;
     Ok(GatewayConfig {
         url: g.url.clone(),
         root: g.root.clone(),
@@ -356,6 +357,14 @@ fn on_path(name: &std::ffi::OsStr) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// The `[gateway] env` list of `config.toml` (empty when the file or the key is absent): the
+/// variables the owner lets the channel's commands see.
+pub fn gateway_env() -> Result<Vec<String>, String> {
+    crate::config::load_config()
+        .map(|c| c.gateway.env)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

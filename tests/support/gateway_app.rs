@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use switchboard::app::headless::Headless;
 use switchboard::backend::gateway::engine::Pinned;
-use switchboard::backend::gateway::fake_host::{Conn, FakeHost};
 use switchboard::backend::gateway::session::{GatewayBackend, GatewayConfig};
 use switchboard::backend::gateway::tools::env::ExecEnv;
 use switchboard::backend::gateway::transport::Token;
 use switchboard::backend::gateway::validate::Mode;
+use switchboard_sim::gateway::fake_host::{Conn, FakeHost};
 
 pub const WAIT: Duration = Duration::from_secs(20);
 

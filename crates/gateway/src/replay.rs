@@ -1,0 +1,255 @@
+//! Gateway recordings read back in `switchboard replay`: each effect call becomes the card
+//! it raised live, each result closes it with the recorded decision, reads are tool rows.
+//! Nothing is executed and no file is read: a write's card shows the new content (the old
+//! file is not in the recording), a patch its replaced and new text.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::codec::{self, Inbound};
+use super::engine::{self, Ask, Out};
+use super::mapping::Nodes;
+use super::validate::{self, Class};
+use switchboard_core::gate::Decision;
+use switchboard_core::msg::BackendEvent;
+use switchboard_core::transcript::{ItemKind, ItemOp};
+use switchboard_record::mapper::{Answered, ReplayMapper};
+
+#[derive(Clone, Default)]
+pub struct Replay {
+    nodes: NodesCell,
+    /// Open cards by (sessionId, id): the engine's gate number and the question, if any.
+    open: HashMap<(String, String), (u64, Option<String>)>,
+    next: u64,
+    now: u64,
+}
+
+/// `Nodes` is not `Clone` (it needs none live); replay checkpoints copy it.
+#[derive(Default)]
+struct NodesCell(Nodes);
+
+impl Clone for NodesCell {
+    fn clone(&self) -> Self {
+        NodesCell(self.0.clone_state())
+    }
+}
+
+fn s(args: &Map<String, Value>, k: &str) -> String {
+    args.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn ask_of(tool: &str, args: &Map<String, Value>) -> Ask {
+    match tool {
+        "workspace_write" => Ask::Edit {
+            path: s(args, "path"),
+            old: String::new(),
+            new: s(args, "content"),
+            created: args.get("expectedSha256").is_some_and(Value::is_null),
+        },
+        "workspace_patch" => Ask::Edit {
+            path: s(args, "path"),
+            old: s(args, "oldText"),
+            new: s(args, "newText"),
+            created: false,
+        },
+        "workspace_delete" => Ask::Delete {
+            path: s(args, "path"),
+        },
+        "workspace_exec" => Ask::Exec {
+            command: s(args, "command"),
+            cwd: args
+                .get("cwd")
+                .and_then(Value::as_str)
+                .unwrap_or(".")
+                .to_string(),
+        },
+        "workspace_input" => Ask::Input {
+            command_id: s(args, "commandId"),
+            text: s(args, "text"),
+        },
+        "workspace_stop" => Ask::Stop {
+            command_id: s(args, "commandId"),
+        },
+        "workspace_ask" => Ask::Question {
+            question: s(args, "question"),
+        },
+        _ => Ask::Tool {
+            name: s(args, "name"),
+            arguments: args.get("arguments").cloned().unwrap_or(Value::Null),
+        },
+    }
+}
+
+impl ReplayMapper for Replay {
+    fn set_now(&mut self, ms: u64) {
+        self.now = ms;
+    }
+
+    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
+        let Ok(Inbound::Call(c)) = codec::decode(line) else {
+            return Vec::new();
+        };
+        let session = c.session_id.clone().unwrap_or_default();
+        let key = (session.clone(), c.id.clone());
+        if self.open.contains_key(&key) {
+            return Vec::new(); // a re-send joins its card
+        }
+        let tool = c.tool.clone().unwrap_or_default();
+        let args = validate::decode_args(c.args.as_ref()).unwrap_or_default();
+        let class = validate::class_of(&tool);
+        if class == Class::Read && tool != "workspace_tool" {
+            let ran = Out::Ran {
+                session,
+                tool: tool.clone(),
+                summary: codec::clip(&Value::Object(args).to_string()),
+                outcome: format!("call {}", c.id),
+            };
+            return self.nodes.0.map(&ran, self.now);
+        }
+        self.next += 1;
+        let ask = ask_of(&tool, &args);
+        let question = match &ask {
+            Ask::Question { question } => Some(question.clone()),
+            _ => None,
+        };
+        self.open.insert(key, (self.next, question));
+        let g = engine::Gate {
+            gate: self.next,
+            session,
+            call_id: c.id,
+            tool,
+            intention: c.intention.unwrap_or_default(),
+            ask,
+            // A replay decides nothing.
+            editable: None,
+            environment: Vec::new(),
+        };
+        self.nodes.0.map(&Out::Gate(g), self.now)
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        let v: Value = serde_json::from_str(line).unwrap_or_default();
+        if v["type"] != "result" {
+            return (Vec::new(), Vec::new());
+        }
+        let key = (
+            v["sessionId"].as_str().unwrap_or_default().to_string(),
+            v["id"].as_str().unwrap_or_default().to_string(),
+        );
+        let text = v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let code = v["result"]["structuredContent"]["code"]
+            .as_str()
+            .unwrap_or("ok")
+            .to_string();
+        let row = BackendEvent::Item {
+            node: None,
+            op: ItemOp::Push(ItemKind::ToolResult {
+                tool_use_id: key.1.clone(),
+                text: codec::clip(&text),
+                is_error: code != "ok",
+            }),
+        };
+        let Some((gate, question)) = self.open.remove(&key) else {
+            return (vec![row], Vec::new());
+        };
+        let id = super::mapping::gate_id(gate);
+        let (decision, label) = match (code.as_str(), question) {
+            ("ok", Some(q)) => {
+                let a = v["result"]["structuredContent"]["answer"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                (
+                    Some(Decision::Answer {
+                        answers: vec![(q, a.clone())],
+                    }),
+                    format!("answered {a:?}"),
+                )
+            }
+            ("denied_by_owner" | "cancelled", _) => (
+                Some(Decision::Deny {
+                    message: text.clone(),
+                    interrupt: false,
+                }),
+                code.replace('_', " "),
+            ),
+            // The owner's edit ran (the result says so; what ran is in its audit row).
+            ("ok", None) if v["result"]["structuredContent"]["editedByOwner"] == true => (
+                Some(Decision::Allow {
+                    updated_input: Some(Value::Object(Default::default())),
+                    always: false,
+                }),
+                "allowed with edited input".to_string(),
+            ),
+            ("ok", None) => (
+                Some(Decision::Allow {
+                    updated_input: None,
+                    always: false,
+                }),
+                "allowed".to_string(),
+            ),
+            // Refused before any card was shown live (schema, stale SHA, busy...), or an
+            // allowed effect that failed: the result says which.
+            (c, _) => (None, format!("answered {c} (no decision recorded)")),
+        };
+        let mut events = vec![row];
+        events.push(match &decision {
+            Some(d) => BackendEvent::GateAnswered {
+                id: id.clone(),
+                decision: d.clone(),
+            },
+            None => BackendEvent::GateWithdrawn { id: id.clone() },
+        });
+        (
+            events,
+            vec![Answered {
+                gate_id: id,
+                decision,
+                label,
+            }],
+        )
+    }
+
+    fn clone_box(&self) -> Box<dyn ReplayMapper> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_write_opens_its_card_and_the_result_closes_it_allowed() {
+        let mut r = Replay::default();
+        let call = r#"{"type":"call","protocol":1,"id":"w1","workspaceId":"w","sessionId":"s","intention":"i","tool":"workspace_write","args":{"path":"a.txt","content":"new\n","expectedSha256":null}}"#;
+        let ev = r.inbound(call);
+        assert!(matches!(&ev[0], BackendEvent::GateOpen(g) if g.id == "gw-1"));
+        assert!(r.inbound(call).is_empty(), "a re-send joins");
+        let (_, answered) = r.outbound(r#"{"type":"result","id":"w1","sessionId":"s","result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{}}}"#);
+        assert_eq!(answered[0].gate_id, "gw-1");
+        assert!(matches!(answered[0].decision, Some(Decision::Allow { .. })));
+        let ask = call
+            .replace("workspace_write", "workspace_ask")
+            .replace(
+                r#"{"path":"a.txt","content":"new\n","expectedSha256":null}"#,
+                r#"{"question":"Q?"}"#,
+            )
+            .replace("w1", "q1");
+        r.inbound(&ask);
+        let (_, a) = r.outbound(r#"{"type":"result","id":"q1","sessionId":"s","result":{"content":[],"structuredContent":{"answer":"yes"}}}"#);
+        assert_eq!(
+            a[0].decision,
+            Some(Decision::Answer {
+                answers: vec![("Q?".into(), "yes".into())]
+            })
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! iii recordings read back through the live mapper (no second parser). One recording holds
+//! the whole engine connection, so replay shows it as one session: each iii root session is a
+//! node under the replay's root (`iii:<root id>`), its sub-agents under it as live.
+//!
+//! Outgoing `invokefunction` frames are remembered by invocation id; their recorded results
+//! feed `on_result`/`on_error`. Incoming `invokefunction` frames are the engine's pushed
+//! events to our handlers: the handler id names the trigger through our recorded
+//! `registertrigger`. Each outgoing `approval::resolve` closes its card with the decision the
+//! wire said (`RecordedAnswers`), never with what the UI might have meant.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::mapping::{Mapper, Out, RecordedAnswers};
+use switchboard_core::msg::BackendEvent;
+use switchboard_core::tree::{NodePatch, ROOT_KEY};
+use switchboard_record::mapper::{Answered, ReplayMapper, decision_label};
+
+/// Remembered calls at most: a recording of calls never answered must not grow memory.
+const MAX_CALLS: usize = 10_000;
+
+#[derive(Clone, Debug)]
+pub struct Replay {
+    mapper: Mapper,
+    answers: RecordedAnswers,
+    /// Our calls by invocation id: (function id, payload).
+    calls: HashMap<String, (String, Value)>,
+    /// Our handler function ids → the trigger type they were bound to.
+    handlers: HashMap<String, String>,
+    /// Roots already shown as nodes.
+    roots: HashMap<String, ()>,
+    /// Gate ids opened, for closing them by (session, call).
+    gates: Vec<String>,
+    now: u64,
+}
+
+impl Default for Replay {
+    fn default() -> Replay {
+        Replay {
+            mapper: Mapper::new("replay"),
+            answers: Default::default(),
+            calls: HashMap::new(),
+            handlers: HashMap::new(),
+            roots: HashMap::new(),
+            gates: Vec::new(),
+            now: 0,
+        }
+    }
+}
+
+fn node_of(root: &str, key: &str) -> String {
+    if key == ROOT_KEY {
+        format!("iii:{root}")
+    } else {
+        key.to_string()
+    }
+}
+
+impl Replay {
+    /// The mapper's root-addressed events as one session's: root nodes re-keyed under ours.
+    fn flatten(&mut self, out: Out) -> Vec<BackendEvent> {
+        let mut v = Vec::new();
+        for r in out.roots {
+            if self.roots.insert(r.key.clone(), ()).is_none() {
+                v.push(BackendEvent::NodeOpen {
+                    key: format!("iii:{}", r.key),
+                    parent: Some(ROOT_KEY.to_string()),
+                    patch: NodePatch {
+                        name: Some(switchboard_core::text::sanitize(&r.title)),
+                        ..NodePatch::default()
+                    },
+                });
+            }
+        }
+        for (root, e) in out.events {
+            if root.is_empty() {
+                v.push(e);
+                continue;
+            }
+            v.push(match e {
+                BackendEvent::NodeOpen { key, parent, patch } => BackendEvent::NodeOpen {
+                    key: node_of(&root, &key),
+                    parent: Some(node_of(&root, parent.as_deref().unwrap_or(ROOT_KEY))),
+                    patch,
+                },
+                BackendEvent::NodeUpdate { key, patch } => BackendEvent::NodeUpdate {
+                    key: node_of(&root, &key),
+                    patch,
+                },
+                BackendEvent::Item { node, op } => BackendEvent::Item {
+                    node: Some(node_of(&root, node.as_deref().unwrap_or(ROOT_KEY))),
+                    op,
+                },
+                BackendEvent::GateOpen(mut g) => {
+                    g.node_key = node_of(&root, &g.node_key);
+                    if self.gates.len() < MAX_CALLS {
+                        self.gates.push(g.id.clone());
+                    }
+                    BackendEvent::GateOpen(g)
+                }
+                other => other,
+            });
+        }
+        v
+    }
+
+    fn observe_result(&mut self, function_id: &str, result: &Value) {
+        if matches!(
+            function_id,
+            "approval::list-pending" | "approval::list_pending"
+        ) {
+            self.answers.observe_listing(result);
+        }
+    }
+}
+
+impl ReplayMapper for Replay {
+    fn clone_box(&self) -> Box<dyn ReplayMapper> {
+        Box::new(self.clone())
+    }
+
+    fn set_now(&mut self, ms: u64) {
+        self.now = ms;
+    }
+
+    fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
+        let Ok(f) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        let now = self.now;
+        match f.get("type").and_then(Value::as_str) {
+            // Each (re)connect: the live source told the mapper, which re-read everything
+            // (the reads and their results follow in the recording).
+            Some("workerregistered") => {
+                let mut v = Vec::new();
+                if self.mapper.online() {
+                    let out = self.mapper.offline();
+                    v = self.flatten(out);
+                }
+                self.calls.clear();
+                let out = self.mapper.reconnected();
+                v.extend(self.flatten(out));
+                v
+            }
+            Some("invocationresult") => {
+                let id = f.get("invocation_id").and_then(Value::as_str).unwrap_or("");
+                let Some((function_id, payload)) = self.calls.remove(id) else {
+                    return Vec::new();
+                };
+                let out = match f.get("error") {
+                    Some(e) if !e.is_null() => self.mapper.on_error(
+                        &function_id,
+                        &payload,
+                        e.get("code").and_then(Value::as_str).unwrap_or(""),
+                        e.get("message").and_then(Value::as_str).unwrap_or(""),
+                        now,
+                    ),
+                    _ => {
+                        let result = f.get("result").cloned().unwrap_or(Value::Null);
+                        self.observe_result(&function_id, &result);
+                        self.mapper.on_result(&function_id, &payload, &result, now)
+                    }
+                };
+                self.flatten(out)
+            }
+            Some("invokefunction") => {
+                let handler = f.get("function_id").and_then(Value::as_str).unwrap_or("");
+                let Some(trigger) = self.handlers.get(handler).cloned() else {
+                    return Vec::new();
+                };
+                let data = f.get("data").cloned().unwrap_or(Value::Null);
+                if matches!(
+                    trigger.as_str(),
+                    "approval::pending-created" | "approval::pending_created"
+                ) {
+                    self.answers.observe_record(&data);
+                }
+                let out = self.mapper.on_event(&trigger, &data, now);
+                self.flatten(out)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        let Ok(f) = serde_json::from_str::<Value>(line) else {
+            return (Vec::new(), Vec::new());
+        };
+        let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        match f.get("type").and_then(Value::as_str) {
+            Some("registertrigger") => {
+                if self.handlers.len() < MAX_CALLS {
+                    self.handlers.insert(s("function_id"), s("trigger_type"));
+                }
+                (Vec::new(), Vec::new())
+            }
+            Some("invokefunction") => {
+                let function_id = s("function_id");
+                let data = f.get("data").cloned().unwrap_or(Value::Null);
+                let decided = self.answers.observe_call(&function_id, &data);
+                if self.calls.len() < MAX_CALLS {
+                    self.calls.insert(s("invocation_id"), (function_id, data));
+                }
+                let mut events = Vec::new();
+                let mut answered = Vec::new();
+                if let Some(Ok((session, call, decision))) = decided {
+                    let plain = format!("iii:{session}:{call}");
+                    let versioned = format!("{plain}#");
+                    if let Some(id) = self
+                        .gates
+                        .iter()
+                        .rev()
+                        .find(|g| **g == plain || g.starts_with(&versioned))
+                    {
+                        // The card closes with what the wire said.
+                        events.push(BackendEvent::GateAnswered {
+                            id: id.clone(),
+                            decision: decision.clone(),
+                        });
+                        answered.push(Answered {
+                            gate_id: id.clone(),
+                            label: decision_label(&decision),
+                            decision: Some(decision),
+                        });
+                    }
+                }
+                (events, answered)
+            }
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+}

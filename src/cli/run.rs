@@ -1,0 +1,363 @@
+//! Running a workspace: `up`, the options every TUI command shares, loading the config and
+//! rules, and starting the app with its sources.
+
+use super::*;
+
+/// `switchboard up`: check every profile, pick the named ones, build them all, and only then
+/// start anything.
+pub(super) fn up(args: UpArgs) -> ExitCode {
+    let fail = |e: &str| {
+        eprintln!("switchboard: {}", crate::core::text::neutralize(e));
+        ExitCode::from(2)
+    };
+    let (path, cfg, text) = match read_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let checked = check_profiles(&path, &cfg, &text);
+    if !checked.problems.is_empty() {
+        for p in &checked.problems {
+            eprintln!("{p}");
+        }
+        return fail(&format!(
+            "{} problem(s) in the [[session]] profiles of {}; nothing was started",
+            checked.problems.len(),
+            path.display()
+        ));
+    }
+    if checked.profiles.is_empty() {
+        return fail(&format!(
+            "{}: no [[session]] profiles to start (see `switchboard config check`)",
+            path.display()
+        ));
+    }
+    let known = || {
+        checked
+            .profiles
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut chosen: Vec<&SessionProfile> = Vec::new();
+    for name in &args.sessions {
+        match checked.profiles.iter().find(|p| &p.name == name) {
+            Some(p) if chosen.iter().any(|c| c.name == p.name) => {}
+            Some(p) => chosen.push(p),
+            None => {
+                return fail(&format!(
+                    "--session {name:?}: no such profile in {}; known: {}",
+                    path.display(),
+                    known()
+                ));
+            }
+        }
+    }
+    if args.sessions.is_empty() {
+        chosen = checked.profiles.iter().collect();
+    }
+    let cx = LaunchContext {
+        claude: cfg.claude.clone(),
+        record: !args.no_record,
+        record_to: None,
+        resume: None,
+    };
+    let launcher = Launchable {
+        profiles: checked.profiles.clone(),
+        cx: cx.clone(),
+    };
+    let mut specs = Vec::new();
+    for p in chosen {
+        match launch::launch(p, &cx) {
+            Ok(s) => specs.push(s),
+            Err(e) => return fail(&e),
+        }
+    }
+    run_sources(
+        specs,
+        &RunOptions {
+            no_bell: args.no_bell,
+            theme: args.theme,
+            rules: Vec::new(),
+            config: Some(path),
+            launcher: Some(launcher),
+        },
+    )
+}
+
+/// Everything the TUI takes from config.toml, the rules files and `--theme`.
+pub(super) struct Loaded {
+    keymap: std::collections::HashMap<char, char>,
+    settings: Settings,
+    theme: Theme,
+    rules: crate::core::rules::Rules,
+    rules_file: PathBuf,
+    notify: Option<String>,
+}
+
+/// What the TUI is started with besides its sources.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub no_bell: bool,
+    pub theme: Option<String>,
+    /// `--rules FILE`: added to the global rules.
+    pub rules: Vec<PathBuf>,
+    /// The config file (`up --config`); `None`: config.toml.
+    pub config: Option<PathBuf>,
+    /// `up`: the profiles the new-session dialog offers, and how to build them.
+    pub launcher: Option<Launchable>,
+}
+
+impl RunOptions {
+    pub fn of(common: &Common) -> RunOptions {
+        RunOptions {
+            no_bell: common.no_bell,
+            theme: common.theme.clone(),
+            rules: common.rules.clone(),
+            config: None,
+            launcher: None,
+        }
+    }
+}
+
+pub fn need_terminal() -> Result<(), String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err("the TUI needs a terminal: stdin and stdout must be a tty".into())
+    }
+}
+
+/// `--theme`, else the config's theme, else dark; `NO_COLOR` drops the colours.
+pub(super) fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
+    let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
+    theme_of(flag, &cfg)
+}
+
+pub(super) fn theme_of(flag: Option<String>, cfg: &crate::config::Config) -> Result<Theme, String> {
+    let mut theme = match flag.or(cfg.theme.clone()) {
+        Some(t) => Theme::load(&t, &crate::config::themes_dir())?,
+        None => Theme::dark(),
+    };
+    if Theme::no_color_requested() {
+        theme = theme.without_color();
+    }
+    Ok(theme)
+}
+
+pub(super) fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
+    let (path, cfg, _) = read_config(opts.config.as_deref())?;
+    let theme = theme_of(opts.theme.clone(), &cfg)?;
+    let rf = rules_file(&cfg);
+    let mut rules = crate::core::rules::Rules::default();
+    crate::config::load_rules(&rf, &mut rules).map_err(|e| e.to_string())?;
+    for extra in &opts.rules {
+        if !extra.is_file() {
+            return Err(format!("--rules {}: no such file", extra.display()));
+        }
+        crate::config::load_rules(extra, &mut rules).map_err(|e| e.to_string())?;
+    }
+    let keymap =
+        crate::core::keymap::build(&cfg.keys).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Loaded {
+        keymap,
+        settings: Settings {
+            bell: !opts.no_bell && cfg.bell.unwrap_or(true),
+            cancel_grace_ms: cfg
+                .cancel_grace_secs
+                .map_or(crate::core::update::cancel::DEFAULT_GRACE_MS, |s| {
+                    s.saturating_mul(1000)
+                }),
+        },
+        theme,
+        rules,
+        rules_file: rf,
+        notify: cfg.notify_command.clone(),
+    })
+}
+
+/// Start the TUI over `specs`: one workspace, each spec a session with its own rules (added to
+/// the global ones for that session only). A workspace (`up`, a demo of several sessions)
+/// writes a manifest beside the recordings.
+pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
+    if specs.is_empty() {
+        eprintln!("switchboard: no session to start");
+        return ExitCode::from(2);
+    }
+    let setup = match load_setup(opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Checked before any agent starts: without a terminal nothing could answer it.
+    if let Err(e) = need_terminal() {
+        eprintln!("switchboard: {e}");
+        return ExitCode::from(2);
+    }
+    let _log = crate::logging::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("switchboard: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let launcher = opts.launcher.clone();
+    let result = runtime.block_on(async move {
+        let app = start_workspace(specs, setup, launcher);
+        app::term::run(app).await
+    });
+    // Not `eprintln!`: it panics when stderr is a terminal that went away.
+    let say = |text: String| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "switchboard: {text}");
+    };
+    match result {
+        Ok(app) => {
+            for s in &app.state.sessions {
+                match (&s.session.recording, &s.session.recording_failed) {
+                    (Some(r), Some(why)) => say(format!(
+                        "recording incomplete: {} stopped early ({})",
+                        crate::core::text::neutralize(r),
+                        crate::core::text::sanitize(why)
+                    )),
+                    (Some(r), None) => say(format!(
+                        "recording written to {}",
+                        crate::core::text::neutralize(r)
+                    )),
+                    (None, _) => {}
+                }
+            }
+            if let Some(m) = app.manifest_path() {
+                say(format!("workspace manifest written to {}", m.display()));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            say(format!("terminal error: {e}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// What the new-session dialog can start: every profile of the config, built as `up` builds.
+#[derive(Clone, Debug)]
+pub struct Launchable {
+    pub profiles: Vec<SessionProfile>,
+    pub cx: LaunchContext,
+}
+
+/// Open the workspace: the first source as session one, the others after it, each with its
+/// own rules; the dialog's launcher and profiles. Must run inside the runtime.
+pub(super) fn start_workspace(
+    specs: Vec<SourceSpec>,
+    setup: Loaded,
+    launcher: Option<Launchable>,
+) -> App {
+    // A workspace (`up`, a demo of several sessions) ties its recordings together in a
+    // manifest; a one-session subcommand writes just its recording, as before.
+    let manifest =
+        (launcher.is_some() || specs.len() > 1) && specs.iter().any(|s| s.recording.is_some());
+    let mut specs = specs.into_iter();
+    let first = specs.next().expect("checked non-empty");
+    let mut app = App::start(first.backend, setup.settings, setup.theme);
+    app.state.sessions[0].tree.nodes[0].name = first.name;
+    app.state.sessions[0].profile = first.profile.map(|p| p.name);
+    // Known before the backend opens it: a recording that cannot be created is still named
+    // in the exit message.
+    app.state.sessions[0].session.recording = first.recording.map(|r| r.display().to_string());
+    app.state.rules = setup.rules;
+    for r in first.rules.list {
+        app.state
+            .rules
+            .add_scoped(r.spec, r.origin, Some(app.first_session()));
+    }
+    app.state.keymap = setup.keymap;
+    app.state.rules_file = Some(setup.rules_file.display().to_string());
+    app.notify_command = setup.notify;
+    for spec in specs {
+        let id = app.add_session(&spec.name, spec.backend, spec.rules);
+        if let Some(i) = app.state.index_of(id) {
+            app.state.sessions[i].profile = spec.profile.map(|p| p.name);
+            app.state.sessions[i].session.recording =
+                spec.recording.map(|r| r.display().to_string());
+        }
+    }
+    if manifest {
+        let path = crate::paths::new_manifest_path();
+        match crate::workspace::manifest::ManifestSink::create(&path, crate::record::now_ms()) {
+            Ok(w) => app.observe(Box::new(w)),
+            Err(e) => app.state.status_line = Some(format!("no workspace manifest: {e}")),
+        }
+    }
+    if let Some(l) = launcher {
+        app.state.profiles = l
+            .profiles
+            .iter()
+            .map(|p| crate::core::state::ProfileChoice {
+                name: p.name.clone(),
+                backend: p.backend.label().to_string(),
+                cwd: p.cwd.display().to_string(),
+                provider: p.provider.clone(),
+            })
+            .collect();
+        app.launcher = Some(Box::new(move |req| launch_requested(&l, req)));
+    }
+    app
+}
+
+/// Build the source the new-session dialog (or a restart) asked for.
+pub(super) fn launch_requested(
+    l: &Launchable,
+    req: &crate::core::msg::NewSession,
+) -> Result<
+    (
+        String,
+        Box<dyn crate::backend::Backend>,
+        crate::core::rules::Rules,
+    ),
+    String,
+> {
+    let prompt = Some(req.prompt.clone()).filter(|p| !p.trim().is_empty());
+    let spec = match (&req.profile, &req.command_line) {
+        (Some(name), _) => {
+            let mut p = l
+                .profiles
+                .iter()
+                .find(|p| &p.name == name)
+                .cloned()
+                .ok_or_else(|| format!("no profile named {name:?}"))?;
+            if !req.cwd.trim().is_empty() {
+                let cwd = PathBuf::from(req.cwd.trim());
+                if !cwd.is_dir() {
+                    return Err(format!("{}: not a directory", cwd.display()));
+                }
+                p.cwd = cwd;
+            }
+            if prompt.is_some() || req.resume.is_some() {
+                // A resumed conversation goes on where it was: no first prompt again.
+                p.prompt = prompt;
+            }
+            let mut cx = l.cx.clone();
+            cx.resume = req.resume.clone();
+            launch::launch(&p, &cx)?
+        }
+        (None, Some(line)) => {
+            let cwd = if req.cwd.trim().is_empty() {
+                std::env::current_dir().map_err(|e| e.to_string())?
+            } else {
+                PathBuf::from(req.cwd.trim())
+            };
+            launch::adhoc_acp(line, &cwd, prompt, &l.cx)?
+        }
+        (None, None) => return Err("choose a profile or type a command line".into()),
+    };
+    Ok((spec.name, spec.backend, spec.rules))
+}
