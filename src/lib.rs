@@ -1,6 +1,7 @@
 //! switchboard: a terminal UI that supervises interactive AI-agent sessions.
 
-pub mod app;
+/// The app loop and the renderer (`crates/tui`), kept at these paths for the commands.
+pub use switchboard_tui::{app, ui};
 pub mod backend;
 /// Child environments and path containment (the shared backend crate's).
 pub use switchboard_backend::{child_env, contain};
@@ -21,7 +22,6 @@ pub mod schema;
 /// The ACP schema checks (the ACP backend's).
 pub use switchboard_acp::schema as schema_acp;
 pub mod screenshots;
-pub mod ui;
 pub mod workspace;
 
 /// Reducer tests that drive the core with the backends' real mappings.

@@ -268,6 +268,10 @@ pub(super) fn start_workspace(
     let mut specs = specs.into_iter();
     let first = specs.next().expect("checked non-empty");
     let mut app = App::start(first.backend, setup.settings, setup.theme);
+    app.rule_file = Some(app::RuleFile {
+        append: |path, spec| crate::config::append_rule(path, spec).map_err(|e| e.to_string()),
+        remove: |path, spec| crate::config::remove_rule(path, spec).map_err(|e| e.to_string()),
+    });
     app.state.sessions[0].tree.nodes[0].name = first.name;
     app.state.sessions[0].profile = first.profile.map(|p| p.name);
     // Known before the backend opens it: a recording that cannot be created is still named

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::app::WorkspaceObserver;
 use crate::core::gate::Decision;
+use crate::core::state::SessionId;
 
 /// The format version (`switchboard_workspace`).
 pub const VERSION: u64 = 1;
@@ -492,6 +494,47 @@ pub fn element_lines(text: &str, key: &str) -> Vec<usize> {
         i += 1;
     }
     out
+}
+
+/// The manifest is what the app's observer writes: every session opened and closed, every
+/// decision sent.
+impl WorkspaceObserver for ManifestSink {
+    fn session_opened(
+        &mut self,
+        id: SessionId,
+        name: &str,
+        backend: crate::core::BackendKind,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
+    }
+    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
+        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
+    }
+    fn session_ended(
+        &mut self,
+        id: SessionId,
+        exit_code: Option<i32>,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.session_closed(id.0, at_ms, exit_code))
+    }
+    fn decision(
+        &mut self,
+        id: SessionId,
+        gate_id: &str,
+        decision: &crate::core::gate::Decision,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
+    }
+    fn path(&self) -> Option<std::path::PathBuf> {
+        Some(ManifestSink::path(self).to_path_buf())
+    }
+    fn take_errors(&mut self) -> Vec<String> {
+        ManifestSink::take_errors(self)
+    }
 }
 
 #[cfg(test)]

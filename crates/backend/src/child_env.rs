@@ -1,5 +1,5 @@
-//! The environments of the processes we start (README: "Environments of the processes we
-//! start"). Two rules hold for every spawn site:
+//! The environments of the processes we start (docs/gateway.md: "Environments of the processes
+//! we start"). Two rules hold for every spawn site:
 //!
 //! - A variable that holds a secret we read at startup (the gateway's bearer token, named by
 //!   `--token-env` or a profile's `token_env`) is registered here and withheld from every

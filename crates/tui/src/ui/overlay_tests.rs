@@ -1,14 +1,14 @@
 //! Snapshots of the iii turn-control views: the queue view and the new-session dialog's
 //! harness choice. Update with `INSTA_UPDATE=always cargo test --lib ui::overlay`.
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::core::msg::{BackendEvent, Queue, QueuedMessage};
-use crate::core::state::{Focus, ProfileChoice, SessionId, State};
-use crate::core::{Msg, update};
 use crate::ui::theme::Theme;
+use switchboard_core::msg::{BackendEvent, Queue, QueuedMessage};
+use switchboard_core::state::{Focus, ProfileChoice, SessionId, State};
+use switchboard_core::{Msg, update};
 
 const T0: u64 = 1_764_000_000_000;
 const URL: &str = "ws://127.0.0.1:49134";
@@ -36,9 +36,13 @@ fn ev(s: &mut State, session: SessionId, event: BackendEvent) {
 
 /// An engine session (live) and one iii root, shown, with a queue.
 fn iii() -> State {
-    let mut s = State::new(crate::core::BackendKind::Iii, &format!("iii {URL}"), T0);
+    let mut s = State::new(
+        switchboard_core::BackendKind::Iii,
+        &format!("iii {URL}"),
+        T0,
+    );
     s.settings.bell = false;
-    let root = s.add_session(crate::core::BackendKind::Iii, "Tidy the notes");
+    let root = s.add_session(switchboard_core::BackendKind::Iii, "Tidy the notes");
     ev(
         &mut s,
         SessionId::FIRST,
@@ -85,7 +89,7 @@ fn snap(s: &State, name: &str) {
 #[test]
 fn help_and_footer_show_the_users_keys() {
     let mut s = iii();
-    s.keymap = crate::core::keymap::build(&std::collections::BTreeMap::from([
+    s.keymap = switchboard_core::keymap::build(&std::collections::BTreeMap::from([
         ("focus_subtree".to_string(), "u".to_string()),
         ("queue".to_string(), "U".to_string()),
         ("allow_once".to_string(), "Y".to_string()),

@@ -13,8 +13,8 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 use super::theme::Theme;
-use crate::core::diff::{self, Diff, DiffKind, DiffLine};
-use crate::core::text::neutralize;
+use switchboard_core::diff::{self, Diff, DiffKind, DiffLine};
+use switchboard_core::text::neutralize;
 
 /// Diff lines shown for a collapsed tool call.
 pub const COLLAPSED_DIFF: usize = 14;

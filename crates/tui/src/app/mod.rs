@@ -15,12 +15,12 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_stream::{Stream, StreamExt, StreamMap};
 
-use crate::backend::{Backend, EVENT_CHANNEL};
-use crate::core::msg::{BackendEvent, Command, Stamped};
-use crate::core::state::{SessionId, Settings};
-use crate::core::{Effect, Msg, State, update};
-use crate::record::now_ms;
 use crate::ui::theme::Theme;
+use switchboard_backend::{Backend, EVENT_CHANNEL};
+use switchboard_core::msg::{BackendEvent, Command, Stamped};
+use switchboard_core::state::{SessionId, Settings};
+use switchboard_core::{Effect, Msg, State, update};
+use switchboard_record::now_ms;
 
 /// Most backend messages applied in one turn of the terminal loop.
 pub const DRAIN_MAX: usize = 1024;
@@ -66,16 +66,29 @@ pub struct App {
     pub launcher: Option<Launcher>,
     /// Told every session opened and closed and every decision sent (the workspace manifest).
     pub observer: Option<Box<dyn WorkspaceObserver>>,
+    /// Saves and removes rules in the rules file (`r` in a card, the rules view); set by the
+    /// command line, which owns the config. Without it a rule applies for this run only.
+    pub rule_file: Option<RuleFile>,
     /// Sources that host several sessions ask for more here.
-    spawner: crate::backend::Spawner,
-    spawns: mpsc::UnboundedReceiver<crate::backend::SpawnRequest>,
+    spawner: switchboard_backend::Spawner,
+    spawns: mpsc::UnboundedReceiver<switchboard_backend::SpawnRequest>,
+}
+
+/// An edit of the rules file at a path: an error says why the file was left as it was.
+pub type RuleEdit = fn(&std::path::Path, &switchboard_core::rules::RuleSpec) -> Result<(), String>;
+
+/// How the app edits the rules file (the product's config module does it).
+#[derive(Clone, Copy, Debug)]
+pub struct RuleFile {
+    pub append: RuleEdit,
+    pub remove: RuleEdit,
 }
 
 /// Builds a backend for a new session: `(root name, backend, the session's own rules)`.
 pub type Launcher = Box<
     dyn FnMut(
-            &crate::core::msg::NewSession,
-        ) -> Result<(String, Box<dyn Backend>, crate::core::rules::Rules), String>
+            &switchboard_core::msg::NewSession,
+        ) -> Result<(String, Box<dyn Backend>, switchboard_core::rules::Rules), String>
         + Send,
 >;
 
@@ -86,7 +99,7 @@ pub trait WorkspaceObserver: Send {
         &mut self,
         id: SessionId,
         name: &str,
-        backend: crate::core::BackendKind,
+        backend: switchboard_core::BackendKind,
         at_ms: u64,
     ) -> Result<(), String>;
     fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String>;
@@ -101,7 +114,7 @@ pub trait WorkspaceObserver: Send {
         &mut self,
         id: SessionId,
         gate_id: &str,
-        decision: &crate::core::gate::Decision,
+        decision: &switchboard_core::gate::Decision,
         by: &str,
         at_ms: u64,
     ) -> Result<(), String>;
@@ -113,45 +126,6 @@ pub trait WorkspaceObserver: Send {
     }
 }
 
-impl WorkspaceObserver for crate::workspace::manifest::ManifestSink {
-    fn session_opened(
-        &mut self,
-        id: SessionId,
-        name: &str,
-        backend: crate::core::BackendKind,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
-    }
-    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
-        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
-    }
-    fn session_ended(
-        &mut self,
-        id: SessionId,
-        exit_code: Option<i32>,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.session_closed(id.0, at_ms, exit_code))
-    }
-    fn decision(
-        &mut self,
-        id: SessionId,
-        gate_id: &str,
-        decision: &crate::core::gate::Decision,
-        by: &str,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
-    }
-    fn path(&self) -> Option<std::path::PathBuf> {
-        Some(crate::workspace::manifest::ManifestSink::path(self).to_path_buf())
-    }
-    fn take_errors(&mut self) -> Vec<String> {
-        crate::workspace::manifest::ManifestSink::take_errors(self)
-    }
-}
-
 impl App {
     /// Start `backend` as a workspace of one session. Must run inside a tokio runtime.
     pub fn start(backend: Box<dyn Backend>, settings: Settings, theme: Theme) -> App {
@@ -159,7 +133,7 @@ impl App {
         state.reply_check = backend.reply_check();
         state.sessions[0].keeps_gates_on_quit = backend.keeps_gates_on_quit();
         state.settings = settings;
-        let (spawner, spawns) = crate::backend::Spawner::channel();
+        let (spawner, spawns) = switchboard_backend::Spawner::channel();
         let mut app = App {
             spawner,
             spawns,
@@ -175,6 +149,7 @@ impl App {
             pages: Vec::new(),
             launcher: None,
             observer: None,
+            rule_file: None,
         };
         app.run_source(SessionId::FIRST, backend);
         app
@@ -186,7 +161,7 @@ impl App {
         &mut self,
         name: &str,
         backend: Box<dyn Backend>,
-        rules: crate::core::rules::Rules,
+        rules: switchboard_core::rules::Rules,
     ) -> SessionId {
         let id = self.open_session(
             name,
@@ -206,8 +181,8 @@ impl App {
     fn open_session(
         &mut self,
         name: &str,
-        backend: crate::core::BackendKind,
-        reply_check: crate::core::state::ReplyCheck,
+        backend: switchboard_core::BackendKind,
+        reply_check: switchboard_core::state::ReplyCheck,
         keeps_gates_on_quit: bool,
     ) -> SessionId {
         let id = self.state.add_session(backend, name);
@@ -396,12 +371,20 @@ impl App {
                 Effect::Copy(text) => self.copies.push(text),
                 Effect::OpenPager(text) => self.pages.push(text),
                 Effect::SaveRule { path, spec } => {
-                    if let Err(e) = crate::config::append_rule(std::path::Path::new(&path), &spec) {
+                    let r = match self.rule_file {
+                        Some(f) => (f.append)(std::path::Path::new(&path), &spec),
+                        None => Err("no rules file in this run".into()),
+                    };
+                    if let Err(e) = r {
                         self.state.status_line = Some(format!("rule not saved: {e}"));
                     }
                 }
                 Effect::RemoveRule { path, spec } => {
-                    if let Err(e) = crate::config::remove_rule(std::path::Path::new(&path), &spec) {
+                    let r = match self.rule_file {
+                        Some(f) => (f.remove)(std::path::Path::new(&path), &spec),
+                        None => Err("no rules file in this run".into()),
+                    };
+                    if let Err(e) = r {
                         self.state.status_line = Some(format!("rule not removed: {e}"));
                     }
                 }
@@ -410,7 +393,7 @@ impl App {
         }
     }
 
-    fn start_requested(&mut self, req: &crate::core::msg::NewSession) {
+    fn start_requested(&mut self, req: &switchboard_core::msg::NewSession) {
         let Some(launch) = self.launcher.as_mut() else {
             self.state.status_line = Some("new sessions need `switchboard up` profiles".into());
             return;
@@ -424,7 +407,7 @@ impl App {
                 }
                 self.state.status_line = Some(format!(
                     "started session {}",
-                    crate::core::text::neutralize(&name)
+                    switchboard_core::text::neutralize(&name)
                 ));
             }
             Err(e) => self.state.status_line = Some(format!("cannot start the session: {e}")),
@@ -511,7 +494,7 @@ impl App {
 
     /// Open a session a hosting source asked for: its own bounded channel, merged like the
     /// others; its commands go back to the source.
-    fn spawn(&mut self, req: crate::backend::SpawnRequest) {
+    fn spawn(&mut self, req: switchboard_backend::SpawnRequest) {
         if self.state.quitting {
             // Nobody would answer its gates: the source hears `None` and stops opening.
             return;
@@ -523,7 +506,7 @@ impl App {
             req.keeps_gates_on_quit,
         );
         let (ev_tx, cmd_rx) = self.attach(id);
-        let _ = req.reply.send(crate::backend::SessionLink {
+        let _ = req.reply.send(switchboard_backend::SessionLink {
             session: id,
             events: ev_tx,
             commands: cmd_rx,
@@ -592,7 +575,7 @@ impl App {
             s.cancel_sent_ms.is_some()
                 || !s.gates.is_empty()
                 || s.tree.nodes.iter().any(|n| {
-                    use crate::core::tree::NodeStatus;
+                    use switchboard_core::tree::NodeStatus;
                     matches!(n.status, NodeStatus::Running | NodeStatus::Waiting)
                 })
         })
@@ -606,7 +589,7 @@ impl App {
         let message = notify_message(&self.state);
         let mut c = std::process::Command::new("sh");
         // The owner's own command: their environment, less any secret we read.
-        crate::child_env::scrub(&mut c, false);
+        switchboard_backend::child_env::scrub(&mut c, false);
         let spawned = c
             .arg("-c")
             .arg(cmd)
@@ -643,7 +626,7 @@ fn notify_message(state: &State) -> String {
         .inbox()
         .last()
         .map(|(_, i, g)| {
-            let what = crate::core::update::gate_subject(g);
+            let what = switchboard_core::update::gate_subject(g);
             if state.sessions.len() > 1 {
                 format!("{}: {what}", state.sessions[*i].name())
             } else {
@@ -651,7 +634,7 @@ fn notify_message(state: &State) -> String {
             }
         })
         .unwrap_or_default();
-    crate::core::text::neutralize(&subject).into_owned()
+    switchboard_core::text::neutralize(&subject).into_owned()
 }
 
 #[cfg(test)]
@@ -660,20 +643,20 @@ mod notify_tests {
 
     #[test]
     fn the_notification_message_carries_no_control_character() {
-        let mut s = State::new(crate::core::BackendKind::Claude, "agent", 0);
+        let mut s = State::new(switchboard_core::BackendKind::Claude, "agent", 0);
         let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
             "input":{"command":"ls \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{202e}x\u{0}"}});
-        s.gates.push_back(crate::core::gate::Gate {
+        s.gates.push_back(switchboard_core::gate::Gate {
             id: "g".into(),
             node_key: "root".into(),
             asked_by: None,
-            kind: crate::backend::claude::gates::permission(&req),
+            kind: switchboard_claude::gates::permission(&req),
             opened_ms: 0,
             default_reply: String::new(),
             reply_definition: "",
         });
         let m = notify_message(&s);
-        assert!(!m.chars().any(crate::core::text::is_hostile), "{m:?}");
+        assert!(!m.chars().any(switchboard_core::text::is_hostile), "{m:?}");
         assert!(m.contains("ls ^[]52;c;cGF5bG9hZA==^G<U+202E>x^@"), "{m}");
     }
 }
@@ -681,7 +664,7 @@ mod notify_tests {
 #[cfg(test)]
 mod spawner_tests {
     use super::*;
-    use crate::backend::Spawner;
+    use switchboard_backend::Spawner;
 
     /// A source that hosts two sessions: it opens them through the spawner and raises one
     /// gate in each, then reports every command it gets back, tagged with the session.
@@ -690,14 +673,14 @@ mod spawner_tests {
     }
 
     impl Backend for Host {
-        fn kind(&self) -> crate::core::BackendKind {
-            crate::core::BackendKind::Iii
+        fn kind(&self) -> switchboard_core::BackendKind {
+            switchboard_core::BackendKind::Iii
         }
         fn root_name(&self) -> String {
             "engine".into()
         }
-        fn reply_check(&self) -> crate::core::state::ReplyCheck {
-            crate::backend::claude::session::reply_check
+        fn reply_check(&self) -> switchboard_core::state::ReplyCheck {
+            switchboard_claude::session::reply_check
         }
         fn start(
             self: Box<Self>,
@@ -718,19 +701,19 @@ mod spawner_tests {
                     let link = spawner
                         .open(
                             name,
-                            crate::core::BackendKind::Iii,
-                            crate::backend::claude::session::reply_check,
+                            switchboard_core::BackendKind::Iii,
+                            switchboard_claude::session::reply_check,
                             true,
                         )
                         .await
                         .expect("the workspace opens it");
                     let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
                         "input":{"command":format!("echo {name}")}});
-                    let gate = crate::core::gate::Gate {
+                    let gate = switchboard_core::gate::Gate {
                         id: "held-0".into(),
                         node_key: "root".into(),
                         asked_by: None,
-                        kind: crate::backend::claude::gates::permission(&req),
+                        kind: switchboard_claude::gates::permission(&req),
                         opened_ms: 0,
                         default_reply: String::new(),
                         reply_definition: "",
@@ -790,13 +773,13 @@ mod spawner_tests {
         );
         // The same gate id in two sessions: answer root-b's from the inbox.
         let b = app.state.sessions[2].id;
-        let fx = crate::core::update::workspace::answer_in(
+        let fx = switchboard_core::update::workspace::answer_in(
             &mut app.state,
-            &crate::core::state::GateRef {
+            &switchboard_core::state::GateRef {
                 session: b,
                 id: "held-0".into(),
             },
-            crate::core::gate::Decision::Allow {
+            switchboard_core::gate::Decision::Allow {
                 updated_input: None,
                 always: false,
             },

@@ -7,10 +7,10 @@ use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
 use super::wrap::clip;
-use crate::core::gate::{Gate, GateKind, command_summary};
-use crate::core::state::{GateRef, SessionState, State};
-use crate::core::text::human_duration;
-use crate::core::update::workspace::not_batchable;
+use switchboard_core::gate::{Gate, GateKind, command_summary};
+use switchboard_core::state::{GateRef, SessionState, State};
+use switchboard_core::text::human_duration;
+use switchboard_core::update::workspace::not_batchable;
 
 /// Kind of a gate, as the inbox's kind column names it.
 fn kind_label(g: &Gate) -> &'static str {
@@ -39,7 +39,7 @@ fn summary(g: &Gate) -> String {
             None => p.summary.clone(),
         },
         GateKind::Breakpoint(b) => b.summary.clone(),
-        _ => crate::core::update::gate_subject(g),
+        _ => switchboard_core::update::gate_subject(g),
     }
 }
 
@@ -48,7 +48,7 @@ fn rule_of(state: &State, s: &SessionState, g: &Gate) -> String {
     let GateKind::Permission(p) = &g.kind else {
         return String::new();
     };
-    let subject = crate::core::update::rule_subject(p);
+    let subject = switchboard_core::update::rule_subject(p);
     match state.rules.evaluate_in(&subject, Some(s.id)) {
         Some(i) => {
             let r = &state.rules.list[i];
@@ -85,9 +85,9 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
                     .filter(|s| !s.gates.is_empty())
                     .count(),
                 // The inbox reads its keys untranslated: its hints are the fixed keys.
-                crate::core::bindings::hint_line(
+                switchboard_core::bindings::hint_line(
                     &state.keymap,
-                    crate::core::bindings::hints::INBOX_KEYS
+                    switchboard_core::bindings::hints::INBOX_KEYS
                 )
             ),
             inner_w,
@@ -102,7 +102,7 @@ pub fn render(state: &State, theme: &Theme, area: Rect) -> (Vec<Line<'static>>, 
         return (lines, w, h);
     }
     // The batch panel: exactly what `y` / `n` would answer, one gate per line.
-    let batch: Vec<(usize, &Gate)> = crate::core::update::workspace::batch(state)
+    let batch: Vec<(usize, &Gate)> = switchboard_core::update::workspace::batch(state)
         .iter()
         .filter_map(|r| {
             let i = state.index_of(r.session)?;

@@ -4,7 +4,7 @@
 use ratatui::style::Style;
 use ratatui_textarea::{CursorMove, TextArea};
 
-use crate::core::text_field::TextField;
+use switchboard_core::text_field::TextField;
 
 /// A widget showing `field`, the cursor where the field has it, no cursor-line highlight.
 pub fn widget(field: &TextField) -> TextArea<'static> {

@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Theme;
 use super::wrap::clip;
-use crate::core::state::{Overlay, Pick, State};
+use switchboard_core::state::{Overlay, Pick, State};
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
@@ -29,9 +29,9 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
         Overlay::Help => {
             let mut l = Vec::new();
             // The binding tables, with the user's keys (the README lists the same).
-            for ctx in crate::core::bindings::CONTEXTS {
+            for ctx in switchboard_core::bindings::CONTEXTS {
                 l.push(Line::from(Span::styled(ctx.name, theme.title)));
-                for (k, v) in crate::core::bindings::help_rows(&state.keymap, ctx) {
+                for (k, v) in switchboard_core::bindings::help_rows(&state.keymap, ctx) {
                     l.push(Line::from(vec![
                         Span::styled(format!("  {k:<20}"), theme.key),
                         Span::raw(v),
@@ -152,9 +152,9 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     theme.choice
                 };
                 let action_style = match r.spec.action {
-                    crate::core::rules::Action::Allow => theme.ok,
-                    crate::core::rules::Action::Ask => theme.warn,
-                    crate::core::rules::Action::Deny => theme.error,
+                    switchboard_core::rules::Action::Allow => theme.ok,
+                    switchboard_core::rules::Action::Ask => theme.warn,
+                    switchboard_core::rules::Action::Deny => theme.error,
                 };
                 l.push(Line::from(vec![
                     Span::styled(format!(" {:<6}", r.spec.action.label()), action_style),
@@ -205,9 +205,9 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     .and_then(|n| n.transcript.items.get(*i))
                 {
                     Some(it) => {
-                        let full = crate::core::transcript::Item {
+                        let full = switchboard_core::transcript::Item {
                             expanded: true,
-                            ..crate::core::transcript::Item::new(it.kind.clone(), it.at_ms)
+                            ..switchboard_core::transcript::Item::new(it.kind.clone(), it.at_ms)
                         };
                         super::items::item_lines(&full, width, theme)
                     }
@@ -217,7 +217,7 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
                     (Some(g), Some(ui)) => {
                         let mut l = vec![super::gates::card_title(state, g, ui, theme)];
                         l.extend(super::gates::card_lines(state, g, ui, width, theme));
-                        if let crate::core::gate::GateKind::Permission(p) = &g.kind
+                        if let switchboard_core::gate::GateKind::Permission(p) = &g.kind
                             && !p.environment.is_empty()
                         {
                             l.push(Line::from(Span::styled(
@@ -452,10 +452,10 @@ fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
 /// The new-session dialog: the profiles (and an ACP command line), then cwd and first prompt.
 fn new_session(
     state: &State,
-    form: &crate::core::state::NewSessionForm,
+    form: &switchboard_core::state::NewSessionForm,
     theme: &Theme,
 ) -> (&'static str, Vec<Line<'static>>, u16, u16) {
-    use crate::core::state::NewSessionField as F;
+    use switchboard_core::state::NewSessionField as F;
     let mut l: Vec<Line<'static>> = Vec::new();
     let w = 72usize;
     let field_style = |f: F| {
@@ -548,7 +548,7 @@ fn new_session(
                 )));
             }
             if f == F::Allow {
-                let (_, dropped) = crate::core::msg::split_allow(&form.allow);
+                let (_, dropped) = switchboard_core::msg::split_allow(&form.allow);
                 let (text, style) = if dropped.is_empty() {
                     (
                         "          function ids, comma separated; never approval::* or configuration::*"
@@ -617,7 +617,7 @@ fn queue(
         let age = e.queued_at.map_or(String::new(), |t| {
             format!(
                 "{} ago",
-                crate::core::text::human_duration(state.now_ms.saturating_sub(t))
+                switchboard_core::text::human_duration(state.now_ms.saturating_sub(t))
             )
         });
         let mark = if confirm_remove == Some(e.entry_id.as_str()) {
@@ -627,7 +627,7 @@ fn queue(
         } else {
             ""
         };
-        let text = crate::core::text::one_line(&e.text, inner);
+        let text = switchboard_core::text::one_line(&e.text, inner);
         let head = format!("{} {:>2}. ", if on { "▶" } else { " " }, i + 1);
         let tail = format!("  {mark}{age}");
         let room = inner.saturating_sub(head.chars().count() + tail.chars().count());
@@ -669,7 +669,7 @@ fn queue(
 
 /// Where a rule came from and, in a workspace of several sessions, which session it is
 /// scoped to and which sessions its hits came from.
-fn rule_origin(state: &State, r: &crate::core::rules::Rule) -> String {
+fn rule_origin(state: &State, r: &switchboard_core::rules::Rule) -> String {
     let mut out = r.origin.label();
     if state.sessions.len() < 2 {
         return out;

@@ -8,12 +8,12 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::diffs::{diff_lines, side_by_side_lines};
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::bindings::{self as keys, Hint};
-use crate::core::gate::{FieldKind, Gate, GateKind, dangerous_env};
-use crate::core::state::{EditorPurpose, GateUi, State};
+use switchboard_core::bindings::{self as keys, Hint};
+use switchboard_core::gate::{FieldKind, Gate, GateKind, dangerous_env};
+use switchboard_core::state::{EditorPurpose, GateUi, State};
 // Spans built here without `wrap`/`clip` neutralize agent text themselves (`^[`, `<U+202E>`):
 // the last-line scrub would only drop the control bytes and leave the rest reading as plain.
-use crate::core::text::{neutralize, visible_line};
+use switchboard_core::text::{neutralize, visible_line};
 
 fn pad(n: usize) -> Span<'static> {
     Span::raw(" ".repeat(n))
@@ -407,7 +407,7 @@ fn card_parts(
 /// The key to show for a default key: the user's override from `[keys]` when there is one
 /// (the first of `keymap::keys_for`, which the help and footer hints use too).
 fn shown_key(state: &State, default: char) -> String {
-    crate::core::keymap::keys_for(&state.keymap, default)
+    switchboard_core::keymap::keys_for(&state.keymap, default)
         .first()
         .copied()
         .unwrap_or(default)
@@ -503,7 +503,7 @@ pub fn card_title(state: &State, gate: &Gate, ui: &GateUi, theme: &Theme) -> Lin
         format!(
             "{} {}",
             n.name,
-            crate::core::text::one_line(&n.description, 30)
+            switchboard_core::text::one_line(&n.description, 30)
         )
     };
     Line::from(vec![
@@ -630,7 +630,7 @@ pub fn render_card(
             }
             EditorPurpose::DenyMessage => match &gate.kind {
                 // iii: the text is the `reason` the model reads; empty sends the default.
-                crate::core::gate::GateKind::Permission(p) if p.deny_reason.is_some() => {
+                switchboard_core::gate::GateKind::Permission(p) if p.deny_reason.is_some() => {
                     " the reason the model reads (Enter denies with it, empty = default reason, Esc back) "
                 }
                 _ => " tell the agent why (Enter sends, empty = plain deny, Esc back) ",
@@ -640,7 +640,7 @@ pub fn render_card(
                 " raw reply body JSON (Ctrl-S validates and sends, Esc back) "
             }
             EditorPurpose::Other => match &gate.kind {
-                crate::core::gate::GateKind::Question(q)
+                switchboard_core::gate::GateKind::Question(q)
                     if q.questions
                         .get(ui.page)
                         .is_some_and(|s| s.options.is_empty()) =>
@@ -666,7 +666,7 @@ pub fn render_card(
         super::grey(f.buffer_mut(), area, theme);
         let label = format!(
             " ⟳ {}: decisions disabled ",
-            crate::core::text::sanitize(why)
+            switchboard_core::text::sanitize(why)
         );
         let w = unicode_width::UnicodeWidthStr::width(label.as_str()) as u16;
         if area.width > w + 4 && area.height > 0 {

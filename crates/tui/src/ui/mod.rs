@@ -17,11 +17,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::core::msg::TurnState;
-use crate::core::state::{Focus, State};
-use crate::core::text::{human_count, human_duration, one_line};
-use crate::core::tree::NodeStatus;
 use items::{item_height, item_lines, sync_heights};
+use switchboard_core::msg::TurnState;
+use switchboard_core::state::{Focus, State};
+use switchboard_core::text::{human_count, human_duration, one_line};
+use switchboard_core::tree::NodeStatus;
 
 /// Rows measured per frame while a long transcript is re-indexed at a new width in the
 /// background of following (the tail is drawn without the index meanwhile).
@@ -88,7 +88,7 @@ fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(
             format!(
                 " ⟳ {}: the last state is shown greyed; decisions are disabled until it is back ",
-                crate::core::text::sanitize(why)
+                switchboard_core::text::sanitize(why)
             ),
             theme.warn,
         )));
@@ -97,7 +97,7 @@ fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
         // Persistent until the backend says it sees again: a supervisor that cannot see what
         // an agent does must never look safe (the words lead, so a narrow screen keeps them).
         lines.push(Line::from(Span::styled(
-            format!(" ⚠ {} ", crate::core::text::sanitize(blind)),
+            format!(" ⚠ {} ", switchboard_core::text::sanitize(blind)),
             theme.error,
         )));
     }
@@ -106,7 +106,7 @@ fn banner_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(
             format!(
                 " ⚠ recording stopped, the rest of this session is not recorded: {} ",
-                crate::core::text::sanitize(why)
+                switchboard_core::text::sanitize(why)
             ),
             theme.error,
         )));
@@ -158,7 +158,7 @@ fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame) {
 /// characters such as U+202E to the previous cell.
 pub fn scrub(buf: &mut ratatui::buffer::Buffer) {
     // `\n` and `\t` too: inside a cell they move the cursor and shift everything after.
-    let bad = |c: char| c.is_control() || crate::core::text::is_hostile(c);
+    let bad = |c: char| c.is_control() || switchboard_core::text::is_hostile(c);
     for cell in buf.content.iter_mut() {
         if cell.symbol().chars().any(bad) {
             let kept: String = cell.symbol().chars().filter(|c| !bad(*c)).collect();
@@ -196,7 +196,7 @@ fn bottom_height(state: &State, area: Rect, theme: &Theme) -> u16 {
         let ui = match ui {
             Some(u) => u,
             None => {
-                default_ui = crate::core::state::GateUi::for_gate(gate);
+                default_ui = switchboard_core::state::GateUi::for_gate(gate);
                 &default_ui
             }
         };
@@ -218,7 +218,7 @@ fn focus_border(state: &State, focus: Focus, theme: &Theme) -> ratatui::style::S
 }
 
 fn status_glyph(
-    s: &crate::core::state::SessionState,
+    s: &switchboard_core::state::SessionState,
     id: usize,
     theme: &Theme,
 ) -> (String, ratatui::style::Style) {
@@ -241,7 +241,7 @@ fn status_glyph(
 /// A session's root row when the workspace holds several: name and backend, its gate badge,
 /// then status and usage.
 fn session_row(
-    s: &crate::core::state::SessionState,
+    s: &switchboard_core::state::SessionState,
     selected: bool,
     theme: &Theme,
     w: usize,
@@ -310,7 +310,7 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     // Totals, the selected row's position and the window's rows come from what the reducer
     // keeps (counts per subtree, subtree sizes): a frame costs the pane's height, whatever
     // the number of sessions and sub-agents.
-    let totals = crate::core::update::row_totals(state);
+    let totals = switchboard_core::update::row_totals(state);
     let (running, waiting, done, failed) =
         (totals.running, totals.waiting, totals.done, totals.failed);
     let many = state.sessions.len() > 1 && state.focus_root.is_none();
@@ -346,13 +346,13 @@ fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
     // Two rows per node; only the nodes in the window are visited and formatted, so
     // thousands of sub-agents cost the pane's height, not their number.
     let here = (state.selected, state.selected_node);
-    let selected_row = 2 * crate::core::update::row_index(state, here).unwrap_or(0);
+    let selected_row = 2 * switchboard_core::update::row_index(state, here).unwrap_or(0);
     let top = (selected_row + 2).saturating_sub(h);
     let first = top / 2;
     let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
     let mut drawn: Vec<(usize, usize)> = Vec::with_capacity(h + 1);
     let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for (i, id) in crate::core::update::rows_from(state, first).take(h / 2 + 2) {
+    for (i, id) in switchboard_core::update::rows_from(state, first).take(h / 2 + 2) {
         let s = &state.sessions[i];
         let n = &s.tree.nodes[id];
         drawn.extend([(i, id), (i, id)]);
@@ -607,7 +607,7 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
         if let Some(ui) = state.active_ui() {
             gates::render_card(f, area, state, gate, ui, state.focus == Focus::Gate, theme);
         } else {
-            let ui = crate::core::state::GateUi::for_gate(gate);
+            let ui = switchboard_core::state::GateUi::for_gate(gate);
             gates::render_card(f, area, state, gate, &ui, state.focus == Focus::Gate, theme);
         }
         return;
@@ -660,7 +660,7 @@ fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
 /// The replay's footer: where it is, then what just happened (a seek's progress, "seek
 /// cancelled") or else the keys.
 fn render_replay_footer(
-    r: &crate::core::state::ReplayView,
+    r: &switchboard_core::state::ReplayView,
     status: Option<&str>,
     theme: &Theme,
     f: &mut Frame,
@@ -687,9 +687,9 @@ fn render_replay_footer(
             None => Span::styled(
                 format!(
                     "· {}",
-                    crate::core::bindings::hint_line(
+                    switchboard_core::bindings::hint_line(
                         &Default::default(),
-                        crate::core::bindings::hints::REPLAY_KEYS
+                        switchboard_core::bindings::hints::REPLAY_KEYS
                     )
                 ),
                 theme.dim,
@@ -702,12 +702,12 @@ fn render_replay_footer(
 #[cfg(test)]
 mod flat_tests {
     use super::*;
-    use crate::core::transcript::{ItemKind, ItemOp};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
+    use switchboard_core::transcript::{ItemKind, ItemOp};
 
     fn state_with(n: usize) -> State {
-        let mut s = State::new(crate::core::BackendKind::Claude, "main", 0);
+        let mut s = State::new(switchboard_core::BackendKind::Claude, "main", 0);
         s.size = (200, 50);
         let t = &mut s.tree.nodes[0].transcript;
         for i in 0..n {
@@ -857,7 +857,7 @@ mod flat_tests {
             let mut term = Terminal::new(TestBackend::new(200, height)).unwrap();
             s.selected_node = sel;
             frame(&s, &mut term);
-            let order = crate::core::update::visible_nodes(&s);
+            let order = switchboard_core::update::visible_nodes(&s);
             let full: Vec<usize> = order.iter().flat_map(|id| [*id, *id]).collect();
             let h = s.view.tree_area.get().height as usize;
             let sel_row = 2 * order.iter().position(|id| *id == sel).unwrap();
@@ -878,12 +878,12 @@ mod flat_tests {
     /// A workspace of five sessions, each with `n` sub-agents nested up to three deep, built
     /// through the reducer; the last session's middle node (three deep) selected.
     fn workspace_of(n: usize) -> State {
-        use crate::core::msg::BackendEvent;
-        use crate::core::state::SessionId;
-        let mut s = State::new(crate::core::BackendKind::Claude, "s0", 0);
+        use switchboard_core::msg::BackendEvent;
+        use switchboard_core::state::SessionId;
+        let mut s = State::new(switchboard_core::BackendKind::Claude, "s0", 0);
         let mut ids = vec![SessionId::FIRST];
         for k in 1..5 {
-            ids.push(s.add_session(crate::core::BackendKind::Claude, &format!("s{k}")));
+            ids.push(s.add_session(switchboard_core::BackendKind::Claude, &format!("s{k}")));
         }
         for &session in &ids {
             for a in 0..n {
@@ -894,9 +894,9 @@ mod flat_tests {
                     patch: Default::default(),
                 };
                 let at_ms = 0;
-                let _ = crate::core::update(
+                let _ = switchboard_core::update(
                     &mut s,
-                    crate::core::Msg::Backend {
+                    switchboard_core::Msg::Backend {
                         session,
                         at_ms,
                         event,
@@ -911,9 +911,9 @@ mod flat_tests {
     }
 
     fn visited(f: impl FnOnce()) -> usize {
-        crate::core::tree::NODES_VISITED.with(|c| c.set(0));
+        switchboard_core::tree::NODES_VISITED.with(|c| c.set(0));
         f();
-        crate::core::tree::NODES_VISITED.with(|c| c.get())
+        switchboard_core::tree::NODES_VISITED.with(|c| c.get())
     }
 
     /// Nodes a frame's tree pane steps over (its totals, the selected row's position, its
@@ -922,8 +922,8 @@ mod flat_tests {
     /// selected row, and a badge counted every pending gate).
     #[test]
     fn tree_frame_and_node_events_cost_the_same_whatever_the_node_count() {
-        use crate::core::msg::BackendEvent;
-        use crate::core::tree::NodePatch;
+        use switchboard_core::msg::BackendEvent;
+        use switchboard_core::tree::NodePatch;
         let mut costs = Vec::new();
         for n in [200, 4_000] {
             let mut s = workspace_of(n);
@@ -938,9 +938,9 @@ mod flat_tests {
             let session = s.sessions[4].id;
             let event = |s: &mut State, event| {
                 visited(|| {
-                    let _ = crate::core::update(
+                    let _ = switchboard_core::update(
                         s,
-                        crate::core::Msg::Backend {
+                        switchboard_core::Msg::Backend {
                             session,
                             at_ms: 1,
                             event,
@@ -953,7 +953,7 @@ mod flat_tests {
                 BackendEvent::NodeUpdate {
                     key: selected.clone(),
                     patch: NodePatch {
-                        status: Some(crate::core::tree::NodeStatus::Completed),
+                        status: Some(switchboard_core::tree::NodeStatus::Completed),
                         ..Default::default()
                     },
                 },
@@ -966,9 +966,9 @@ mod flat_tests {
                     patch: Default::default(),
                 },
             );
-            let rows = crate::core::update::tree_rows(&s);
+            let rows = switchboard_core::update::tree_rows(&s);
             assert_eq!(rows.len(), 5 * (n + 1) + 1, "every node is a row");
-            let totals = crate::core::update::row_totals(&s);
+            let totals = switchboard_core::update::row_totals(&s);
             assert_eq!((totals.done, totals.running), (1, 5 * n));
             let frame2 = visited(|| {
                 term.draw(|f| render(&s, &theme, f)).unwrap();

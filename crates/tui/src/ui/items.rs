@@ -5,8 +5,8 @@ use ratatui::text::{Line, Span};
 use super::diffs::lines_of_diff;
 use super::theme::Theme;
 use super::wrap::{clip, wrap};
-use crate::core::text::{human_count, human_duration, visible_line};
-use crate::core::transcript::{Item, ItemKind, Level, Tone, Transcript};
+use switchboard_core::text::{human_count, human_duration, visible_line};
+use switchboard_core::transcript::{Item, ItemKind, Level, Tone, Transcript};
 
 /// Lines shown for a collapsed tool result (a diff's are `diffs::COLLAPSED_DIFF`).
 const COLLAPSED_RESULT: usize = 3;
@@ -193,7 +193,7 @@ fn lines_of(item: &Item, width: u16, theme: &Theme, words: bool) -> Vec<Line<'st
             ])];
             if item.expanded {
                 let pretty = serde_json::from_str::<serde_json::Value>(raw)
-                    .map(|v| crate::core::text::pretty_json(&v))
+                    .map(|v| switchboard_core::text::pretty_json(&v))
                     .unwrap_or_else(|_| raw.clone());
                 l.extend(wrap(&pretty, w, theme.dim, pad(2), pad(2)));
             } else {

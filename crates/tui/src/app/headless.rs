@@ -3,15 +3,15 @@
 
 use std::time::Duration;
 
-use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::App;
-use crate::backend::Backend;
-use crate::core::Msg;
-use crate::core::state::{Settings, State};
 use crate::ui::theme::Theme;
+use switchboard_backend::Backend;
+use switchboard_core::Msg;
+use switchboard_core::state::{Settings, State};
 
 pub struct Headless {
     pub app: App,

@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::core::text::{neutralize, visible_line};
+use switchboard_core::text::{neutralize, visible_line};
 
 /// Wrap `text` to `width` cells. The first line starts with `first` (a styled prefix), the
 /// following ones with `rest` (usually spaces of the same width).

@@ -3,8 +3,8 @@
 
 use crossterm::event as ct;
 
-use crate::core::Msg;
-use crate::core::input::{
+use switchboard_core::Msg;
+use switchboard_core::input::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 

@@ -11,9 +11,9 @@ use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
 use super::wrap::clip;
-use crate::core::msg::TurnState;
-use crate::core::state::{Focus, State};
-use crate::core::text::human_count;
+use switchboard_core::msg::TurnState;
+use switchboard_core::state::{Focus, State};
+use switchboard_core::text::human_count;
 
 /// Sessions named on the strip before "+N more".
 const STRIP_NAMES: usize = 3;
@@ -34,9 +34,9 @@ pub fn waiting_strip(state: &State, theme: &Theme) -> Line<'static> {
     let total = state.pending_total();
     let jump = format!(
         "{} opens the oldest",
-        crate::core::bindings::key_text(
+        switchboard_core::bindings::key_text(
             &state.keymap,
-            &crate::core::bindings::Key::Act("oldest_gate")
+            &switchboard_core::bindings::Key::Act("oldest_gate")
         )
     );
     if total == 0 {
@@ -223,14 +223,14 @@ fn hint(state: &State) -> String {
     if let Some(st) = state
         .status_line
         .clone()
-        .or_else(|| crate::core::update::cancel::footer_hint(state))
+        .or_else(|| switchboard_core::update::cancel::footer_hint(state))
         .or(search_hint)
     {
         // A status line quotes what happened, not which key to press: left as it is.
         return st;
     }
     // From the binding table, with the user's `[keys]`.
-    use crate::core::bindings::{hint_line, hints};
+    use switchboard_core::bindings::{hint_line, hints};
     let keys = |h| hint_line(&state.keymap, h);
     let waiting = state.pending_total() > 0;
     match state.focus {
@@ -252,11 +252,11 @@ fn hint(state: &State) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::gate::{Gate, GateKind, Question};
-    use crate::core::msg::Abilities;
-    use crate::core::state::GateUi;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
+    use switchboard_core::gate::{Gate, GateKind, Question};
+    use switchboard_core::msg::Abilities;
+    use switchboard_core::state::GateUi;
 
     const LONG: &str = "a session with a very long name indeed, longer than any column";
 
@@ -277,11 +277,14 @@ mod tests {
 
     /// A workspace of three sessions with long names, gates waiting in two of them, the
     /// shown one of `backend`'s kind.
-    fn workspace(backend: crate::core::BackendKind, abilities: Abilities) -> State {
+    fn workspace(backend: switchboard_core::BackendKind, abilities: Abilities) -> State {
         let mut s = State::new(backend, LONG, 0);
         s.session.abilities = abilities;
         for n in 0..2 {
-            let id = s.add_session(crate::core::BackendKind::Claude, &format!("{LONG} {n}"));
+            let id = s.add_session(
+                switchboard_core::BackendKind::Claude,
+                &format!("{LONG} {n}"),
+            );
             let i = s.index_of(id).unwrap();
             s.with_session(i, |s| {
                 let g = gate(&format!("g{n}"));
@@ -314,13 +317,13 @@ mod tests {
     #[test]
     fn what_waits_and_the_way_there_survive_every_width() {
         for (backend, abilities) in [
-            (crate::core::BackendKind::Claude, Abilities::default()),
+            (switchboard_core::BackendKind::Claude, Abilities::default()),
             (
-                crate::core::BackendKind::Gateway,
+                switchboard_core::BackendKind::Gateway,
                 Abilities::calls_only("a channel".into()),
             ),
             (
-                crate::core::BackendKind::Iii,
+                switchboard_core::BackendKind::Iii,
                 Abilities::calls_only("an engine".into()),
             ),
         ] {
@@ -348,7 +351,7 @@ mod tests {
 
     fn screen(s: &State, w: u16, h: u16) -> String {
         let mut s = s.clone();
-        crate::core::update::update(&mut s, crate::core::msg::Msg::Resize(w, h));
+        switchboard_core::update::update(&mut s, switchboard_core::msg::Msg::Resize(w, h));
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| crate::ui::render(&s, &Theme::dark(), f))
             .unwrap();
@@ -359,11 +362,15 @@ mod tests {
     /// strip stands where the prompt would be; then its free-text question, typed at once.
     #[test]
     fn snap_a_session_without_a_prompt() {
-        use crate::core::msg::{BackendEvent, Msg};
-        use crate::core::state::SessionId;
-        let mut s = State::new(crate::core::BackendKind::Gateway, "conversation conv-1", 0);
+        use switchboard_core::msg::{BackendEvent, Msg};
+        use switchboard_core::state::SessionId;
+        let mut s = State::new(
+            switchboard_core::BackendKind::Gateway,
+            "conversation conv-1",
+            0,
+        );
         let ev = |s: &mut State, event| {
-            crate::core::update::update(
+            switchboard_core::update::update(
                 s,
                 Msg::Backend {
                     session: SessionId::FIRST,
@@ -388,7 +395,7 @@ mod tests {
             node_key: "root".into(),
             asked_by: Some("remote conversation conv-1".into()),
             kind: GateKind::Question(Question {
-                questions: vec![crate::core::gate::QSpec {
+                questions: vec![switchboard_core::gate::QSpec {
                     question: "Shall I also add a CHANGELOG.md?".into(),
                     header: "conv-1 asks".into(),
                     multi: false,

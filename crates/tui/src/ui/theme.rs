@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 /// The themes shipped in the binary: (name, TOML).
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
+    ("dark", include_str!("../../../../themes/dark.toml")),
+    ("light", include_str!("../../../../themes/light.toml")),
     (
         "high-contrast",
-        include_str!("../../themes/high-contrast.toml"),
+        include_str!("../../../../themes/high-contrast.toml"),
     ),
 ];
 

@@ -18,8 +18,8 @@ use tokio_stream::StreamExt;
 
 use super::App;
 use super::frames::{FRAME_INTERVAL, FrameScheduler};
-use crate::core::Msg;
-use crate::record::now_ms;
+use switchboard_core::Msg;
+use switchboard_record::now_ms;
 
 /// Undo every terminal mode we set. Safe to call more than once.
 pub fn restore() {
@@ -74,10 +74,10 @@ fn page(text: &str) -> io::Result<()> {
 /// links, `cat` or an editor its title and OSC 52 clipboard writes. Copies (`c`) keep the
 /// exact bytes; this is only what is shown.
 fn run_viewer(viewer: &str, text: &str) -> io::Result<()> {
-    let path = private_temp_file(&crate::core::text::neutralize(text))?;
+    let path = private_temp_file(&switchboard_core::text::neutralize(text))?;
     let mut c = std::process::Command::new("sh");
     // The owner's pager or editor: their environment, less any secret we read.
-    crate::child_env::scrub(&mut c, false);
+    switchboard_backend::child_env::scrub(&mut c, false);
     let status = c
         .arg("-c")
         .arg(format!("{viewer} \"$1\""))
@@ -317,7 +317,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
 
 /// SIGTERM/SIGHUP: answer every gate fail-closed and leave.
 fn quit_on_signal(app: &mut App) {
-    use crate::core::input::{KeyCode, KeyEvent, KeyModifiers};
+    use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
     app.state.overlay = None;
     app.apply(Msg::Key(KeyEvent::new(
         KeyCode::Char('d'),
@@ -347,7 +347,10 @@ mod tests {
         run_viewer(&format!("cat >'{}'", out.display()), hostile).unwrap();
         let seen = std::fs::read_to_string(&out).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(!seen.chars().any(crate::core::text::is_hostile), "{seen:?}");
+        assert!(
+            !seen.chars().any(switchboard_core::text::is_hostile),
+            "{seen:?}"
+        );
         assert!(seen.contains("^[]52;c;cm0gLXJmIH4=^G"), "{seen}");
         assert!(seen.contains("c1<U+009B>2J bidi<U+202E>txt.exe"), "{seen}");
     }
