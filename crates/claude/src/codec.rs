@@ -11,16 +11,23 @@
 //! `scan.rs`) that reads the same fields by the same rules without serde's machinery, and steps
 //! aside to the serde path on anything it is unsure of, so answers and error texts are the
 //! serde path's (`tests/claude_codec_fast.rs`, fuzz target `claude_codec`).
-
-use std::borrow::Cow;
+//!
+//! The message shapes are in `message.rs` (`assistant` and `user` lines: messages and their
+//! content blocks) and `stream.rs` (`stream_event` lines); the others, the classification and
+//! the general path are here.
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde::de::IgnoredAny;
+use serde_json::Value;
 
 mod fast_message;
 mod fast_stream;
+mod message;
 mod scan;
+mod stream;
+
+pub use message::{AnyBlock, Assistant, Block, Content, Message, User};
+pub use stream::{Delta, StartBlock, StreamEvent, StreamMessage, StreamPayload};
 
 /// One stdout line, classified. Short-lived (parsed, mapped, dropped), so variant sizes
 /// do not matter.
@@ -78,189 +85,6 @@ pub struct ResponseEnvelope {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Message {
-    #[serde(default)]
-    pub id: Option<String>,
-    #[serde(default)]
-    pub content: Content,
-    #[serde(default)]
-    pub model: Option<String>,
-}
-
-/// Message content: a string or a list of content blocks.
-#[derive(Debug)]
-pub enum Content {
-    Text(String),
-    Blocks(Vec<AnyBlock>),
-}
-
-/// A block we know, or one we do not (kept whole so it can be shown, never dropped).
-#[derive(Debug)]
-pub enum AnyBlock {
-    Known(Block),
-    Unknown(Value),
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content::Blocks(Vec::new())
-    }
-}
-
-/// A Messages API content block.
-#[derive(Debug)]
-pub enum Block {
-    Text {
-        text: String,
-    },
-    Thinking {
-        thinking: String,
-        signature: String,
-    },
-    RedactedThinking {},
-    ToolUse {
-        id: String,
-        name: String,
-        input: Value,
-    },
-    ToolResult {
-        tool_use_id: String,
-        content: Option<Value>,
-        is_error: Option<bool>,
-    },
-    Image {},
-    Document {},
-}
-
-impl<'de> Deserialize<'de> for Content {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string or a list of content blocks")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Content, E> {
-                Ok(Content::Text(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
-                while let Some(v) = seq.next_element::<Value>()? {
-                    blocks.push(AnyBlock::from_value(v));
-                }
-                Ok(Content::Blocks(blocks))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl AnyBlock {
-    /// Classify one parsed block; a block of an unknown type, or of a known type with fields
-    /// of the wrong shape, is kept whole.
-    pub fn from_value(v: Value) -> AnyBlock {
-        let Value::Object(mut map) = v else {
-            return AnyBlock::Unknown(v);
-        };
-        match Block::from_map(&mut map) {
-            Some(b) => AnyBlock::Known(b),
-            None => AnyBlock::Unknown(Value::Object(map)),
-        }
-    }
-}
-
-impl Block {
-    /// Move the fields out of `map` (left untouched when the block is not one we know).
-    fn from_map(map: &mut Map<String, Value>) -> Option<Block> {
-        fn string(map: &Map<String, Value>, k: &str) -> Option<bool> {
-            // Some(true): a string; Some(false): absent or null; None: wrong shape.
-            match map.get(k) {
-                None | Some(Value::Null) => Some(false),
-                Some(Value::String(_)) => Some(true),
-                Some(_) => None,
-            }
-        }
-        fn take(map: &mut Map<String, Value>, k: &str) -> String {
-            match map.remove(k) {
-                Some(Value::String(s)) => s,
-                _ => String::new(),
-            }
-        }
-        let kind = map.get("type")?.as_str()?;
-        Some(match kind {
-            "text" => {
-                string(map, "text")?;
-                Block::Text {
-                    text: take(map, "text"),
-                }
-            }
-            "thinking" => {
-                string(map, "thinking")?;
-                string(map, "signature")?;
-                Block::Thinking {
-                    thinking: take(map, "thinking"),
-                    signature: take(map, "signature"),
-                }
-            }
-            "redacted_thinking" => Block::RedactedThinking {},
-            "tool_use" => {
-                if !(string(map, "id")? && string(map, "name")?) {
-                    return None;
-                }
-                Block::ToolUse {
-                    id: take(map, "id"),
-                    name: take(map, "name"),
-                    input: map.remove("input").unwrap_or(Value::Null),
-                }
-            }
-            "tool_result" => {
-                string(map, "tool_use_id")?;
-                let is_error = match map.get("is_error") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Bool(b)) => Some(*b),
-                    Some(_) => return None,
-                };
-                Block::ToolResult {
-                    tool_use_id: take(map, "tool_use_id"),
-                    content: map.remove("content").filter(|c| !c.is_null()),
-                    is_error,
-                }
-            }
-            "image" => Block::Image {},
-            "document" => Block::Document {},
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Assistant {
-    pub message: Message,
-    #[serde(default)]
-    pub parent_tool_use_id: Option<String>,
-    #[serde(default)]
-    pub aborted: Option<bool>,
-    #[serde(default)]
-    pub error: Option<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct User {
-    pub message: Message,
-    #[serde(default)]
-    pub parent_tool_use_id: Option<String>,
-    #[serde(default)]
-    pub tool_use_result: Option<Value>,
-    #[serde(default, rename = "isSynthetic")]
-    pub is_synthetic: Option<bool>,
-    #[serde(default, rename = "isReplay")]
-    pub is_replay: Option<bool>,
-}
-
-#[derive(Debug, Deserialize)]
 pub struct TurnResult {
     #[serde(default)]
     pub subtype: String,
@@ -290,180 +114,6 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
     #[serde(default)]
     pub cache_read_input_tokens: u64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct StreamEvent<'a> {
-    /// Borrows its text from the line when it holds no escapes.
-    #[serde(borrow)]
-    pub event: StreamPayload<'a>,
-    #[serde(default)]
-    pub parent_tool_use_id: Option<String>,
-}
-
-#[derive(Debug)]
-pub enum StreamPayload<'a> {
-    MessageStart {
-        message: StreamMessage,
-    },
-    ContentBlockStart {
-        index: u32,
-        content_block: StartBlock,
-    },
-    ContentBlockDelta {
-        index: u32,
-        delta: Delta<'a>,
-    },
-    ContentBlockStop {},
-    MessageDelta {},
-    MessageStop {},
-    Other,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct StreamMessage {
-    #[serde(default)]
-    pub id: Option<String>,
-}
-
-#[derive(Debug)]
-pub enum StartBlock {
-    Text {},
-    Thinking {},
-    RedactedThinking {},
-    ToolUse { id: String, name: String },
-    Other,
-}
-
-#[derive(Debug)]
-pub enum Delta<'a> {
-    TextDelta { text: Cow<'a, str> },
-    ThinkingDelta { thinking: Cow<'a, str> },
-    InputJsonDelta {},
-    SignatureDelta {},
-    Other,
-}
-
-/// The fields of every stream event type, read in one pass (unknown fields are skipped
-/// without being kept).
-#[derive(Deserialize)]
-struct PayloadFields<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    index: Option<u32>,
-    #[serde(borrow)]
-    delta: Option<Delta<'a>>,
-    content_block: Option<StartBlock>,
-    message: Option<StreamMessage>,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for StreamPayload<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: PayloadFields<'a> = PayloadFields::deserialize(d)?;
-        let index = || f.index.ok_or_else(|| de::Error::missing_field("index"));
-        Ok(match &*f.kind {
-            "message_start" => StreamPayload::MessageStart {
-                message: f
-                    .message
-                    .ok_or_else(|| de::Error::missing_field("message"))?,
-            },
-            "content_block_start" => StreamPayload::ContentBlockStart {
-                index: index()?,
-                content_block: f
-                    .content_block
-                    .ok_or_else(|| de::Error::missing_field("content_block"))?,
-            },
-            "content_block_delta" => StreamPayload::ContentBlockDelta {
-                index: index()?,
-                delta: f.delta.ok_or_else(|| de::Error::missing_field("delta"))?,
-            },
-            "content_block_stop" => StreamPayload::ContentBlockStop {},
-            "message_delta" => StreamPayload::MessageDelta {},
-            "message_stop" => StreamPayload::MessageStop {},
-            _ => StreamPayload::Other,
-        })
-    }
-}
-
-#[derive(Deserialize)]
-struct StartFields<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    id: Option<String>,
-    name: Option<String>,
-}
-
-impl<'de> Deserialize<'de> for StartBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f = StartFields::deserialize(d)?;
-        Ok(match &*f.kind {
-            "text" => StartBlock::Text {},
-            "thinking" => StartBlock::Thinking {},
-            "redacted_thinking" => StartBlock::RedactedThinking {},
-            "tool_use" => StartBlock::ToolUse {
-                id: f.id.ok_or_else(|| de::Error::missing_field("id"))?,
-                name: f.name.ok_or_else(|| de::Error::missing_field("name"))?,
-            },
-            _ => StartBlock::Other,
-        })
-    }
-}
-
-#[derive(Deserialize)]
-struct DeltaFields<'a> {
-    /// Absent in `message_delta`'s delta (a stop reason), which shares the field name.
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<Text<'a>>,
-    #[serde(borrow)]
-    thinking: Option<Text<'a>>,
-}
-
-/// A string borrowed from the line when it has no escapes (serde's own `Cow` support does not
-/// borrow inside an `Option`).
-struct Text<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Cow<'de, str>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Cow::Borrowed(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(v.to_string()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(v))
-            }
-        }
-        d.deserialize_str(V).map(Text)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Delta<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: DeltaFields<'a> = DeltaFields::deserialize(d)?;
-        Ok(match f.kind.as_deref().unwrap_or("") {
-            "text_delta" => Delta::TextDelta {
-                text: f.text.ok_or_else(|| de::Error::missing_field("text"))?.0,
-            },
-            "thinking_delta" => Delta::ThinkingDelta {
-                thinking: f
-                    .thinking
-                    .ok_or_else(|| de::Error::missing_field("thinking"))?
-                    .0,
-            },
-            "input_json_delta" => Delta::InputJsonDelta {},
-            "signature_delta" => Delta::SignatureDelta {},
-            _ => Delta::Other,
-        })
-    }
 }
 
 /// `system/*` lines: one struct holding the fields of every subtype we read.
@@ -682,6 +332,8 @@ pub fn parse_reference(line: &str) -> Inbound<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     #[test]

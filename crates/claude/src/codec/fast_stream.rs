@@ -2,7 +2,7 @@
 //! instead of serde's derived visitors (which cost more than the bytes: field-name matching,
 //! `IgnoredAny` for `session_id`/`uuid`, `Option` plumbing).
 //!
-//! It reads exactly the fields the serde structs in `codec.rs` read, with the same rules (a
+//! It reads exactly the fields the serde structs in `stream.rs` read, with the same rules (a
 //! known field twice, a field of the wrong type, a missing required field, a key with escapes
 //! or an odd shape all give `None`), and skips the rest checked. `None` sends the line to the
 //! general path, which classifies it; a `Some` is what the general path would have returned

@@ -80,7 +80,7 @@ pub(super) fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>
 /// Stop the agent as on quit (every pending request answered fail-closed, then its whole
 /// process group ended), but keep the window open to read.
 fn stop_agent(state: &mut State, fx: &mut Vec<Effect>) {
-    super::keys::answer_all_and_shut_down(state, fx);
+    super::quit::answer_all_and_shut_down(state, fx);
     state.cancel_sent_ms = None;
     state.cancel_stuck = false;
     state.status_line = Some("stopping the agent: pending requests answered".into());

@@ -1,14 +1,15 @@
-//! Keys outside the gate card: focus, panes, overlays, prompt, quit.
+//! Keys outside the gate card: focus, panes, prompt, paste and the mouse. Overlays take their
+//! keys in `overlay_keys.rs`; interrupting and quitting are in `quit.rs`.
 
 use crate::input::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::super::gate::Decision;
-use super::super::msg::{Command, Effect, TurnState};
+use super::super::msg::{Command, Effect};
 use super::super::state::{Focus, Overlay, Pick, State};
 use super::super::transcript::ItemKind;
-use super::decide::answer;
 use super::gate_keys;
 use super::new_session;
+use super::overlay_keys::{open_overlay, open_picker, overlay_key};
+use super::quit::{interrupt, request_quit};
 use super::view;
 use super::workspace;
 
@@ -139,169 +140,6 @@ fn typing(state: &State) -> bool {
     state.focus == Focus::Prompt
         || state.search.as_ref().is_some_and(|s| s.editing)
         || (state.focus == Focus::Gate && gate_keys::editor_open(state))
-}
-
-fn open_overlay(state: &mut State, o: Overlay) {
-    state.overlay_scroll = 0;
-    state.overlay = Some(o);
-}
-
-fn overlay_key(state: &mut State, overlay: Overlay, key: KeyEvent, fx: &mut Vec<Effect>) {
-    match overlay {
-        Overlay::AgentStuck => super::cancel::overlay_key(state, key, fx),
-        Overlay::Inbox => workspace::inbox_key(state, key, fx),
-        Overlay::NewSession(form) => new_session::new_session_key(state, form, key, fx),
-        Overlay::ConfirmClose { session } => workspace::confirm_close_key(state, session, key, fx),
-        Overlay::Queue {
-            cursor,
-            confirm_remove,
-        } => super::queue::key(state, cursor, confirm_remove, key, fx),
-        Overlay::ConfirmQuit => match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
-                state.overlay = None;
-                quit_now(state, fx);
-            }
-            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => state.overlay = None,
-            _ => {}
-        },
-        Overlay::Picker { pick, cursor } => {
-            let n = state.pick_choices(&pick).len();
-            match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    state.overlay = Some(Overlay::Picker {
-                        pick,
-                        cursor: cursor.saturating_sub(1),
-                    })
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    state.overlay = Some(Overlay::Picker {
-                        pick,
-                        cursor: (cursor + 1).min(n.saturating_sub(1)),
-                    })
-                }
-                KeyCode::Enter => {
-                    state.overlay = None;
-                    let Some((value, label)) = state.pick_choices(&pick).get(cursor).cloned()
-                    else {
-                        return;
-                    };
-                    state.status_line =
-                        Some(format!("{} → {label} (requested)", pick_name(state, &pick)));
-                    let cmd = state.pick_command(&pick, value);
-                    fx.push(Effect::Send(state.sid(), cmd));
-                }
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('m') => state.overlay = None,
-                _ => {}
-            }
-        }
-        Overlay::Options { cursor } => {
-            let rows = state.option_rows();
-            match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    state.overlay = Some(Overlay::Options {
-                        cursor: cursor.saturating_sub(1),
-                    })
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    state.overlay = Some(Overlay::Options {
-                        cursor: (cursor + 1).min(rows.len().saturating_sub(1)),
-                    })
-                }
-                KeyCode::Enter => {
-                    state.overlay = None;
-                    if let Some((_, _, pick)) = rows.into_iter().nth(cursor) {
-                        open_picker(state, pick);
-                    }
-                }
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('O') => state.overlay = None,
-                _ => {}
-            }
-        }
-        Overlay::Rules { cursor } => {
-            let n = state.rules.list.len();
-            if !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete) {
-                state.pending_delete = None;
-            }
-            match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    state.overlay = Some(Overlay::Rules {
-                        cursor: cursor.saturating_sub(1),
-                    })
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    state.overlay = Some(Overlay::Rules {
-                        cursor: (cursor + 1).min(n.saturating_sub(1)),
-                    })
-                }
-                KeyCode::Char('d') | KeyCode::Delete if cursor < n => {
-                    // A saved rule is removed from its file: that takes a second press.
-                    if let super::super::rules::Origin::File(path) =
-                        &state.rules.list[cursor].origin
-                        && state.pending_delete != Some(cursor)
-                    {
-                        state.status_line =
-                            Some(format!("press d again to delete this rule from {path}"));
-                        state.pending_delete = Some(cursor);
-                        return;
-                    }
-                    state.pending_delete = None;
-                    let rule = state.rules.list.remove(cursor);
-                    state.status_line = Some(match rule.origin {
-                        super::super::rules::Origin::Session => format!(
-                            "rule deleted: {} (an always-allow already sent to the agent stays with it this session)",
-                            rule.describe()
-                        ),
-                        _ => format!("rule deleted: {}", rule.describe()),
-                    });
-                    if let super::super::rules::Origin::File(path) = rule.origin {
-                        fx.push(Effect::RemoveRule {
-                            path,
-                            spec: rule.spec,
-                        });
-                    }
-                    state.overlay = Some(Overlay::Rules {
-                        cursor: cursor.min(n.saturating_sub(2)),
-                    });
-                }
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('R') => state.overlay = None,
-                _ => {}
-            }
-        }
-        Overlay::Help
-        | Overlay::Log
-        | Overlay::Status
-        | Overlay::Text { .. }
-        | Overlay::Detail { .. } => match key.code {
-            KeyCode::Esc
-            | KeyCode::Char('q')
-            | KeyCode::Char('?')
-            | KeyCode::Enter
-            | KeyCode::Char('v') => state.overlay = None,
-            KeyCode::Char('L') if overlay == Overlay::Log => state.overlay = None,
-            KeyCode::Char('s') if overlay == Overlay::Status => state.overlay = None,
-            KeyCode::Up
-            | KeyCode::Char('k')
-            | KeyCode::PageUp
-            | KeyCode::Down
-            | KeyCode::Char('j')
-            | KeyCode::PageDown => {
-                // Logs count back from the newest line; other views count down from the top.
-                let step: isize = match key.code {
-                    KeyCode::PageUp => 10,
-                    KeyCode::PageDown => -10,
-                    KeyCode::Up | KeyCode::Char('k') => 1,
-                    _ => -1,
-                };
-                let step = if matches!(overlay, Overlay::Log) {
-                    step
-                } else {
-                    -step
-                };
-                state.overlay_scroll = state.overlay_scroll.saturating_add_signed(step);
-            }
-            _ => {}
-        },
-    }
 }
 
 fn cycle_focus(state: &mut State, forward: bool) {
@@ -487,69 +325,6 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
     }
 }
 
-fn interrupt(state: &mut State, fx: &mut Vec<Effect>) {
-    let running = matches!(
-        state.session.turn,
-        Some(TurnState::Running | TurnState::RequiresAction)
-    );
-    if state.session.exited.is_some() {
-        state.status_line = Some("the agent has exited (q quits)".into());
-    } else if !running {
-        state.status_line = Some("nothing to interrupt (Ctrl-D or q quits)".into());
-    } else if !state.session.interruptible {
-        state.status_line = Some("the agent cannot take an interrupt yet".into());
-    } else if !super::cancel::ctrl_c_while_stuck(state) {
-        state.status_line = Some("interrupt sent".into());
-        fx.push(Effect::Send(state.sid(), Command::Interrupt));
-        super::cancel::sent(state);
-    }
-}
-
-fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
-    if state.pending_total() == 0 {
-        quit_now(state, fx);
-    } else {
-        state.overlay = Some(Overlay::ConfirmQuit);
-    }
-}
-
-/// Answer every pending gate with its exit answer, then shut the backend down.
-fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
-    for i in 0..state.sessions.len() {
-        state.with_session(i, |st| {
-            if st.session.exited.is_none() {
-                answer_all_and_shut_down(st, fx);
-            }
-        });
-    }
-    state.quitting = true;
-    fx.push(Effect::Quit);
-}
-
-/// Every pending gate gets its fail-closed exit answer, then the backend is shut down (its
-/// agent's whole process group stopped). Shared by quitting and by stopping a stuck agent.
-pub(super) fn answer_all_and_shut_down(state: &mut State, fx: &mut Vec<Effect>) {
-    if state.keeps_gates_on_quit {
-        // Durable holds stay held where they live (another console may answer them): they
-        // leave this screen with an audit row, and nothing is sent for them.
-        let ids: Vec<String> = state.gates.iter().map(|g| g.id.clone()).collect();
-        for id in ids {
-            super::backend::leave_pending(state, &id);
-        }
-        fx.push(Effect::Send(state.sid(), Command::Shutdown));
-        return;
-    }
-    let pending: Vec<(String, Decision)> = state
-        .gates
-        .iter()
-        .map(|g| (g.id.clone(), Decision::on_exit(&g.kind)))
-        .collect();
-    for (id, d) in pending {
-        fx.extend(answer(state, &id, d));
-    }
-    fx.push(Effect::Send(state.sid(), Command::Shutdown));
-}
-
 fn tree_key(state: &mut State, key: KeyEvent) {
     // Positions, not the list: a move costs the tree's depth, not its size.
     let here = (state.selected, state.selected_node);
@@ -640,42 +415,4 @@ fn no_prompt_here(state: &State) -> String {
     } else {
         "this session takes no prompt from here: answer its cards (g opens the oldest)".into()
     }
-}
-
-/// What a picker sets, in words (its option's name).
-fn pick_name(state: &State, pick: &Pick) -> String {
-    match pick {
-        Pick::Mode => "mode".into(),
-        Pick::Model => "model".into(),
-        Pick::Option(id) => state
-            .session
-            .capabilities
-            .options
-            .iter()
-            .find(|o| o.id == *id)
-            .map_or_else(|| id.clone(), |o| o.name.clone()),
-    }
-}
-
-/// Open the picker for `pick` on its current value; say so when the agent declared nothing
-/// to pick from (never offer another agent's choices).
-fn open_picker(state: &mut State, pick: Pick) {
-    let choices = state.pick_choices(&pick);
-    if choices.is_empty() {
-        state.status_line = Some(format!(
-            "this agent declared no {} to choose from",
-            match pick {
-                Pick::Mode => "modes",
-                Pick::Model => "models",
-                Pick::Option(_) => "values",
-            }
-        ));
-        return;
-    }
-    let cur = state.pick_current(&pick);
-    let cursor = choices
-        .iter()
-        .position(|(v, _)| Some(v) == cur.as_ref())
-        .unwrap_or(0);
-    open_overlay(state, Overlay::Picker { pick, cursor });
 }

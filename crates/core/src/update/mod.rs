@@ -3,10 +3,15 @@
 mod backend;
 pub mod cancel;
 pub mod decide;
+mod gate_card;
+mod gate_editor;
 mod gate_keys;
+mod gate_question;
 mod keys;
 mod new_session;
+mod overlay_keys;
 pub mod queue;
+mod quit;
 mod rules;
 mod view;
 pub mod workspace;
