@@ -13,6 +13,8 @@ mod json;
 mod messages;
 mod recorded;
 mod sessions;
+mod status;
+mod stuck;
 mod turns;
 
 #[cfg(test)]
