@@ -10,8 +10,8 @@ use crate::backend::{acp, claude, gateway, iii};
 use crate::core::BackendKind;
 use crate::core::state::ReplyCheck;
 use crate::record::Dir;
+use crate::record::check::Rules;
 use crate::replay::mapper::ReplayMapper;
-use crate::replay::validate::Rules;
 
 /// The check a hand-written reply to a gate of this backend must pass (as live).
 pub fn reply_check(kind: BackendKind) -> ReplyCheck {
@@ -40,7 +40,7 @@ pub fn rules(kind: BackendKind) -> Box<dyn Rules> {
         BackendKind::Claude => Box::new(claude::validate::Ledger::default()),
         BackendKind::Acp => Box::new(acp::validate::Check::new()),
         BackendKind::Iii => Box::new(iii::validate::Check::new()),
-        BackendKind::Gateway => Box::new(crate::replay::validate::Whole::new(
+        BackendKind::Gateway => Box::new(crate::record::check::Whole::new(
             gateway::recording::validate,
         )),
     }

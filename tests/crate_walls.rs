@@ -225,3 +225,147 @@ fn only_the_demo_commands_use_the_simulated_peers() {
         "files of the product naming switchboard_sim"
     );
 }
+
+/// A module's code with comments and its trailing unit-test module removed (what it uses, not
+/// what it mentions or what its tests use).
+fn code_of(text: &str) -> String {
+    let text = text
+        .find("#[cfg(test)]\nmod tests {")
+        .map_or(text, |i| &text[..i]);
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module a path names: its longest prefix that is a module of the crate.
+fn module_named(
+    parts: &[&str],
+    modules: &std::collections::BTreeSet<Vec<String>>,
+) -> Option<Vec<String>> {
+    (1..=parts.len())
+        .rev()
+        .map(|k| parts[..k].iter().map(|p| p.to_string()).collect::<Vec<_>>())
+        .find(|m| modules.contains(m))
+}
+
+/// The modules of the crate rooted at `src` that take part in an import circle: module A uses
+/// B (by a `crate::` or `super::` path) and B, directly or not, uses A. A module using its own
+/// ancestors (`super::*`) is no circle.
+fn import_circles(src: &std::path::Path) -> Vec<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut code: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let is_test = rel.ends_with("tests.rs")
+            || rel.contains("/tests/")
+            || rel.starts_with("tests/")
+            || rel.starts_with("reducer_tests");
+        if is_test {
+            continue;
+        }
+        let mut m: Vec<String> = rel
+            .trim_end_matches(".rs")
+            .split('/')
+            .map(String::from)
+            .collect();
+        if matches!(m.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+            m.pop();
+        }
+        code.insert(m, code_of(&std::fs::read_to_string(&f).unwrap()));
+    }
+    let modules: BTreeSet<Vec<String>> = code.keys().cloned().collect();
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut uses: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (m, text) in &code {
+        let mut out = BTreeSet::new();
+        for (at, _) in text
+            .match_indices("crate::")
+            .chain(text.match_indices("super::"))
+        {
+            if text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue; // inside a longer path (`super::super::x` is read from its start)
+            }
+            let path: String = text[at..].chars().take_while(|c| ident(*c)).collect();
+            let mut parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+            let mut base: Vec<&str> = Vec::new();
+            if parts.first() == Some(&"crate") {
+                parts.remove(0);
+            } else {
+                base = m.iter().map(String::as_str).collect();
+                while parts.first() == Some(&"super") {
+                    parts.remove(0);
+                    base.pop();
+                }
+            }
+            let full: Vec<&str> = base.into_iter().chain(parts).collect();
+            if let Some(target) = module_named(&full, &modules)
+                && !m.starts_with(&target)
+            {
+                out.insert(target);
+            }
+        }
+        uses.insert(m.clone(), out);
+    }
+    // A module is in a circle when it reaches itself.
+    let mut circles = Vec::new();
+    for m in &modules {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&Vec<String>> = uses[m].iter().collect();
+        while let Some(n) = todo.pop() {
+            if n == m {
+                circles.push(m.clone());
+                break;
+            }
+            if seen.insert(n.clone()) {
+                todo.extend(uses.get(n).into_iter().flatten());
+            }
+        }
+    }
+    circles
+}
+
+/// No import circle inside any crate: each crate's modules form a tree of uses, so a module can
+/// be read, moved or split knowing what it stands on.
+#[test]
+fn no_crate_has_an_import_circle() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut crates = vec![root.join("src")];
+    for k in std::fs::read_dir(root.join("crates")).expect("crates/") {
+        crates.push(k.expect("a crate").path().join("src"));
+    }
+    let mut found = Vec::new();
+    for src in &crates {
+        for m in import_circles(src) {
+            found.push(format!("{}: {}", src.display(), m.join("::")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "modules in an import circle:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_check_finds_a_circle() {
+    let dir = std::env::temp_dir().join(format!("sb-circle-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod a;\nmod b;\nmod c;\n").unwrap();
+    std::fs::write(
+        dir.join("a/mod.rs"),
+        "use crate::b::X; // crate::c is only mentioned\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.rs"), "pub fn f() { super::a::g() }\n").unwrap();
+    std::fs::write(dir.join("c.rs"), "use super::a::Y;\n").unwrap();
+    let circles = import_circles(&dir);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(circles, vec![vec!["a".to_string()], vec!["b".to_string()]]);
+}

@@ -120,15 +120,6 @@ impl RunOptions {
     }
 }
 
-pub fn need_terminal() -> Result<(), String> {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        Ok(())
-    } else {
-        Err("the TUI needs a terminal: stdin and stdout must be a tty".into())
-    }
-}
-
 /// `--theme`, else the config's theme, else dark; `NO_COLOR` drops the colours.
 pub(super) fn pick_theme(flag: Option<String>) -> Result<Theme, String> {
     let cfg = crate::config::load_config().map_err(|e| e.to_string())?;
@@ -193,7 +184,7 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
         }
     };
     // Checked before any agent starts: without a terminal nothing could answer it.
-    if let Err(e) = need_terminal() {
+    if let Err(e) = crate::app::term::need_terminal() {
         eprintln!("switchboard: {e}");
         return ExitCode::from(2);
     }

@@ -116,7 +116,7 @@ pub fn replay(file: &Path, format: Option<Format>, theme: crate::ui::theme::Them
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = crate::cli::need_terminal() {
+    if let Err(e) = crate::app::term::need_terminal() {
         eprintln!("switchboard: {e}");
         return ExitCode::from(2);
     }

@@ -3,7 +3,7 @@
 use crate::input::{KeyEvent, MouseEvent};
 
 use super::gate::{Decision, Gate};
-use super::state::SessionId;
+use super::session_id::SessionId;
 use super::transcript::{ItemOp, Level};
 use super::tree::NodePatch;
 

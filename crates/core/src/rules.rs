@@ -58,9 +58,9 @@ pub struct Rule {
     pub origin: Origin,
     pub hits: u64,
     /// The one session this rule applies to (`a`, a profile's rules); `None`: every session.
-    pub scope: Option<crate::state::SessionId>,
+    pub scope: Option<crate::session_id::SessionId>,
     /// Hits per session, in the order of their first hit (the rules view names them).
-    pub hits_by: Vec<(crate::state::SessionId, u64)>,
+    pub hits_by: Vec<(crate::session_id::SessionId, u64)>,
 }
 
 /// Shell syntax that chains or substitutes commands. An allow rule written for one command
@@ -155,7 +155,7 @@ impl Rules {
     pub fn evaluate_in(
         &self,
         s: &Subject,
-        session: Option<crate::state::SessionId>,
+        session: Option<crate::session_id::SessionId>,
     ) -> Option<usize> {
         self.list
             .iter()
@@ -176,7 +176,7 @@ impl Rules {
         &mut self,
         spec: RuleSpec,
         origin: Origin,
-        scope: Option<crate::state::SessionId>,
+        scope: Option<crate::session_id::SessionId>,
     ) {
         if !self
             .list

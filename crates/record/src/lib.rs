@@ -4,7 +4,6 @@
 //! check implement the traits here, so no backend needs another to be read back.
 
 pub mod check;
-pub mod entry;
 pub mod load;
 pub mod mapper;
 pub mod offsets;
@@ -12,4 +11,5 @@ pub mod paths;
 pub mod recorder;
 pub mod source;
 
+pub use load::entry;
 pub use recorder::*;

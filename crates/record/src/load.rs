@@ -17,6 +17,7 @@ use crate::Dir;
 
 mod cassette;
 mod directions;
+pub mod entry;
 
 use cassette::cassette;
 use directions::{AcpDirs, ClaudeDirs};
@@ -309,7 +310,7 @@ impl<R: BufRead> Iterator for Lines<R> {
 /// A recording entry (`{ts,dir,line}`) as a frame; a damaged one is kept as a note so nothing
 /// is lost and line numbers hold.
 fn entry_frame(src_line: usize, l: String, ended: bool) -> Frame {
-    match super::entry::frame(src_line, l.as_bytes(), String::new()) {
+    match entry::frame(src_line, l.as_bytes(), String::new()) {
         Ok(f) => f,
         Err(_) if !ended => cut_short(src_line, &l),
         Err(e) => Frame {

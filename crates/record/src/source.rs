@@ -254,7 +254,7 @@ const SCAN_BLOCK: u64 = 1 << 20;
 /// One entry's bytes as a frame: the recorder's own shape through the fast reader (into
 /// `text`'s buffer), anything else through serde, a damaged entry as a note.
 fn entry_frame(src_line: usize, raw: &[u8], text: String) -> Frame {
-    super::entry::frame(src_line, raw, text).unwrap_or_else(|e| Frame {
+    crate::load::entry::frame(src_line, raw, text).unwrap_or_else(|e| Frame {
         src_line,
         ts: None,
         dir: Dir::Note,

@@ -17,9 +17,10 @@ mod gate_ui;
 mod overlay;
 mod session;
 
+pub use crate::session_id::SessionId;
 pub use gate_ui::{Editor, EditorPurpose, GateUi};
 pub use overlay::{NewSessionField, NewSessionForm, Overlay, ProfileChoice, QueueEdit};
-pub use session::{GateRef, Pick, ReplyCheck, Session, SessionId, SessionState};
+pub use session::{GateRef, Pick, ReplyCheck, Session, SessionState};
 
 /// Which pane receives keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,11 +61,14 @@ pub struct Settings {
     pub cancel_grace_ms: u64,
 }
 
+/// Default grace period between a cancel and the "not responding" prompt.
+pub const DEFAULT_GRACE_MS: u64 = 10_000;
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             bell: true,
-            cancel_grace_ms: super::update::cancel::DEFAULT_GRACE_MS,
+            cancel_grace_ms: DEFAULT_GRACE_MS,
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use crate::tree::NodeId;
 
-use super::session::{Pick, SessionId};
+use super::session::Pick;
+use crate::session_id::SessionId;
 
 /// A full-screen or floating view over the main layout.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,11 +1,11 @@
-//! One session of the workspace: its id, its facts, its pending gates and what its pickers
-//! offer.
+//! One session of the workspace: its facts, its pending gates and what its pickers offer.
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::backend_kind::BackendKind;
 use crate::gate::Gate;
 use crate::msg::{Capabilities, Command, ConfigOption, TurnState};
+use crate::session_id::SessionId;
 use crate::tree::{NodeId, Tree};
 
 use super::gate_ui::GateUi;
@@ -46,22 +46,6 @@ pub struct Session {
     /// Set while the backend's connection is down (`BackendEvent::Connection`, iii
     /// reconnecting): what it is doing. The session is drawn greyed and no decision is sent.
     pub offline: Option<String>,
-}
-
-/// Which session of the workspace: stable for the life of the process, never reused, so an
-/// event or a decision can never reach another session than the one it names.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(pub u32);
-
-impl SessionId {
-    /// The session of a one-session workspace (`switchboard claude`, `acp`, `demo`, replay).
-    pub const FIRST: SessionId = SessionId(0);
-}
-
-impl std::fmt::Display for SessionId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
 }
 
 /// A pending gate anywhere in the workspace.

@@ -8,7 +8,9 @@ use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
-use super::rows::Rows;
+pub mod rows;
+
+use rows::Rows;
 
 mod height;
 mod item;

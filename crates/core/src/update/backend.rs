@@ -2,9 +2,10 @@
 
 use super::super::gate::{Decision, GateKind};
 use super::super::msg::{BackendEvent, Effect, TurnState};
-use super::super::state::{CLOSED_CAP, Focus, GateUi, State};
+use super::super::state::{Focus, GateUi, State};
 use super::super::transcript::{ItemKind, ItemOp, Level, Tone};
 use super::super::tree::NodeStatus;
+use super::closing::{after_gate_closed, remember_closed};
 use super::decide::{audit_text, gate_subject};
 
 pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut Vec<Effect>) {
@@ -445,42 +446,6 @@ pub(super) fn leave_pending(state: &mut State, id: &str) {
 
 /// Background gates closer together than this ring the bell once.
 pub const BACKGROUND_BELL_BURST_MS: u64 = 2_000;
-
-pub(super) fn remember_closed(state: &mut State, id: String) {
-    if state.closed_gates.len() == CLOSED_CAP {
-        state.closed_gates.pop_front();
-    }
-    state.closed_gates.push_back(id.clone());
-    state.gate_ui.remove(&id);
-}
-
-/// Pick the next gate to show after `id` closed.
-pub(super) fn after_gate_closed(state: &mut State, id: &str) {
-    if state.active_gate.as_deref() != Some(id) {
-        return;
-    }
-    state.active_gate = state.gates.front().map(|g| g.id.clone());
-    if !state.acting_on_shown() {
-        return;
-    }
-    match state.active_gate.clone() {
-        Some(next) => {
-            if state.focus == Focus::Gate {
-                let key = state.gate(&next).map(|g| g.node_key.clone());
-                state.selected_node = state.tree.resolve(key.as_deref());
-                state.selected_item = None;
-                state.scroll_back = 0;
-            }
-        }
-        None => {
-            // Stay on the node whose gate was just answered; letters typed next must not
-            // land in the prompt by surprise (`i` or Tab goes there).
-            if state.focus == Focus::Gate {
-                state.focus = Focus::Transcript;
-            }
-        }
-    }
-}
 
 #[cfg(test)]
 mod linear_tests {

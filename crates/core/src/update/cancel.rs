@@ -6,8 +6,7 @@ use crate::input::{KeyCode, KeyEvent};
 use super::super::msg::{Effect, TurnState};
 use super::super::state::{Overlay, State};
 
-/// Default grace period between a cancel and the "not responding" prompt.
-pub const DEFAULT_GRACE_MS: u64 = 10_000;
+pub use crate::state::DEFAULT_GRACE_MS;
 
 /// A cancel (interrupt) went out now; the first one of a turn starts the clock.
 pub(super) fn sent(state: &mut State) {
@@ -80,7 +79,7 @@ pub(super) fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>
 /// Stop the agent as on quit (every pending request answered fail-closed, then its whole
 /// process group ended), but keep the window open to read.
 fn stop_agent(state: &mut State, fx: &mut Vec<Effect>) {
-    super::quit::answer_all_and_shut_down(state, fx);
+    super::shutdown::answer_all_and_shut_down(state, fx);
     state.cancel_sent_ms = None;
     state.cancel_stuck = false;
     state.status_line = Some("stopping the agent: pending requests answered".into());

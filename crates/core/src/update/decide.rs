@@ -5,7 +5,7 @@ use super::super::msg::{Command, Effect};
 use super::super::state::State;
 use super::super::text::{one_line, truncate, visible_line};
 use super::super::transcript::{ItemKind, Tone};
-use super::backend::{after_gate_closed, remember_closed};
+use super::closing::{after_gate_closed, remember_closed};
 
 /// Answer the pending gate `id` with `decision`. Removing the gate first makes a second
 /// answer impossible: an unknown or already closed id yields no effect.

@@ -2,6 +2,7 @@
 
 mod backend;
 pub mod cancel;
+mod closing;
 pub mod decide;
 mod gate_card;
 mod gate_editor;
@@ -13,6 +14,7 @@ mod overlay_keys;
 pub mod queue;
 mod quit;
 mod rules;
+mod shutdown;
 mod view;
 pub mod workspace;
 

@@ -483,7 +483,7 @@ pub(super) fn close(state: &mut State, id: SessionId, fx: &mut Vec<Effect>) {
     };
     state.with_session(i, |st| {
         if st.session.exited.is_none() {
-            super::quit::answer_all_and_shut_down(st, fx);
+            super::shutdown::answer_all_and_shut_down(st, fx);
         } else {
             fx.push(Effect::Send(st.sid(), Command::Shutdown));
         }

@@ -490,6 +490,19 @@ pub fn churn(w: &mut World, scale: &Scale, round: u64) -> Option<Churn> {
     })
 }
 
+/// The scale model's constructors of a world (kept here, so the world does not know them).
+impl World {
+    /// A busy engine for the reconnect benchmark: see this module.
+    pub fn scaled(scale: &Scale) -> World {
+        build(scale)
+    }
+
+    /// Another console answers one held call and a new one is held (see `churn`).
+    pub fn churn(&mut self, scale: &Scale, round: u64) -> Option<Churn> {
+        churn(self, scale, round)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,20 +130,6 @@ impl World {
         self.pending_page_cap = cap.max(1);
     }
 
-    /// A busy engine for the reconnect benchmark: see `super::fake_scale`.
-    pub fn scaled(scale: &super::fake_scale::Scale) -> World {
-        super::fake_scale::build(scale)
-    }
-
-    /// Another console answers one held call and a new one is held (see `fake_scale::churn`).
-    pub fn churn(
-        &mut self,
-        scale: &super::fake_scale::Scale,
-        round: u64,
-    ) -> Option<super::fake_scale::Churn> {
-        super::fake_scale::churn(self, scale, round)
-    }
-
     /// Edit one message of `session` without an event, as another console's change seen
     /// only by a later re-read: `marker` is appended to its first text block (or added as a
     /// text block) and its revision bumped. `from_end` counts `index` from the last entry.

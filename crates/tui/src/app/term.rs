@@ -21,6 +21,16 @@ use super::frames::{FRAME_INTERVAL, FrameScheduler};
 use switchboard_core::Msg;
 use switchboard_record::now_ms;
 
+/// A TUI command refuses to start without a terminal on both ends.
+pub fn need_terminal() -> Result<(), String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err("the TUI needs a terminal: stdin and stdout must be a tty".into())
+    }
+}
+
 /// Undo every terminal mode we set. Safe to call more than once.
 pub fn restore() {
     let mut out = stdout();

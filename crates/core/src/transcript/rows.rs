@@ -6,7 +6,7 @@
 use std::ops::Index;
 use std::sync::Arc;
 
-use super::transcript::Item;
+use super::Item;
 
 /// Rows per chunk: small enough that changing a row copies little, large enough that the
 /// pointer table stays a fraction of the rows.
