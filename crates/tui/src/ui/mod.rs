@@ -12,6 +12,7 @@ pub mod svg;
 pub mod theme;
 pub mod wrap;
 
+mod gate_body;
 mod transcript_pane;
 mod tree_pane;
 
