@@ -13,6 +13,7 @@ pub mod theme;
 pub mod wrap;
 
 mod gate_body;
+mod overlay_session;
 mod transcript_pane;
 mod tree_pane;
 
