@@ -12,23 +12,22 @@ pub mod svg;
 pub mod theme;
 pub mod wrap;
 
+mod gate_body;
+mod overlay_session;
+mod transcript_pane;
+mod tree_pane;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use items::{item_height, item_lines, sync_heights};
 use switchboard_core::msg::TurnState;
 use switchboard_core::state::{Focus, State};
-use switchboard_core::text::{human_count, human_duration, one_line};
-use switchboard_core::tree::NodeStatus;
 
-/// Rows measured per frame while a long transcript is re-indexed at a new width in the
-/// background of following (the tail is drawn without the index meanwhile).
-const REINDEX_PER_FRAME: usize = 4096;
-use convert::{core_rect, ui_rect};
 use theme::Theme;
-use wrap::clip;
+use transcript_pane::render_transcript;
+use tree_pane::{grey_offline_rows, render_tree};
 
 pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     let area = f.area();
@@ -132,26 +131,6 @@ pub fn grey(buf: &mut ratatui::buffer::Buffer, area: Rect, theme: &Theme) {
     }
 }
 
-/// Grey the tree rows of sessions whose connection is down (their row says why).
-fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame) {
-    let area = ui_rect(state.view.tree_area.get());
-    let rows = state.view.tree_rows.borrow();
-    for (y, (i, _)) in rows.iter().enumerate() {
-        if state
-            .sessions
-            .get(*i)
-            .is_some_and(|s| s.session.offline.is_some())
-        {
-            let row = Rect {
-                y: area.y + y as u16,
-                height: 1,
-                ..area
-            };
-            grey(f.buffer_mut(), row, theme);
-        }
-    }
-}
-
 /// The last line of defence: whatever a widget drew (a span built without `wrap`/`clip`, the
 /// text editor showing exact input bytes), no cell may carry a control, bidi or invisible
 /// format character to the terminal. ratatui drops C0 itself but appends zero-width
@@ -215,387 +194,6 @@ fn focus_border(state: &State, focus: Focus, theme: &Theme) -> ratatui::style::S
     } else {
         theme.border
     }
-}
-
-fn status_glyph(
-    s: &switchboard_core::state::SessionState,
-    id: usize,
-    theme: &Theme,
-) -> (String, ratatui::style::Style) {
-    let node = &s.tree.nodes[id];
-    let waiting = s.gates_on(id);
-    if waiting > 0 {
-        return (format!("‖{waiting}"), theme.waiting);
-    }
-    match node.status {
-        NodeStatus::Running => ("●".into(), theme.running),
-        NodeStatus::Waiting => ("‖".into(), theme.waiting),
-        NodeStatus::Idle => ("○".into(), theme.dim),
-        NodeStatus::Pending => ("◌".into(), theme.dim),
-        NodeStatus::Completed => ("✔".into(), theme.ok),
-        NodeStatus::Failed => ("✘".into(), theme.error),
-        NodeStatus::Killed => ("■".into(), theme.error),
-    }
-}
-
-/// A session's root row when the workspace holds several: name and backend, its gate badge,
-/// then status and usage.
-fn session_row(
-    s: &switchboard_core::state::SessionState,
-    selected: bool,
-    theme: &Theme,
-    w: usize,
-    now: u64,
-) -> [Line<'static>; 2] {
-    let n = &s.tree.nodes[0];
-    let pending = s.gates.len();
-    let (glyph, gstyle) = if pending > 0 {
-        (format!("‖{pending}"), theme.waiting)
-    } else if s.closed {
-        ("■".to_string(), theme.dim)
-    } else if s.session.exited.is_some() {
-        match s.session.exited.as_ref().and_then(|e| e.0) {
-            Some(0) => ("✔".to_string(), theme.ok),
-            _ => ("✘".to_string(), theme.error),
-        }
-    } else {
-        status_glyph(s, 0, theme)
-    };
-    let fold = if s.collapsed { "▸" } else { "▾" };
-    let name_style = if selected {
-        theme.selected
-    } else {
-        theme.title
-    };
-    let name = if n.name.is_empty() {
-        "session"
-    } else {
-        &n.name
-    };
-    let head = format!("{fold}{glyph} ");
-    let rest_w = w.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()));
-    let label = format!("{name} · {}", s.session.backend);
-    let first = Line::from(vec![
-        Span::styled(fold.to_string(), theme.dim),
-        Span::styled(format!("{glyph} "), gstyle),
-        Span::styled(clip(&label, rest_w), name_style),
-    ]);
-    let mut stats = vec![s.status_label()];
-    let end = n.ended_ms.unwrap_or(now);
-    if end > n.started_ms {
-        stats.push(human_duration(end.saturating_sub(n.started_ms)));
-    }
-    let tokens = s.session.input_tokens + s.session.output_tokens;
-    if tokens > 0 {
-        stats.push(format!("{} tok", human_count(tokens)));
-    }
-    if s.session.cost_usd > 0.0 {
-        stats.push(format!("${:.2}", s.session.cost_usd));
-    }
-    let style = if s.session.blind.is_some() && s.session.offline.is_none() {
-        theme.error
-    } else if pending > 0 {
-        theme.waiting
-    } else {
-        theme.dim
-    };
-    let second = Line::from(Span::styled(
-        clip(&format!("  {}", stats.join(" · ")), w),
-        style,
-    ));
-    [first, second]
-}
-
-fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
-    // Totals, the selected row's position and the window's rows come from what the reducer
-    // keeps (counts per subtree, subtree sizes): a frame costs the pane's height, whatever
-    // the number of sessions and sub-agents.
-    let totals = switchboard_core::update::row_totals(state);
-    let (running, waiting, done, failed) =
-        (totals.running, totals.waiting, totals.done, totals.failed);
-    let many = state.sessions.len() > 1 && state.focus_root.is_none();
-    let title = if many {
-        format!(" Sessions ({}) ", state.sessions.len())
-    } else {
-        " Sessions ".to_string()
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(focus_border(state, Focus::Tree, theme))
-        .title(Line::from(Span::styled(title, theme.title)))
-        .title_bottom(Line::from(Span::styled(
-            if area.width >= 38 {
-                format!(" {running} run · {waiting} wait · {done} done · {failed} fail ")
-            } else {
-                format!(" {running}▶ {waiting}‖ {done}✔ {failed}✘ ")
-            },
-            theme.dim,
-        )));
-    let block = match state.focus_root {
-        Some(r) => block.title(Line::from(Span::styled(
-            format!(" focus: {} (F all) ", state.tree.nodes[r].name),
-            theme.accent,
-        ))),
-        None => block,
-    };
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    state.view.tree_area.set(core_rect(inner));
-    let w = inner.width as usize;
-    let h = inner.height as usize;
-    // Two rows per node; only the nodes in the window are visited and formatted, so
-    // thousands of sub-agents cost the pane's height, not their number.
-    let here = (state.selected, state.selected_node);
-    let selected_row = 2 * switchboard_core::update::row_index(state, here).unwrap_or(0);
-    let top = (selected_row + 2).saturating_sub(h);
-    let first = top / 2;
-    let mut lines: Vec<Line> = Vec::with_capacity(h + 1);
-    let mut drawn: Vec<(usize, usize)> = Vec::with_capacity(h + 1);
-    let base = state.focus_root.map_or(0, |r| state.tree.nodes[r].depth);
-    for (i, id) in switchboard_core::update::rows_from(state, first).take(h / 2 + 2) {
-        let s = &state.sessions[i];
-        let n = &s.tree.nodes[id];
-        drawn.extend([(i, id), (i, id)]);
-        let selected = (i, id) == here;
-        if many && id == 0 {
-            lines.extend(session_row(s, selected, theme, w, state.now_ms));
-            continue;
-        }
-        // Under a session row, sub-agents sit one level in.
-        let indent = "  ".repeat((n.depth.saturating_sub(base) + usize::from(many)).min(w / 2));
-        let (glyph, gstyle) = status_glyph(s, id, theme);
-        let name_style = if selected {
-            theme.selected
-        } else {
-            theme.title
-        };
-        let name = if n.name.is_empty() { "agent" } else { &n.name };
-        let head = format!("{indent}{glyph} ");
-        let rest_w = w.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()));
-        lines.push(Line::from(vec![
-            Span::raw(indent.clone()),
-            Span::styled(format!("{glyph} "), gstyle),
-            Span::styled(clip(name, rest_w), name_style),
-        ]));
-        let end = n.ended_ms.unwrap_or(state.now_ms);
-        let mut stats = vec![n.status.label().to_string()];
-        if id != 0 || end > n.started_ms {
-            stats.push(human_duration(end.saturating_sub(n.started_ms)));
-        }
-        if n.tokens > 0 {
-            stats.push(format!("{} tok", human_count(n.tokens)));
-        }
-        if n.tool_uses > 0 {
-            let s = if n.tool_uses == 1 { "" } else { "s" };
-            stats.push(format!("{} tool{s}", n.tool_uses));
-        }
-        if let Some(t) = &n.last_tool {
-            stats.push(t.clone());
-        }
-        let desc = if n.description.is_empty() {
-            String::new()
-        } else {
-            format!("{} · ", one_line(&n.description, 40))
-        };
-        lines.push(Line::from(Span::styled(
-            clip(&format!("{indent}  {desc}{}", stats.join(" · ")), w),
-            theme.dim,
-        )));
-    }
-    // `top` may fall on a node's second row.
-    let skip = top - 2 * first;
-    state.view.tree_top.set(top);
-    *state.view.tree_rows.borrow_mut() = drawn.into_iter().skip(skip).take(h).collect();
-    let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
-    f.render_widget(Paragraph::new(visible), inner);
-}
-
-fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
-    let node = &state.tree.nodes[state.selected_node];
-    let title = if state.selected_node == 0 {
-        format!(" {} ", node.name)
-    } else {
-        format!(" {} · {} ", node.name, one_line(&node.description, 50))
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(focus_border(state, Focus::Transcript, theme))
-        .title(Line::from(Span::styled(title, theme.title)));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let (w, h) = (inner.width, inner.height as usize);
-    state.view.transcript_height.set(inner.height);
-    state.view.transcript_area.set(core_rect(inner));
-    state.view.item_rows.borrow_mut().clear();
-    let items = &node.transcript.items;
-    if items.is_empty() {
-        let hint = if state.replay.is_some() {
-            "Nothing replayed here yet: Space plays, . steps, ] jumps to the next gate."
-        } else if state.selected_node == 0 && !state.session.abilities.prompt {
-            // What this node is, since nothing is typed to it.
-            let about = state.session.abilities.about.as_deref().unwrap_or(
-                "This session takes no prompt from here; its calls wait as cards (g opens the oldest).",
-            );
-            let lines = wrap::wrap(about, w, theme.dim, Span::raw(""), Span::raw(""));
-            f.render_widget(Paragraph::new(lines), inner);
-            state.view.drawn_scroll_back.set(0);
-            return;
-        } else if state.selected_node == 0 {
-            "No messages yet. Type a prompt below and press Enter."
-        } else {
-            "This sub-agent has produced nothing yet."
-        };
-        f.render_widget(Paragraph::new(Span::styled(hint, theme.dim)), inner);
-        state.view.drawn_scroll_back.set(0);
-        return;
-    }
-    // Only the visible items are measured and turned into lines: following the tail, the
-    // frame walks back from the last item; scrolled or with a selection, the height index
-    // (prefix sums per width) finds the first visible item in O(log n). Either way a frame
-    // costs the screen, not the session.
-    // One gutter column marks the selected item, so items wrap one column narrower.
-    let iw = w.saturating_sub(1).max(1);
-    let t = &node.transcript;
-    let selected = state.selected_item.filter(|s| *s < items.len());
-    let (first, skip, back) = if state.scroll_back == 0 && selected.is_none() {
-        // Keep the index current (changes and new rows only; a few thousand rows per frame
-        // after a resize) so scrolling up later finds it ready.
-        sync_heights(t, iw, theme, Some(REINDEX_PER_FRAME));
-        let mut need = h;
-        let mut i = items.len();
-        let mut skip = 0;
-        while i > 0 && need > 0 {
-            i -= 1;
-            let ih = item_height(&items[i], iw, theme) as usize;
-            if ih >= need {
-                skip = ih - need;
-                need = 0;
-            } else {
-                need -= ih;
-            }
-        }
-        (i, skip, 0)
-    } else {
-        sync_heights(t, iw, theme, None);
-        let ix = t.heights.borrow();
-        let total = ix.total() as usize;
-        let max_back = total.saturating_sub(h);
-        let mut back = state.scroll_back.min(max_back);
-        if let Some(sel) = selected {
-            // Keep the selected item in view.
-            let top_of_sel = ix.prefix(sel) as usize;
-            let bottom_of_sel = top_of_sel + ix.height(sel) as usize;
-            let view_top = max_back - back;
-            if top_of_sel < view_top {
-                back = max_back - top_of_sel;
-            } else if bottom_of_sel > view_top + h {
-                back = max_back.saturating_sub(bottom_of_sel.saturating_sub(h));
-            }
-        }
-        let top = total.saturating_sub(h).saturating_sub(back);
-        let first = ix.find(top as u64).min(items.len().saturating_sub(1));
-        (first, top - ix.prefix(first) as usize, back)
-    };
-    state.view.drawn_scroll_back.set(back);
-    let mut lines: Vec<Line> = Vec::with_capacity(h);
-    let mut rows: Vec<usize> = Vec::with_capacity(h);
-    let query = state
-        .search
-        .as_ref()
-        .map(|s| s.query.to_lowercase())
-        .filter(|q| !q.is_empty());
-    for (i, item) in items.iter().enumerate().skip(first) {
-        if lines.len() >= h {
-            break;
-        }
-        let mut il = item_lines(item, iw, theme);
-        let ih = il.len();
-        {
-            // A height that moved without the index hearing of it: heal the visible row.
-            let mut ix = t.heights.borrow_mut();
-            if i < ix.len() && ix.width() == iw && ix.height(i) as usize != ih {
-                ix.set(i, ih as u32);
-            }
-        }
-        let selected = state.selected_item == Some(i) && state.focus == Focus::Transcript;
-        for (n, l) in il.iter_mut().enumerate() {
-            // The blank line after each item stays unmarked.
-            let mark = selected && n + 1 < ih;
-            l.spans
-                .insert(0, Span::styled(if mark { "▍" } else { " " }, theme.accent));
-        }
-        let skip = if i == first { skip } else { 0 };
-        let before = lines.len();
-        let take = h - lines.len();
-        if let Some(q) = &query {
-            // Highlight only the lines drawn.
-            for l in il.iter_mut().skip(skip).take(take) {
-                highlight(l, q, theme.search_match);
-            }
-        }
-        lines.extend(il.into_iter().skip(skip).take(take));
-        rows.extend(std::iter::repeat_n(i, lines.len() - before));
-    }
-    lines.truncate(h);
-    rows.truncate(h);
-    *state.view.item_rows.borrow_mut() = rows;
-    f.render_widget(Paragraph::new(lines), inner);
-    if back > 0 {
-        let note = format!(" ↑ {back} lines back · End follows ");
-        let nw = note.chars().count() as u16;
-        if inner.width > nw {
-            let r = Rect {
-                x: inner.x + inner.width - nw,
-                y: area.y + area.height - 1,
-                width: nw,
-                height: 1,
-            };
-            f.render_widget(Paragraph::new(Span::styled(note, theme.accent)), r);
-        }
-    }
-}
-
-/// Mark every case-insensitive occurrence of `q` (already lowercase) in `line`.
-fn highlight(line: &mut Line<'static>, q: &str, style: ratatui::style::Style) {
-    let qc: Vec<char> = q.chars().collect();
-    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
-    let mut out: Vec<Span<'static>> = Vec::new();
-    for span in line.spans.drain(..) {
-        let chars: Vec<char> = span.content.chars().collect();
-        let mut start = 0;
-        let mut i = 0;
-        while i + qc.len() <= chars.len() {
-            if chars[i..i + qc.len()]
-                .iter()
-                .zip(&qc)
-                .all(|(a, b)| lower(*a) == *b)
-            {
-                if i > start {
-                    out.push(Span::styled(
-                        chars[start..i].iter().collect::<String>(),
-                        span.style,
-                    ));
-                }
-                out.push(Span::styled(
-                    chars[i..i + qc.len()].iter().collect::<String>(),
-                    span.style.patch(style),
-                ));
-                i += qc.len();
-                start = i;
-            } else {
-                i += 1;
-            }
-        }
-        if start == 0 {
-            out.push(span);
-        } else if start < chars.len() {
-            out.push(Span::styled(
-                chars[start..].iter().collect::<String>(),
-                span.style,
-            ));
-        }
-    }
-    line.spans = out;
 }
 
 fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -701,6 +299,8 @@ fn render_replay_footer(
 
 #[cfg(test)]
 mod flat_tests {
+    use super::items::item_lines;
+    use super::transcript_pane::REINDEX_PER_FRAME;
     use super::*;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
