@@ -372,10 +372,9 @@ impl Framer {
         let theme = Theme::dark();
         let state = state_with_items(n, n as u64);
         let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        term.draw(|f| switchboard::ui::render(&state, &theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
         // Steady state: the height index complete (it is built a few thousand rows per frame).
-        let iw = state.view.transcript_area.get().width - 1;
+        let iw = state.view.transcript_area.width - 1;
         switchboard::ui::items::sync_heights(&state.tree.nodes[0].transcript, iw, &theme, None);
         Framer {
             theme,
@@ -390,9 +389,7 @@ impl Framer {
         stream_word(&mut self.state, self.i);
         self.i += 1;
         let t = Instant::now();
-        self.term
-            .draw(|f| switchboard::ui::render(&self.state, &self.theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut self.term, &mut self.state, &self.theme).unwrap();
         t.elapsed().as_secs_f64() * 1e3
     }
 }
@@ -426,9 +423,8 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
     let theme = Theme::dark();
     let mut state = state_with_items(n, 3);
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f))
-        .unwrap();
-    let iw = state.view.transcript_area.get().width - 1;
+    switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
+    let iw = state.view.transcript_area.width - 1;
     switchboard::ui::items::sync_heights(&state.tree.nodes[0].transcript, iw, &theme, None);
     let mut last = (0, 0);
     for (w, h) in [(180, 48), (160, 45), (150, 44), (170, 46), (190, 49)] {
@@ -437,16 +433,14 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
         last = (w, h);
     }
     let t = Instant::now();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
     let follow = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(state.size, last);
     state.scroll_back = 1000;
     term.backend_mut().resize(200, 50);
     let _ = update(&mut state, Msg::Resize(200, 50));
     let t = Instant::now();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
     let scrolled = t.elapsed().as_secs_f64() * 1e3;
     (follow, scrolled)
 }
@@ -468,8 +462,7 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
     }
     let _ = update(&mut state, Msg::Resize(200, 50));
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| switchboard::ui::render(&state, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
     // The backend: its own thread maps lines and sends events through a bounded channel.
     let (tx, rx) = mpsc::sync_channel::<BackendEvent>(switchboard::backend::EVENT_CHANNEL);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -527,8 +520,7 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
             continue;
         }
         if dirty && now >= frames.next_at().into_std() {
-            term.draw(|f| switchboard::ui::render(&state, &theme, f))
-                .unwrap();
+            switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
             frames.drawn();
             dirty = false;
             if let Some(t0) = pending.take() {
@@ -772,8 +764,7 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
     let t = Instant::now();
     let mut player = Player::open_path(&path, None).unwrap();
-    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-        .unwrap();
+    player.draw(&mut term, &theme).unwrap();
     let open = t.elapsed().as_secs_f64();
     let frames = player.total();
     // `End` right after opening has to go through every frame once (a seek off the key
@@ -784,8 +775,7 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
     let rss = rss_bytes().unwrap_or(0);
     let t = Instant::now();
     player.seek(frames);
-    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-        .unwrap();
+    player.draw(&mut term, &theme).unwrap();
     let end = t.elapsed().as_secs_f64();
     let mut back = 0f64;
     for _ in 0..3 {
@@ -793,8 +783,7 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
         let pos = player.state().replay.as_ref().unwrap().frame;
         let t = Instant::now();
         player.seek(pos - 1);
-        term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-            .unwrap();
+        player.draw(&mut term, &theme).unwrap();
         back = back.max(t.elapsed().as_secs_f64());
     }
     let (mut anywhere, mut seek_only) = (0f64, 0f64);
@@ -805,8 +794,7 @@ fn replay_checks(lines: &[String]) -> Vec<Check> {
         let t = Instant::now();
         player.seek(target - 1);
         seek_only = seek_only.max(t.elapsed().as_secs_f64());
-        term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-            .unwrap();
+        player.draw(&mut term, &theme).unwrap();
         anywhere = anywhere.max(t.elapsed().as_secs_f64());
     }
     std::fs::remove_file(&path).ok();

@@ -143,10 +143,9 @@ fn stream_word(state: &mut State, i: usize) {
 
 fn terminal(state: &State, theme: &Theme) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
-    term.draw(|f| switchboard::ui::render(state, theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, state, theme).unwrap();
     // Steady state, as `perf`: the shown transcript's height index complete.
-    let iw = state.view.transcript_area.get().width.saturating_sub(1);
+    let iw = state.view.transcript_area.width.saturating_sub(1);
     let shown = state.shown();
     switchboard::ui::items::sync_heights(
         &shown.tree.nodes[state.selected_node].transcript,
@@ -174,9 +173,7 @@ impl Rig {
         stream_word(&mut self.state, i);
         let state = &self.state;
         let t = Instant::now();
-        self.term
-            .draw(|f| switchboard::ui::render(state, theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut self.term, state, theme).unwrap();
         t.elapsed().as_secs_f64() * 1e3
     }
 
@@ -206,9 +203,7 @@ impl Rig {
         self.state.inbox.cursor = i % self.state.pending_total().max(1);
         let state = &self.state;
         let t = Instant::now();
-        self.term
-            .draw(|f| switchboard::ui::render(state, theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut self.term, state, theme).unwrap();
         let ms = t.elapsed().as_secs_f64() * 1e3;
         self.state.overlay = None;
         ms

@@ -113,7 +113,8 @@ fn replay_shot(recording: &Path, dir: &Path) -> std::io::Result<()> {
     }
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("TestBackend never fails");
     let theme = Theme::dark();
-    term.draw(|f| crate::ui::render(player.state(), &theme, f))
+    player
+        .draw(&mut term, &theme)
         .expect("TestBackend never fails");
     let path = dir.join("replay.svg");
     std::fs::write(&path, buffer_to_svg(term.backend().buffer()))?;

@@ -269,8 +269,7 @@ impl Scene {
     fn screen(&self, w: u16, h: u16) -> String {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
         let theme = Theme::dark();
-        term.draw(|f| switchboard::ui::render(&self.s, &theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, &theme).unwrap();
         switchboard::ui::buffer_text(term.backend().buffer())
     }
 

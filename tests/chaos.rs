@@ -394,7 +394,7 @@ fn run(backend: BackendKind, dir: &str, seed: u64) {
         if state.quitting {
             state.quitting = false;
         }
-        term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        switchboard::ui::draw(&mut term, &mut state, &theme)
             .unwrap_or_else(|e| panic!("{at} at {size:?}: {e:?}"));
     }
     // The run really pressed every key and sent every other kind of input.

@@ -104,8 +104,7 @@ impl Gw {
         self.s.now_ms = self.t + 1_500;
         self.s.size = (w, h);
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&self.s, &Theme::dark(), f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, &Theme::dark()).unwrap();
         switchboard::ui::buffer_text(term.backend().buffer())
     }
 }

@@ -138,8 +138,7 @@ impl Acp {
     fn screen(&self, w: u16, h: u16) -> String {
         let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
         let theme = switchboard::ui::theme::Theme::dark();
-        term.draw(|f| switchboard::ui::render(&self.s, &theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, &theme).unwrap();
         switchboard::ui::buffer_text(term.backend().buffer())
     }
 }

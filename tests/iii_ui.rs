@@ -171,8 +171,7 @@ impl Iii {
         let _ = update(&mut self.s, Msg::Resize(w, h));
         self.s.now_ms = self.t + 1_500;
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&self.s, &Theme::dark(), f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, &Theme::dark()).unwrap();
         term.backend().buffer().clone()
     }
 

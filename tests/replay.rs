@@ -210,8 +210,7 @@ fn domain(s: &State, times: bool) -> Domain {
 fn screen(s: &State, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     let theme = Theme::dark();
-    term.draw(|f| switchboard::ui::render(s, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, s, &theme).unwrap();
     switchboard::ui::buffer_text(term.backend().buffer())
 }
 

@@ -64,7 +64,7 @@ fn every_view_survives_every_small_size() {
             for w in [1u16, 2, 5, 10, 12, 20, 40, 80] {
                 for h in [1u16, 2, 4, 5, 6, 8, 12, 14, 24] {
                     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-                    term.draw(|f| switchboard::ui::render(&s, &theme, f))
+                    switchboard::ui::draw(&mut term, &mut s, &theme)
                         .unwrap_or_else(|e| panic!("{gate} {opener:?} at {w}x{h}: {e:?}"));
                 }
             }
@@ -238,8 +238,7 @@ fn every_overlay_and_a_scrolled_back_transcript_survive_every_small_size() {
             // Drawn between keys as the app does: page moves use the drawn height.
             let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
             for k in v.keys {
-                term.draw(|f| switchboard::ui::render(&s, &theme, f))
-                    .unwrap();
+                switchboard::ui::draw(&mut term, &mut s, &theme).unwrap();
                 key(&mut s, *k);
             }
             assert!(
@@ -264,7 +263,7 @@ fn every_overlay_and_a_scrolled_back_transcript_survive_every_small_size() {
         for &w in WIDTHS {
             for &h in HEIGHTS {
                 let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-                term.draw(|f| switchboard::ui::render(s, &theme, f))
+                switchboard::ui::draw(&mut term, s, &theme)
                     .unwrap_or_else(|e| panic!("{name} at {w}x{h}: {e:?}"));
             }
         }
@@ -281,8 +280,7 @@ fn a_hidden_gate_is_announced_on_the_prompt() {
     key(&mut s, KeyCode::Char('i'));
     assert_eq!(s.focus, switchboard::core::state::Focus::Prompt);
     let mut term = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    term.draw(|f| switchboard::ui::render(&s, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, &mut s, &theme).unwrap();
     let text = switchboard::ui::buffer_text(term.backend().buffer());
     assert!(text.contains("‖ 1 waiting · g shows it"), "{text}");
 }
@@ -298,8 +296,7 @@ fn cards_show_overridden_keys() {
     let mut m = Mapper::new(&[]);
     feed(&mut s, &mut m, GATES[0]);
     let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    term.draw(|f| switchboard::ui::render(&s, &theme, f))
-        .unwrap();
+    switchboard::ui::draw(&mut term, &mut s, &theme).unwrap();
     let text = switchboard::ui::buffer_text(term.backend().buffer());
     assert!(text.contains("[Y] Allow once"), "{text}");
 }

@@ -114,8 +114,7 @@ impl Ws {
     fn screen(&mut self, w: u16, h: u16) -> String {
         let _ = update(&mut self.s, Msg::Resize(w, h));
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&self.s, &Theme::dark(), f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, &Theme::dark()).unwrap();
         switchboard::ui::buffer_text(term.backend().buffer())
     }
 }

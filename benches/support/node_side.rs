@@ -113,8 +113,7 @@ pub fn replay_pass_child(file: &str) {
     let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
     let t = Instant::now();
     let mut player = Player::open_path(Path::new(file), None).unwrap();
-    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-        .unwrap();
+    player.draw(&mut term, &theme).unwrap();
     let total = player.total();
     // `End` as the key handler does it, then the run loop's slices until the last frame is on
     // screen (the copies prepared afterwards for stepping back are not waited for).
@@ -128,8 +127,7 @@ pub fn replay_pass_child(file: &str) {
         }
         player.work(std::time::Duration::from_millis(8));
     }
-    term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-        .unwrap();
+    player.draw(&mut term, &theme).unwrap();
     let secs = t.elapsed().as_secs_f64();
     let at = player.state().replay.as_ref().map_or(0, |r| r.frame);
     assert_eq!(at, total, "the replay reached its last frame");
@@ -144,8 +142,7 @@ pub fn replay_pass_child(file: &str) {
         player.key(switchboard::core::input::KeyEvent::from(
             switchboard::core::input::KeyCode::Char(','),
         ));
-        term.draw(|f| switchboard::ui::render(player.state(), &theme, f))
-            .unwrap();
+        player.draw(&mut term, &theme).unwrap();
         back = back.max(t.elapsed().as_secs_f64());
         let now = player.state().replay.as_ref().map_or(0, |r| r.frame);
         assert_eq!(now + 1, pos, "one step back");

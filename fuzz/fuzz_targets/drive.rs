@@ -132,7 +132,7 @@ pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
     let theme = Theme::dark();
     for (w, h) in [(80, 24), (7, 3)] {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&state, &theme, f))
+        switchboard::ui::draw(&mut term, &mut state, &theme)
             .unwrap();
     }
 }

@@ -97,14 +97,14 @@ fn transcript_scroll_and_expand_keys() {
     ch(&mut s, 'j');
     assert_eq!(s.selected_item, None, "past the end follows the tail");
     // Paging uses what the renderer measured.
-    s.view.transcript_height.set(11);
-    s.view.drawn_scroll_back.set(4);
+    measured(&mut s, |v| v.transcript_height = 11);
+    measured(&mut s, |v| v.drawn_scroll_back = 4);
     press(&mut s, KeyCode::PageUp);
     assert_eq!(s.scroll_back, 14);
-    s.view.drawn_scroll_back.set(14);
+    measured(&mut s, |v| v.drawn_scroll_back = 14);
     press(&mut s, KeyCode::PageDown);
     assert_eq!(s.scroll_back, 4);
-    s.view.drawn_scroll_back.set(4);
+    measured(&mut s, |v| v.drawn_scroll_back = 4);
     press(&mut s, KeyCode::PageDown);
     assert_eq!(s.scroll_back, 0);
     press(&mut s, KeyCode::Home);
@@ -112,9 +112,11 @@ fn transcript_scroll_and_expand_keys() {
     press(&mut s, KeyCode::End);
     assert_eq!(s.scroll_back, 0);
     // The mouse wheel scrolls the transcript when the pointer is over it, and nothing else.
-    s.view
-        .transcript_area
-        .set(crate::core::input::Rect::new(30, 0, 50, 20));
+    let view = crate::core::state::ViewMetrics {
+        transcript_area: crate::core::input::Rect::new(30, 0, 50, 20),
+        ..s.view.clone()
+    };
+    update(&mut s, crate::core::Msg::Drawn(view));
     let wheel = |s: &mut State, column: u16, row: u16| {
         update(
             s,
@@ -161,4 +163,11 @@ fn streaming_rows_end_with_the_turn() {
         }
     );
     assert_eq!(s.tree.nodes[0].status, NodeStatus::Idle);
+}
+
+/// The renderer reports what it measured (`Msg::Drawn`), changed by `f`.
+fn measured(s: &mut State, f: impl FnOnce(&mut crate::core::state::ViewMetrics)) {
+    let mut view = s.view.clone();
+    f(&mut view);
+    update(s, crate::core::Msg::Drawn(view));
 }

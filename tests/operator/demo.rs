@@ -143,7 +143,7 @@ async fn rules_answer_the_demo_gate_then_search_and_focus() {
     let name = h.state().tree.nodes[ex].name.clone();
     let screen = h.screen();
     assert!(screen.contains(&format!("focus: {name}")), "{screen}");
-    let rows = h.state().view.tree_rows.borrow().clone();
+    let rows = h.state().view.tree_rows.clone();
     assert!(!rows.is_empty());
     assert!(
         rows.iter().all(|(_, n)| h.state().tree.is_within(*n, ex)),

@@ -168,11 +168,10 @@ fn mouse_clicks_select_tree_nodes_and_transcript_items() {
     let _ = sc.screen(120, 40);
     // A tree row.
     let rv = sc.node("code-reviewer");
-    let tree = sc.s.view.tree_area.get();
+    let tree = sc.s.view.tree_area;
     let row =
         sc.s.view
             .tree_rows
-            .borrow()
             .iter()
             .position(|(_, n)| *n == rv)
             .expect("the reviewer is on screen") as u16;
@@ -182,8 +181,8 @@ fn mouse_clicks_select_tree_nodes_and_transcript_items() {
 
     // A transcript row of the reviewer (render again: the rows belong to the new node).
     let _ = sc.screen(120, 40);
-    let area = sc.s.view.transcript_area.get();
-    let rows = sc.s.view.item_rows.borrow().clone();
+    let area = sc.s.view.transcript_area;
+    let rows = sc.s.view.item_rows.clone();
     let items = &sc.s.tree.nodes[rv].transcript.items;
     let edit = items
         .iter()
@@ -203,9 +202,9 @@ fn mouse_clicks_select_tree_nodes_and_transcript_items() {
         .iter()
         .position(|i| matches!(&i.kind, ItemKind::Thinking { .. }))
         .unwrap();
-    let rows = sc.s.view.item_rows.borrow().clone();
+    let rows = sc.s.view.item_rows.clone();
     let row = rows.iter().position(|i| *i == thinking).expect("on screen") as u16;
-    let area = sc.s.view.transcript_area.get();
+    let area = sc.s.view.transcript_area;
     sc.click(area.x + 3, area.y + row);
     assert_eq!(sc.s.selected_item, Some(thinking));
     assert!(!sc.s.tree.nodes[0].transcript.items[thinking].expanded);

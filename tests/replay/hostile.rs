@@ -119,8 +119,7 @@ fn tui_render_neutralizes_agent_text() {
     assert_eq!(p.state().gates.len(), 1, "the Bash gate is pending");
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
     let theme = Theme::dark();
-    term.draw(|f| switchboard::ui::render(p.state(), &theme, f))
-        .unwrap();
+    p.draw(&mut term, &theme).unwrap();
     let buf = term.backend().buffer();
     for cell in buf.content.iter() {
         assert_clean("a rendered cell", cell.symbol());

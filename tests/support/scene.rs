@@ -155,8 +155,7 @@ impl Scene {
         self.s.now_ms = self.t + 1_500;
         self.s.size = (w, h);
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| switchboard::ui::render(&self.s, theme, f))
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut self.s, theme).unwrap();
         term.backend().buffer().clone()
     }
 

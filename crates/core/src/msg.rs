@@ -15,6 +15,8 @@ pub enum Msg {
     Paste(String),
     Mouse(MouseEvent),
     Resize(u16, u16),
+    /// What the last frame measured (the renderer reports it after drawing).
+    Drawn(super::state::ViewMetrics),
     /// Wall-clock time for elapsed-time displays (the reducer never reads a clock).
     Tick(u64),
     /// An event from session `session`'s backend.

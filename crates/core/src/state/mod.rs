@@ -4,7 +4,6 @@
 //! `session.rs`, a gate card's interaction state in `gate_ui.rs`, the overlays in
 //! `overlay.rs`.
 
-use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 
 use super::backend_kind::BackendKind;
@@ -73,23 +72,25 @@ impl Default for Settings {
     }
 }
 
-/// Numbers the renderer measured and the reducer uses for page-sized moves.
-#[derive(Clone, Debug, Default)]
+/// What the renderer measured in the last frame, for page-sized moves, mouse hits and the
+/// card's scroll. Plain data the UI hands the reducer after each frame (`Msg::Drawn`), so
+/// `update` reads only its state and its message, never the renderer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ViewMetrics {
-    pub transcript_height: Cell<u16>,
+    pub transcript_height: u16,
     /// The scroll offset actually drawn, in lines from the bottom.
-    pub drawn_scroll_back: Cell<usize>,
-    pub tree_top: Cell<usize>,
+    pub drawn_scroll_back: usize,
+    pub tree_top: usize,
     /// Inner areas of the tree and transcript panes, for the mouse.
-    pub tree_area: Cell<Rect>,
-    pub transcript_area: Cell<Rect>,
+    pub tree_area: Rect,
+    pub transcript_area: Rect,
     /// (Session index, node) shown on each drawn tree row (two rows per node), from the top
     /// of the pane.
-    pub tree_rows: std::cell::RefCell<Vec<(usize, NodeId)>>,
+    pub tree_rows: Vec<(usize, NodeId)>,
     /// Transcript item shown on each drawn row, from the top of the pane.
-    pub item_rows: std::cell::RefCell<Vec<usize>>,
+    pub item_rows: Vec<usize>,
     /// How far the gate card's body can scroll at the size last drawn (0: it all fits).
-    pub card_max_scroll: Cell<usize>,
+    pub card_max_scroll: usize,
 }
 
 /// A transcript search (`/` in the selected node, Ctrl-F in all nodes).

@@ -61,7 +61,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         // A body taller than the card (a long command) scrolls; `v` shows it all.
         KeyCode::PageUp | KeyCode::PageDown => {
-            let max = state.view.card_max_scroll.get();
+            let max = state.view.card_max_scroll;
             if let Some(ui) = active_ui_mut(state) {
                 ui.scroll = if key.code == KeyCode::PageDown {
                     (ui.scroll + 5).min(max)

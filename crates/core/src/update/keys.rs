@@ -255,8 +255,8 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
         return;
     }
     let at = (m.column, m.row);
-    let tree = state.view.tree_area.get();
-    let transcript = state.view.transcript_area.get();
+    let tree = state.view.tree_area;
+    let transcript = state.view.transcript_area;
     let in_tree = tree.contains(at.0, at.1);
     match m.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if in_tree => {
@@ -269,7 +269,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
             if !transcript.contains(at.0, at.1) => {}
         MouseEventKind::ScrollUp => state.scroll_back = state.scroll_back.saturating_add(3),
         MouseEventKind::ScrollDown => {
-            state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(3);
+            state.scroll_back = state.view.drawn_scroll_back.saturating_sub(3);
             if state.scroll_back == 0 {
                 state.selected_item = None;
             }
@@ -277,7 +277,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
         MouseEventKind::Down(crate::input::MouseButton::Left) => {
             if in_tree {
                 let row = (m.row - tree.y) as usize;
-                let hit = state.view.tree_rows.borrow().get(row).copied();
+                let hit = state.view.tree_rows.get(row).copied();
                 // The rows are from the last draw: keep only a node that still exists.
                 if let Some((i, n)) = hit
                     && state
@@ -298,13 +298,7 @@ pub(super) fn on_mouse(state: &mut State, m: MouseEvent) {
                 let row = (m.row - transcript.y) as usize;
                 // The rows are from the last draw: the node may have changed since.
                 let len = state.tree.nodes[state.selected_node].transcript.len();
-                let item = state
-                    .view
-                    .item_rows
-                    .borrow()
-                    .get(row)
-                    .copied()
-                    .filter(|i| *i < len);
+                let item = state.view.item_rows.get(row).copied().filter(|i| *i < len);
                 if let Some(i) = item {
                     // A second click on the selected item expands or collapses it.
                     let again = state.selected_item == Some(i) && state.focus == Focus::Transcript;
@@ -356,7 +350,7 @@ fn tree_key(state: &mut State, key: KeyEvent) {
 
 fn transcript_key(state: &mut State, key: KeyEvent) {
     let len = state.tree.nodes[state.selected_node].transcript.len();
-    let page = (state.view.transcript_height.get().max(2) as usize) - 1;
+    let page = (state.view.transcript_height.max(2) as usize) - 1;
     match key.code {
         KeyCode::Up | KeyCode::Char('k') => {
             // An empty transcript has nothing to select.
@@ -386,11 +380,11 @@ fn transcript_key(state: &mut State, key: KeyEvent) {
         }
         KeyCode::PageUp => {
             state.selected_item = None;
-            state.scroll_back = state.view.drawn_scroll_back.get() + page;
+            state.scroll_back = state.view.drawn_scroll_back + page;
         }
         KeyCode::PageDown => {
             state.selected_item = None;
-            state.scroll_back = state.view.drawn_scroll_back.get().saturating_sub(page);
+            state.scroll_back = state.view.drawn_scroll_back.saturating_sub(page);
         }
         KeyCode::Home => {
             state.selected_item = None;

@@ -34,6 +34,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Paste(text) => keys::on_paste(state, &text),
         Msg::Mouse(m) => keys::on_mouse(state, m),
         Msg::Resize(w, h) => state.size = (w, h),
+        Msg::Drawn(view) => state.view = view,
         Msg::Tick(now) => state.now_ms = now,
         Msg::Backend {
             session,

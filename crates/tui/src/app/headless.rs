@@ -82,9 +82,8 @@ impl Headless {
 
     /// Draw the current state and return the screen buffer.
     pub fn draw(&mut self) -> &ratatui::buffer::Buffer {
-        let app = &self.app;
-        self.terminal
-            .draw(|f| app.render(f))
+        self.app
+            .draw(&mut self.terminal)
             .expect("TestBackend never fails");
         self.terminal.backend().buffer()
     }

@@ -11,7 +11,6 @@ use std::time::Duration;
 use std::pin::Pin;
 
 use futures_util::FutureExt;
-use ratatui::Frame;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_stream::{Stream, StreamExt, StreamMap};
@@ -451,8 +450,12 @@ impl App {
         })
     }
 
-    pub fn render(&self, f: &mut Frame) {
-        crate::ui::render(&self.state, &self.theme, f);
+    /// Draw a frame, and give the reducer what it measured (mouse hits, page moves).
+    pub fn draw<B: ratatui::backend::Backend>(
+        &mut self,
+        term: &mut ratatui::Terminal<B>,
+    ) -> Result<(), B::Error> {
+        crate::ui::draw(term, &mut self.state, &self.theme)
     }
 
     /// The terminal title: pending gates stand out in a tab bar.

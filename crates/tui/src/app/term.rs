@@ -274,7 +274,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
                     title = t;
                 }
                 execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-                terminal.draw(|f| app.render(f))?;
+                app.draw(&mut terminal)?;
                 execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
                 frames.drawn();
                 app.dirty = false;

@@ -126,6 +126,7 @@ fn editor_height(ui: &GateUi) -> u16 {
     }
 }
 
+/// Draw the card; returns how far its body can scroll at this size (0: it all fits).
 pub fn render_card(
     f: &mut Frame,
     area: Rect,
@@ -134,7 +135,7 @@ pub fn render_card(
     ui: &GateUi,
     focused: bool,
     theme: &Theme,
-) {
+) -> usize {
     f.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -158,7 +159,6 @@ pub fn render_card(
         hint,
         theme,
     );
-    state.view.card_max_scroll.set(max_scroll);
     f.render_widget(Paragraph::new(shown), body_area);
     if let Some(ed) = &ui.editor {
         let area = Rect {
@@ -226,4 +226,5 @@ pub fn render_card(
             f.render_widget(Paragraph::new(Span::styled(label, theme.warn)), at);
         }
     }
+    max_scroll
 }

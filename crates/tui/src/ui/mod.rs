@@ -23,13 +23,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use switchboard_core::msg::TurnState;
-use switchboard_core::state::{Focus, State};
+use switchboard_core::state::{Focus, State, ViewMetrics};
 
 use theme::Theme;
 use transcript_pane::render_transcript;
 use tree_pane::{grey_offline_rows, render_tree};
 
-pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
+/// Draw `state` on `f`; returns what the frame measured, for the reducer (`draw` hands it over).
+#[must_use = "the reducer needs what the frame measured: hand it over with Msg::Drawn (see draw)"]
+pub fn render(state: &State, theme: &Theme, f: &mut Frame) -> ViewMetrics {
+    let mut drawn = ViewMetrics::default();
     let area = f.area();
     let banners = banner_lines(state, theme);
     let banner_h = if area.height > 8 {
@@ -60,22 +63,38 @@ pub fn render(state: &State, theme: &Theme, f: &mut Frame) {
     };
     let [tree_area, transcript_area] =
         Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(10)]).areas(main);
-    render_tree(state, theme, f, tree_area);
-    grey_offline_rows(state, theme, f);
-    render_transcript(state, theme, f, transcript_area);
+    render_tree(state, theme, f, tree_area, &mut drawn);
+    grey_offline_rows(state, theme, f, &drawn);
+    render_transcript(state, theme, f, transcript_area, &mut drawn);
     if state.session.offline.is_some() {
         grey(f.buffer_mut(), transcript_area, theme);
     }
     if strip_h > 0 {
         f.render_widget(Paragraph::new(status::waiting_strip(state, theme)), strip);
     }
-    render_bottom(state, theme, f, bottom);
+    render_bottom(state, theme, f, bottom, &mut drawn);
     match &state.replay {
         Some(r) => render_replay_footer(r, state.status_line.as_deref(), theme, f, footer),
         None => status::render_footer(state, theme, f, footer),
     }
     overlay::render(state, theme, f);
     scrub(f.buffer_mut());
+    drawn
+}
+
+/// Draw `state` on `term` and hand the reducer what the frame measured (`Msg::Drawn`, only
+/// when it changed): the one way a frame is drawn, for the app, the player, tests and benches.
+pub fn draw<B: ratatui::backend::Backend>(
+    term: &mut ratatui::Terminal<B>,
+    state: &mut State,
+    theme: &Theme,
+) -> Result<(), B::Error> {
+    let mut drawn = ViewMetrics::default();
+    term.draw(|f| drawn = render(state, theme, f))?;
+    if state.view != drawn {
+        let _ = switchboard_core::update(state, switchboard_core::Msg::Drawn(drawn));
+    }
+    Ok(())
 }
 
 /// The persistent lines above the panes: an offline connection, what the backend cannot see,
@@ -196,17 +215,19 @@ fn focus_border(state: &State, focus: Focus, theme: &Theme) -> ratatui::style::S
     }
 }
 
-fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+fn render_bottom(state: &State, theme: &Theme, f: &mut Frame, area: Rect, drawn: &mut ViewMetrics) {
     if area.height == 0 {
         return;
     }
     if shows_gate(state) {
         let gate = state.active().expect("checked by shows_gate");
         if let Some(ui) = state.active_ui() {
-            gates::render_card(f, area, state, gate, ui, state.focus == Focus::Gate, theme);
+            drawn.card_max_scroll =
+                gates::render_card(f, area, state, gate, ui, state.focus == Focus::Gate, theme);
         } else {
             let ui = switchboard_core::state::GateUi::for_gate(gate);
-            gates::render_card(f, area, state, gate, &ui, state.focus == Focus::Gate, theme);
+            drawn.card_max_scroll =
+                gates::render_card(f, area, state, gate, &ui, state.focus == Focus::Gate, theme);
         }
         return;
     }
@@ -327,10 +348,10 @@ mod flat_tests {
         s
     }
 
-    fn frame(s: &State, term: &mut Terminal<TestBackend>) -> usize {
+    fn frame(s: &mut State, term: &mut Terminal<TestBackend>) -> usize {
         let theme = Theme::dark();
         items::HEIGHTS_ASKED.with(|c| c.set(0));
-        term.draw(|f| render(s, &theme, f)).unwrap();
+        crate::ui::draw(term, s, &theme).unwrap();
         items::HEIGHTS_ASKED.with(|c| c.get())
     }
 
@@ -355,20 +376,20 @@ mod flat_tests {
             let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
             // The index is built a few thousand rows per frame while following.
             while s.tree.nodes[0].transcript.heights.borrow().len() < n {
-                frame(&s, &mut term);
+                frame(&mut s, &mut term);
             }
             stream_word(&mut s);
-            frame(&s, &mut term);
+            frame(&mut s, &mut term);
             stream_word(&mut s);
-            let follow = frame(&s, &mut term);
+            let follow = frame(&mut s, &mut term);
             s.scroll_back = 500;
-            frame(&s, &mut term);
+            frame(&mut s, &mut term);
             stream_word(&mut s);
-            let scrolled = frame(&s, &mut term);
+            let scrolled = frame(&mut s, &mut term);
             s.scroll_back = 0;
             s.selected_item = Some(n / 2);
-            frame(&s, &mut term);
-            let selected = frame(&s, &mut term);
+            frame(&mut s, &mut term);
+            let selected = frame(&mut s, &mut term);
             costs.push((follow, scrolled, selected));
         }
         // The tail's items differ in height, so the counts may differ by a few rows.
@@ -389,15 +410,15 @@ mod flat_tests {
         let theme = Theme::dark();
         let mut s = state_with(3_000);
         let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
-        frame(&s, &mut term);
-        let iw = s.view.transcript_area.get().width - 1;
-        let h = s.view.transcript_area.get().height as usize;
+        frame(&mut s, &mut term);
+        let iw = s.view.transcript_area.width - 1;
+        let h = s.view.transcript_area.height as usize;
         for back in [1usize, 7, 100, 2_500, 40_000, usize::MAX / 2] {
             // Change heights behind the view: an expanded row and a grown stream.
             s.tree.nodes[0].transcript.set_expanded(5, true);
             stream_word(&mut s);
             s.scroll_back = back;
-            frame(&s, &mut term);
+            frame(&mut s, &mut term);
             let items = &s.tree.nodes[0].transcript.items;
             let heights: Vec<usize> = items
                 .iter()
@@ -411,15 +432,10 @@ mod flat_tests {
                 y += heights[first];
                 first += 1;
             }
-            assert_eq!(s.view.drawn_scroll_back.get(), back);
-            assert_eq!(s.view.item_rows.borrow()[0], first, "back {back}");
+            assert_eq!(s.view.drawn_scroll_back, back);
+            assert_eq!(s.view.item_rows[0], first, "back {back}");
             assert_eq!(
-                s.view
-                    .item_rows
-                    .borrow()
-                    .iter()
-                    .filter(|r| **r == first)
-                    .count(),
+                s.view.item_rows.iter().filter(|r| **r == first).count(),
                 (y + heights[first] - top).min(h)
             );
         }
@@ -431,14 +447,14 @@ mod flat_tests {
     fn resize_draws_the_tail_without_reindexing_everything() {
         let mut s = state_with(50_000);
         let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        frame(&s, &mut term);
+        frame(&mut s, &mut term);
         term.backend_mut().resize(150, 40);
-        let asked = frame(&s, &mut term);
+        let asked = frame(&mut s, &mut term);
         assert!(asked < REINDEX_PER_FRAME + 200, "{asked}");
-        let last = *s.view.item_rows.borrow().last().unwrap();
+        let last = *s.view.item_rows.last().unwrap();
         assert_eq!(last, 49_999, "the tail is drawn");
         s.scroll_back = 10;
-        frame(&s, &mut term);
+        frame(&mut s, &mut term);
         let t = &s.tree.nodes[0].transcript;
         assert_eq!(t.heights.borrow().len(), 50_000);
     }
@@ -456,19 +472,15 @@ mod flat_tests {
         for (sel, height) in [(2_345usize, 41u16), (1_000, 40), (0, 40), (3_000, 33)] {
             let mut term = Terminal::new(TestBackend::new(200, height)).unwrap();
             s.selected_node = sel;
-            frame(&s, &mut term);
+            frame(&mut s, &mut term);
             let order = switchboard_core::update::visible_nodes(&s);
             let full: Vec<usize> = order.iter().flat_map(|id| [*id, *id]).collect();
-            let h = s.view.tree_area.get().height as usize;
+            let h = s.view.tree_area.height as usize;
             let sel_row = 2 * order.iter().position(|id| *id == sel).unwrap();
             let top = (sel_row + 2).saturating_sub(h);
             let want: Vec<(usize, usize)> =
                 full.iter().skip(top).take(h).map(|n| (0, *n)).collect();
-            assert_eq!(
-                *s.view.tree_rows.borrow(),
-                want,
-                "selected {sel}, height {h}"
-            );
+            assert_eq!(*s.view.tree_rows, want, "selected {sel}, height {h}");
             let screen = buffer_text(term.backend().buffer());
             let name = s.tree.nodes[sel].name.clone();
             assert!(screen.contains(&name), "{name} shown");
@@ -530,7 +542,7 @@ mod flat_tests {
             let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
             let theme = Theme::dark();
             let frame = visited(|| {
-                term.draw(|f| render(&s, &theme, f)).unwrap();
+                crate::ui::draw(&mut term, &mut s, &theme).unwrap();
             });
             let screen = buffer_text(term.backend().buffer());
             let selected = s.tree.nodes[s.selected_node].key.clone();
@@ -571,7 +583,7 @@ mod flat_tests {
             let totals = switchboard_core::update::row_totals(&s);
             assert_eq!((totals.done, totals.running), (1, 5 * n));
             let frame2 = visited(|| {
-                term.draw(|f| render(&s, &theme, f)).unwrap();
+                crate::ui::draw(&mut term, &mut s, &theme).unwrap();
             });
             costs.push((frame, frame2, status, opened));
         }

@@ -75,8 +75,7 @@ fn screen(s: &State, w: u16, h: u16) -> String {
     let mut s = s.clone();
     update(&mut s, Msg::Resize(w, h));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| crate::ui::render(&s, &Theme::dark(), f))
-        .unwrap();
+    crate::ui::draw(&mut t, &mut s, &Theme::dark()).unwrap();
     crate::ui::buffer_text(t.backend().buffer())
 }
 

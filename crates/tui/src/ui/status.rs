@@ -353,8 +353,7 @@ mod tests {
         let mut s = s.clone();
         switchboard_core::update::update(&mut s, switchboard_core::msg::Msg::Resize(w, h));
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| crate::ui::render(&s, &Theme::dark(), f))
-            .unwrap();
+        crate::ui::draw(&mut t, &mut s, &Theme::dark()).unwrap();
         crate::ui::buffer_text(t.backend().buffer())
     }
 

@@ -10,14 +10,20 @@ use super::focus_border;
 use super::items::{item_height, item_lines, sync_heights};
 use super::theme::Theme;
 use super::wrap;
-use switchboard_core::state::{Focus, State};
+use switchboard_core::state::{Focus, State, ViewMetrics};
 use switchboard_core::text::one_line;
 
 /// Rows measured per frame while a long transcript is re-indexed at a new width in the
 /// background of following (the tail is drawn without the index meanwhile).
 pub(super) const REINDEX_PER_FRAME: usize = 4096;
 
-pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+pub(super) fn render_transcript(
+    state: &State,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+    metrics: &mut ViewMetrics,
+) {
     let node = &state.tree.nodes[state.selected_node];
     let title = if state.selected_node == 0 {
         format!(" {} ", node.name)
@@ -31,9 +37,9 @@ pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, are
     let inner = block.inner(area);
     f.render_widget(block, area);
     let (w, h) = (inner.width, inner.height as usize);
-    state.view.transcript_height.set(inner.height);
-    state.view.transcript_area.set(core_rect(inner));
-    state.view.item_rows.borrow_mut().clear();
+    metrics.transcript_height = inner.height;
+    metrics.transcript_area = core_rect(inner);
+    metrics.item_rows.clear();
     let items = &node.transcript.items;
     if items.is_empty() {
         let hint = if state.replay.is_some() {
@@ -45,7 +51,7 @@ pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, are
             );
             let lines = wrap::wrap(about, w, theme.dim, Span::raw(""), Span::raw(""));
             f.render_widget(Paragraph::new(lines), inner);
-            state.view.drawn_scroll_back.set(0);
+            metrics.drawn_scroll_back = 0;
             return;
         } else if state.selected_node == 0 {
             "No messages yet. Type a prompt below and press Enter."
@@ -53,7 +59,7 @@ pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, are
             "This sub-agent has produced nothing yet."
         };
         f.render_widget(Paragraph::new(Span::styled(hint, theme.dim)), inner);
-        state.view.drawn_scroll_back.set(0);
+        metrics.drawn_scroll_back = 0;
         return;
     }
     // Only the visible items are measured and turned into lines: following the tail, the
@@ -103,7 +109,7 @@ pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, are
         let first = ix.find(top as u64).min(items.len().saturating_sub(1));
         (first, top - ix.prefix(first) as usize, back)
     };
-    state.view.drawn_scroll_back.set(back);
+    metrics.drawn_scroll_back = back;
     let mut lines: Vec<Line> = Vec::with_capacity(h);
     let mut rows: Vec<usize> = Vec::with_capacity(h);
     let query = state
@@ -145,7 +151,7 @@ pub(super) fn render_transcript(state: &State, theme: &Theme, f: &mut Frame, are
     }
     lines.truncate(h);
     rows.truncate(h);
-    *state.view.item_rows.borrow_mut() = rows;
+    metrics.item_rows = rows;
     f.render_widget(Paragraph::new(lines), inner);
     if back > 0 {
         let note = format!(" ↑ {back} lines back · End follows ");

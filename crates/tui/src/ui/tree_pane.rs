@@ -9,14 +9,14 @@ use super::convert::{core_rect, ui_rect};
 use super::theme::Theme;
 use super::wrap::clip;
 use super::{focus_border, grey};
-use switchboard_core::state::{Focus, State};
+use switchboard_core::state::{Focus, State, ViewMetrics};
 use switchboard_core::text::{human_count, human_duration, one_line};
 use switchboard_core::tree::NodeStatus;
 
 /// Grey the tree rows of sessions whose connection is down (their row says why).
-pub(super) fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame) {
-    let area = ui_rect(state.view.tree_area.get());
-    let rows = state.view.tree_rows.borrow();
+pub(super) fn grey_offline_rows(state: &State, theme: &Theme, f: &mut Frame, m: &ViewMetrics) {
+    let area = ui_rect(m.tree_area);
+    let rows = &m.tree_rows;
     for (y, (i, _)) in rows.iter().enumerate() {
         if state
             .sessions
@@ -122,7 +122,13 @@ fn session_row(
     [first, second]
 }
 
-pub(super) fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
+pub(super) fn render_tree(
+    state: &State,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+    metrics: &mut ViewMetrics,
+) {
     // Totals, the selected row's position and the window's rows come from what the reducer
     // keeps (counts per subtree, subtree sizes): a frame costs the pane's height, whatever
     // the number of sessions and sub-agents.
@@ -156,7 +162,7 @@ pub(super) fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rec
     };
     let inner = block.inner(area);
     f.render_widget(block, area);
-    state.view.tree_area.set(core_rect(inner));
+    metrics.tree_area = core_rect(inner);
     let w = inner.width as usize;
     let h = inner.height as usize;
     // Two rows per node; only the nodes in the window are visited and formatted, so
@@ -220,8 +226,8 @@ pub(super) fn render_tree(state: &State, theme: &Theme, f: &mut Frame, area: Rec
     }
     // `top` may fall on a node's second row.
     let skip = top - 2 * first;
-    state.view.tree_top.set(top);
-    *state.view.tree_rows.borrow_mut() = drawn.into_iter().skip(skip).take(h).collect();
+    metrics.tree_top = top;
+    metrics.tree_rows = drawn.into_iter().skip(skip).take(h).collect();
     let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
