@@ -8,15 +8,20 @@
 //! element of `sessions` and `decisions` is written on its own line, so findings about the
 //! document can name a line.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::app::WorkspaceObserver;
 use crate::core::gate::Decision;
-use crate::core::state::SessionId;
+
+mod read;
+mod sink;
+
+pub use read::{
+    element_lines, is_manifest, is_manifest_text, line_of_pointer, load_manifest, parse, read_text,
+};
+pub use sink::{MANIFEST_WRITE_EVERY, ManifestSink};
 
 /// The format version (`switchboard_workspace`).
 pub const VERSION: u64 = 1;
@@ -363,184 +368,6 @@ impl ManifestWriter {
     }
 }
 
-/// Whether `path` looks like a workspace manifest: its first key is `switchboard_workspace`
-/// (the writer puts it first). Reads at most 256 bytes, and only from a regular file (opening a
-/// FIFO found in the recordings directory would block `sessions`).
-pub fn is_manifest(path: &Path) -> bool {
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(256);
-    if f.take(256).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    is_manifest_text(&head)
-}
-
-/// [`is_manifest`] on the first bytes of a document.
-pub fn is_manifest_text(head: &[u8]) -> bool {
-    let rest = head.trim_ascii_start();
-    let Some(rest) = rest.strip_prefix(b"{") else {
-        return false;
-    };
-    rest.trim_ascii_start()
-        .starts_with(b"\"switchboard_workspace\"")
-}
-
-/// Read a manifest's text (at most [`MAX_MANIFEST_BYTES`]).
-pub fn read_text(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
-    if !meta.is_file() {
-        return Err("cannot read: not a regular file".into());
-    }
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut buf = Vec::new();
-    f.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if buf.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(format!(
-            "larger than {} MiB: not a manifest switchboard wrote",
-            MAX_MANIFEST_BYTES >> 20
-        ));
-    }
-    String::from_utf8(buf).map_err(|e| format!("not UTF-8: {e}"))
-}
-
-/// Load a manifest: read, checked against the schema, then typed. The error names the line and
-/// the key of the first problem.
-pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
-    let text = read_text(path)?;
-    parse(&text)
-}
-
-/// [`load_manifest`] on a document's text.
-pub fn parse(text: &str) -> Result<Manifest, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    if let Err(errors) = crate::schema::validate_manifest(&value) {
-        let (pointer, message) = errors.into_iter().next().unwrap_or_default();
-        let line = line_of_pointer(text, &pointer);
-        let key = if pointer.is_empty() { "/" } else { &pointer };
-        return Err(format!("line {line}: {key}: {message}"));
-    }
-    serde_json::from_value(value).map_err(|e| format!("does not match the manifest: {e}"))
-}
-
-/// The 1-based line of the element a JSON pointer names: `/sessions/N/...` and
-/// `/decisions/N/...` point at the line their element starts on, anything else at line 1.
-pub fn line_of_pointer(text: &str, pointer: &str) -> usize {
-    let mut parts = pointer.trim_start_matches('/').split('/');
-    let (Some(key), Some(index)) = (parts.next(), parts.next()) else {
-        return 1;
-    };
-    let Ok(index) = index.parse::<usize>() else {
-        return 1;
-    };
-    element_lines(text, key).get(index).copied().unwrap_or(1)
-}
-
-/// The 1-based line on which each element of the top-level array `key` starts, however the
-/// document is laid out.
-pub fn element_lines(text: &str, key: &str) -> Vec<usize> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
-    let mut last_key: &[u8] = b"";
-    // Inside the wanted array, waiting for the start of the next element.
-    let mut inside = false;
-    let mut want = false;
-    while i < b.len() {
-        let c = b[i];
-        if inside && depth == 2 && want && !c.is_ascii_whitespace() && c != b',' && c != b']' {
-            out.push(line);
-            want = false;
-        }
-        match c {
-            b'\n' => line += 1,
-            b'"' => {
-                let start = i + 1;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    } else if b[i] == b'\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-                if depth == 1 {
-                    last_key = &b[start.min(b.len())..i.min(b.len())];
-                }
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                if c == b'[' && depth == 2 && last_key == key.as_bytes() {
-                    inside = true;
-                    want = true;
-                }
-            }
-            b'}' | b']' => {
-                if inside && depth == 2 {
-                    return out;
-                }
-                depth = depth.saturating_sub(1);
-            }
-            b',' if inside && depth == 2 => want = true,
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
-
-/// The manifest is what the app's observer writes: every session opened and closed, every
-/// decision sent.
-impl WorkspaceObserver for ManifestSink {
-    fn session_opened(
-        &mut self,
-        id: SessionId,
-        name: &str,
-        backend: crate::core::BackendKind,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
-    }
-    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
-        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
-    }
-    fn session_ended(
-        &mut self,
-        id: SessionId,
-        exit_code: Option<i32>,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.session_closed(id.0, at_ms, exit_code))
-    }
-    fn decision(
-        &mut self,
-        id: SessionId,
-        gate_id: &str,
-        decision: &crate::core::gate::Decision,
-        by: &str,
-        at_ms: u64,
-    ) -> Result<(), String> {
-        self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
-    }
-    fn path(&self) -> Option<std::path::PathBuf> {
-        Some(ManifestSink::path(self).to_path_buf())
-    }
-    fn take_errors(&mut self) -> Vec<String> {
-        ManifestSink::take_errors(self)
-    }
-}
-
-#[cfg(test)]
-#[path = "manifest_tests.rs"]
-mod tests;
-
 /// Write `text` to `.<name>.tmp` beside `path` (0600, never through a link), flush it to disk,
 /// then rename it over `path`.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
@@ -563,113 +390,6 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
     })
 }
 
-/// A manifest kept off the UI thread: changes are checked and applied to the document at once
-/// (cheap), and a writer thread rewrites the file at most every `MANIFEST_WRITE_EVERY`, so a
-/// session whose gates rules answer a thousand times a second costs the UI no fsync per
-/// decision. The last state is written when the sink is dropped (the app's end).
-#[derive(Debug)]
-pub struct ManifestSink {
-    path: PathBuf,
-    doc: std::sync::Arc<std::sync::Mutex<ManifestWriter>>,
-    dirty: std::sync::Arc<(std::sync::Mutex<DirtyState>, std::sync::Condvar)>,
-    writer: Option<std::thread::JoinHandle<()>>,
-    errors: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-#[derive(Debug, Default)]
-struct DirtyState {
-    dirty: bool,
-    closing: bool,
-}
-
-/// How often the sink rewrites a changed manifest at most.
-pub const MANIFEST_WRITE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-
-impl ManifestSink {
-    /// Create the manifest at `path` (written once at once) and start its writer thread.
-    pub fn create(path: &Path, started_ms: u64) -> Result<ManifestSink, String> {
-        let mut w = ManifestWriter::create(path, started_ms)?;
-        w.deferred = true;
-        let doc = std::sync::Arc::new(std::sync::Mutex::new(w));
-        let dirty = std::sync::Arc::new((
-            std::sync::Mutex::new(DirtyState::default()),
-            std::sync::Condvar::new(),
-        ));
-        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let writer = {
-            let (doc, dirty, errors) = (doc.clone(), dirty.clone(), errors.clone());
-            let path = path.to_path_buf();
-            std::thread::Builder::new()
-                .name("manifest".into())
-                .spawn(move || {
-                    loop {
-                        let closing = {
-                            let (lock, cv) = &*dirty;
-                            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
-                            while !st.dirty && !st.closing {
-                                st = cv.wait(st).unwrap_or_else(|e| e.into_inner());
-                            }
-                            st.dirty = false;
-                            st.closing
-                        };
-                        // Serialised under the lock (one consistent state), written and synced
-                        // outside it: a change from the UI never waits on the disk.
-                        let text = doc.lock().unwrap_or_else(|e| e.into_inner()).text();
-                        let r = write_atomically(&path, &text);
-                        if let Err(e) = r {
-                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
-                        }
-                        if closing {
-                            return;
-                        }
-                        std::thread::sleep(MANIFEST_WRITE_EVERY);
-                    }
-                })
-                .map_err(|e| format!("cannot start the manifest writer: {e}"))?
-        };
-        Ok(ManifestSink {
-            path: path.to_path_buf(),
-            doc,
-            dirty,
-            writer: Some(writer),
-            errors,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Apply a change to the document now and have the writer write it soon.
-    pub fn change(
-        &self,
-        f: impl FnOnce(&mut ManifestWriter) -> Result<(), String>,
-    ) -> Result<(), String> {
-        let r = f(&mut self.doc.lock().unwrap_or_else(|e| e.into_inner()));
-        let (lock, cv) = &*self.dirty;
-        lock.lock().unwrap_or_else(|e| e.into_inner()).dirty = true;
-        cv.notify_one();
-        r
-    }
-
-    /// Write failures since the last call.
-    pub fn take_errors(&self) -> Vec<String> {
-        std::mem::take(&mut *self.errors.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
-impl Drop for ManifestSink {
-    /// The last state reaches the file before the process goes on to exit.
-    fn drop(&mut self) {
-        {
-            let (lock, cv) = &*self.dirty;
-            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
-            st.closing = true;
-            st.dirty = true;
-            cv.notify_one();
-        }
-        if let Some(w) = self.writer.take() {
-            let _ = w.join();
-        }
-    }
-}
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod tests;

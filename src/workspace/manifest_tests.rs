@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 
 fn scratch(tag: &str) -> PathBuf {

@@ -1,0 +1,222 @@
+//! The background pass over the whole recording (evenly spaced copies of the state, and the
+//! gate index of a long recording), its reader thread, and the separate index pass.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{GateIndex, Store, background_spacing, clock};
+use crate::core::state::{Focus, GateRef, SessionId};
+use crate::record::Dir;
+use crate::replay::feed::{Feeder, Seen};
+use crate::replay::load::Frame;
+use crate::replay::source::FrameSource;
+
+/// Replay the whole recording once in the background, keeping evenly spaced copies of the state
+/// and one of the end, so `End` and far seeks start close to where they go.
+pub(super) fn background_pass(
+    src: &dyn FrameSource,
+    store: &Mutex<Store>,
+    stop: &AtomicBool,
+    index: Option<&Mutex<GateIndex>>,
+) {
+    // However the pass ends (a panic included), a seek waiting for it is told to stop waiting.
+    struct Done<'a>(&'a Mutex<Store>);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            st.finished = true;
+        }
+    }
+    let _done = Done(store);
+    let total = src.len();
+    let spacing = background_spacing(total);
+    let mut feeder = Feeder::for_source(src);
+    feeder.state.focus = Focus::Transcript;
+    // The gate index, when this pass builds it: from what it applies, published with its
+    // progress (a second mapping of every frame on another thread cost a core).
+    let mut seen = Seen::default();
+    let (mut gates, mut answers) = (Vec::new(), Vec::new());
+    // The frames are read and decoded (the entry unescaped) on a second thread, a batch
+    // ahead: this thread only maps and reduces.
+    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    let (back, returned) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| read_ahead(src, total, stop, tx, returned));
+        while feeder.pos < total {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            // The next frames, up to the next progress mark (a divisor of the spacing) or
+            // fewer when they are long. None when the reader is gone (a panic): the pass ends
+            // where it is.
+            let Ok(batch) = rx.recv() else {
+                return;
+            };
+            for (i, frame) in &batch {
+                if index.is_none() {
+                    feeder.apply_to(src.lane(*i), frame);
+                    continue;
+                }
+                feeder.apply_seeing(src.lane(*i), frame, Some(&mut seen));
+                note_seen(&mut seen, *i, frame.ts, &mut gates, &mut answers);
+            }
+            let _ = back.send(batch);
+            let pos = feeder.pos;
+            if let Some(ix) = index {
+                let mut ix = ix.lock().expect("index lock");
+                ix.gate_frames.append(&mut gates);
+                ix.answers.extend(answers.drain(..));
+                ix.done = pos;
+            }
+            let keep = pos.is_multiple_of(spacing) || pos == total;
+            if keep || pos.is_multiple_of(1024) {
+                let copy = keep.then(|| feeder.clone());
+                let mut st = store.lock().expect("checkpoint store");
+                if let Some(c) = copy {
+                    st.checkpoints.insert(pos, c);
+                }
+                st.done = pos;
+            }
+        }
+        // Dropping the receiver ends the reader if it is still at work.
+        drop(rx);
+        let mut st = store.lock().expect("checkpoint store");
+        st.done = total;
+        st.finished = true;
+    });
+}
+
+/// A batch of frames with their indices.
+type Batch = Vec<(usize, Frame)>;
+
+/// The background pass's reader: frames `0..total` in batches ending at multiples of 1024 (or
+/// sooner, past `BATCH_BYTES` of text), each frame's text copied into a buffer of a batch the
+/// pass handed back (no allocation per frame once the first batches went round; a buffer a
+/// long frame grew is not kept for the next). Ends when the pass stops listening.
+fn read_ahead(
+    src: &dyn FrameSource,
+    total: usize,
+    stop: &AtomicBool,
+    tx: std::sync::mpsc::SyncSender<Batch>,
+    returned: std::sync::mpsc::Receiver<Batch>,
+) {
+    /// Text a batch holds before it is sent early: batches in flight stay a few MiB however
+    /// long the frames.
+    const BATCH_BYTES: usize = 1 << 20;
+    /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
+    const KEEP_BUFFER: usize = 64 << 10;
+    let mut pos = 0;
+    let mut gone = false;
+    let next_batch = || returned.try_recv().unwrap_or_default();
+    while pos < total && !gone && !stop.load(Ordering::Relaxed) {
+        let to = ((pos / 1024 + 1) * 1024).min(total);
+        let mut batch: Batch = next_batch();
+        let (mut n, mut bytes) = (0, 0);
+        src.scan(pos, to, &mut |i, f| {
+            if gone {
+                return;
+            }
+            match batch.get_mut(n) {
+                Some((at, d)) => {
+                    *at = i;
+                    d.src_line = f.src_line;
+                    d.ts = f.ts;
+                    d.dir = f.dir;
+                    if d.text.capacity() > KEEP_BUFFER.max(f.text.len()) {
+                        d.text = f.text.clone();
+                    } else {
+                        d.text.clone_from(&f.text);
+                    }
+                }
+                None => batch.push((i, f.clone())),
+            }
+            n += 1;
+            bytes += f.text.len();
+            if bytes > BATCH_BYTES {
+                batch.truncate(n);
+                gone = tx
+                    .send(std::mem::replace(&mut batch, next_batch()))
+                    .is_err();
+                (n, bytes) = (0, 0);
+            }
+        });
+        batch.truncate(n);
+        if gone || (!batch.is_empty() && tx.send(batch).is_err()) {
+            return;
+        }
+        pos = to;
+    }
+}
+
+/// Record in the index what applying frame `i` did: a gate it opened, the answers it gave.
+fn note_seen(
+    seen: &mut Seen,
+    i: usize,
+    ts: Option<u64>,
+    gates: &mut Vec<usize>,
+    answers: &mut Vec<(GateRef, String)>,
+) {
+    if seen.opened_gate {
+        gates.push(i);
+    }
+    for a in seen.answered.drain(..) {
+        let key = GateRef {
+            session: seen.session,
+            id: a.gate_id,
+        };
+        answers.push((key, format!("{} at {}", a.label, clock(ts))));
+    }
+}
+
+/// Index frames `from..` of `src` into `index`, publishing progress every few thousand frames.
+pub(super) fn build_index(src: &dyn FrameSource, index: &Mutex<GateIndex>) {
+    // One mapping per session, as the feeder has: lane `l` is session `SessionId(l)`.
+    let mut mappers: Vec<_> = src
+        .lanes()
+        .iter()
+        .map(|l| crate::registry::replay_mapper(l.backend))
+        .collect();
+    let mut gates = Vec::new();
+    let mut answers = Vec::new();
+    let total = src.len();
+    let mut from = 0;
+    while from < total {
+        let to = (from + 4096).min(total);
+        src.scan(from, to, &mut |i, f| {
+            let lane = src.lane(i);
+            let Some(mapper) = mappers.get_mut(lane) else {
+                return;
+            };
+            let session = SessionId(lane as u32);
+            if let Some(ts) = f.ts {
+                mapper.set_now(ts);
+            }
+            match f.dir {
+                Dir::In => {
+                    let events = mapper.inbound(&f.text);
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, crate::core::msg::BackendEvent::GateOpen(_)))
+                    {
+                        gates.push(i);
+                    }
+                }
+                Dir::Out => {
+                    for a in mapper.outbound(&f.text).1 {
+                        let key = GateRef {
+                            session,
+                            id: a.gate_id,
+                        };
+                        answers.push((key, format!("{} at {}", a.label, clock(f.ts))));
+                    }
+                }
+                _ => {}
+            }
+        });
+        let mut ix = index.lock().expect("index lock");
+        ix.gate_frames.append(&mut gates);
+        ix.answers.extend(answers.drain(..));
+        ix.done = to;
+        from = to;
+    }
+}

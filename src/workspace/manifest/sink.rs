@@ -1,0 +1,160 @@
+//! The manifest kept off the UI thread (`ManifestSink`, with its writer thread) and the app's
+//! workspace observer that writes it.
+
+use std::path::{Path, PathBuf};
+
+use super::{ManifestWriter, write_atomically};
+use crate::app::WorkspaceObserver;
+use crate::core::state::SessionId;
+
+/// A manifest kept off the UI thread: changes are checked and applied to the document at once
+/// (cheap), and a writer thread rewrites the file at most every `MANIFEST_WRITE_EVERY`, so a
+/// session whose gates rules answer a thousand times a second costs the UI no fsync per
+/// decision. The last state is written when the sink is dropped (the app's end).
+#[derive(Debug)]
+pub struct ManifestSink {
+    path: PathBuf,
+    doc: std::sync::Arc<std::sync::Mutex<ManifestWriter>>,
+    dirty: std::sync::Arc<(std::sync::Mutex<DirtyState>, std::sync::Condvar)>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    errors: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[derive(Debug, Default)]
+struct DirtyState {
+    dirty: bool,
+    closing: bool,
+}
+
+/// How often the sink rewrites a changed manifest at most.
+pub const MANIFEST_WRITE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl ManifestSink {
+    /// Create the manifest at `path` (written once at once) and start its writer thread.
+    pub fn create(path: &Path, started_ms: u64) -> Result<ManifestSink, String> {
+        let mut w = ManifestWriter::create(path, started_ms)?;
+        w.deferred = true;
+        let doc = std::sync::Arc::new(std::sync::Mutex::new(w));
+        let dirty = std::sync::Arc::new((
+            std::sync::Mutex::new(DirtyState::default()),
+            std::sync::Condvar::new(),
+        ));
+        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let writer = {
+            let (doc, dirty, errors) = (doc.clone(), dirty.clone(), errors.clone());
+            let path = path.to_path_buf();
+            std::thread::Builder::new()
+                .name("manifest".into())
+                .spawn(move || {
+                    loop {
+                        let closing = {
+                            let (lock, cv) = &*dirty;
+                            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+                            while !st.dirty && !st.closing {
+                                st = cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                            }
+                            st.dirty = false;
+                            st.closing
+                        };
+                        // Serialised under the lock (one consistent state), written and synced
+                        // outside it: a change from the UI never waits on the disk.
+                        let text = doc.lock().unwrap_or_else(|e| e.into_inner()).text();
+                        let r = write_atomically(&path, &text);
+                        if let Err(e) = r {
+                            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                        }
+                        if closing {
+                            return;
+                        }
+                        std::thread::sleep(MANIFEST_WRITE_EVERY);
+                    }
+                })
+                .map_err(|e| format!("cannot start the manifest writer: {e}"))?
+        };
+        Ok(ManifestSink {
+            path: path.to_path_buf(),
+            doc,
+            dirty,
+            writer: Some(writer),
+            errors,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Apply a change to the document now and have the writer write it soon.
+    pub fn change(
+        &self,
+        f: impl FnOnce(&mut ManifestWriter) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let r = f(&mut self.doc.lock().unwrap_or_else(|e| e.into_inner()));
+        let (lock, cv) = &*self.dirty;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).dirty = true;
+        cv.notify_one();
+        r
+    }
+
+    /// Write failures since the last call.
+    pub fn take_errors(&self) -> Vec<String> {
+        std::mem::take(&mut *self.errors.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for ManifestSink {
+    /// The last state reaches the file before the process goes on to exit.
+    fn drop(&mut self) {
+        {
+            let (lock, cv) = &*self.dirty;
+            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+            st.closing = true;
+            st.dirty = true;
+            cv.notify_one();
+        }
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The manifest is what the app's observer writes: every session opened and closed, every
+/// decision sent.
+impl WorkspaceObserver for ManifestSink {
+    fn session_opened(
+        &mut self,
+        id: SessionId,
+        name: &str,
+        backend: crate::core::BackendKind,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
+    }
+    fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
+        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
+    }
+    fn session_ended(
+        &mut self,
+        id: SessionId,
+        exit_code: Option<i32>,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.session_closed(id.0, at_ms, exit_code))
+    }
+    fn decision(
+        &mut self,
+        id: SessionId,
+        gate_id: &str,
+        decision: &crate::core::gate::Decision,
+        by: &str,
+        at_ms: u64,
+    ) -> Result<(), String> {
+        self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
+    }
+    fn path(&self) -> Option<std::path::PathBuf> {
+        Some(ManifestSink::path(self).to_path_buf())
+    }
+    fn take_errors(&mut self) -> Vec<String> {
+        ManifestSink::take_errors(self)
+    }
+}
