@@ -370,7 +370,7 @@ struct Framer {
 impl Framer {
     fn new(n: usize) -> Framer {
         let theme = Theme::dark();
-        let state = state_with_items(n, n as u64);
+        let mut state = state_with_items(n, n as u64);
         let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
         switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
         // Steady state: the height index complete (it is built a few thousand rows per frame).

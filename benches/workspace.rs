@@ -141,7 +141,7 @@ fn stream_word(state: &mut State, i: usize) {
     );
 }
 
-fn terminal(state: &State, theme: &Theme) -> Terminal<TestBackend> {
+fn terminal(state: &mut State, theme: &Theme) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
     switchboard::ui::draw(&mut term, state, theme).unwrap();
     // Steady state, as `perf`: the shown transcript's height index complete.
@@ -163,17 +163,16 @@ struct Rig {
 }
 
 impl Rig {
-    fn new(state: State, theme: &Theme) -> Rig {
-        let term = terminal(&state, theme);
+    fn new(mut state: State, theme: &Theme) -> Rig {
+        let term = terminal(&mut state, theme);
         Rig { state, term }
     }
 
     /// One frame of the main view (ms), one word streamed into the shown session before it.
     fn frame(&mut self, theme: &Theme, i: usize) -> f64 {
         stream_word(&mut self.state, i);
-        let state = &self.state;
         let t = Instant::now();
-        switchboard::ui::draw(&mut self.term, state, theme).unwrap();
+        switchboard::ui::draw(&mut self.term, &mut self.state, theme).unwrap();
         t.elapsed().as_secs_f64() * 1e3
     }
 
@@ -201,9 +200,8 @@ impl Rig {
     fn inbox_frame(&mut self, theme: &Theme, i: usize) -> f64 {
         self.state.overlay = Some(Overlay::Inbox);
         self.state.inbox.cursor = i % self.state.pending_total().max(1);
-        let state = &self.state;
         let t = Instant::now();
-        switchboard::ui::draw(&mut self.term, state, theme).unwrap();
+        switchboard::ui::draw(&mut self.term, &mut self.state, theme).unwrap();
         let ms = t.elapsed().as_secs_f64() * 1e3;
         self.state.overlay = None;
         ms

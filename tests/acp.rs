@@ -266,7 +266,7 @@ impl Scene {
         self.key(KeyCode::Enter)
     }
 
-    fn screen(&self, w: u16, h: u16) -> String {
+    fn screen(&mut self, w: u16, h: u16) -> String {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
         let theme = Theme::dark();
         switchboard::ui::draw(&mut term, &mut self.s, &theme).unwrap();

@@ -135,7 +135,7 @@ impl Acp {
             .count()
     }
 
-    fn screen(&self, w: u16, h: u16) -> String {
+    fn screen(&mut self, w: u16, h: u16) -> String {
         let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
         let theme = switchboard::ui::theme::Theme::dark();
         switchboard::ui::draw(&mut term, &mut self.s, &theme).unwrap();

@@ -259,7 +259,7 @@ fn every_overlay_and_a_scrolled_back_transcript_survive_every_small_size() {
         body: "{\"type\":\"assistant\"}\n".repeat(40),
     });
     views.push(("replay inspector", inspector));
-    for (name, s) in &views {
+    for (name, s) in &mut views {
         for &w in WIDTHS {
             for &h in HEIGHTS {
                 let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();

@@ -35,5 +35,5 @@ fuzz_target!(|data: &[u8]| {
         ..AcpOptions::default()
     });
     let _ = m.initialize_line();
-    drive::run("acp", &mut Acp(m), data);
+    drive::run(switchboard::core::BackendKind::Acp, &mut Acp(m), data);
 });

@@ -30,5 +30,5 @@ impl drive::Wire for Claude {
 fuzz_target!(|data: &[u8]| {
     let mut m = Mapper::new(&["Bash".to_string()]);
     let _ = m.initialize_line();
-    drive::run("claude", &mut Claude(m), data);
+    drive::run(switchboard::core::BackendKind::Claude, &mut Claude(m), data);
 });

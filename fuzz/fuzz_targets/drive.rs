@@ -7,9 +7,9 @@
 
 use std::collections::HashSet;
 
-use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use switchboard::core::input::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard::core::msg::{BackendEvent, Command, Effect};
 use switchboard::core::state::State;
 use switchboard::core::{Msg, update};
@@ -65,7 +65,7 @@ fn check_lines(lines: &[String]) {
     }
 }
 
-pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
+pub fn run(backend: switchboard::core::BackendKind, wire: &mut dyn Wire, data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut state = State::new(backend, "main", 0);
     let mut at = 0u64;
@@ -132,7 +132,6 @@ pub fn run(backend: &str, wire: &mut dyn Wire, data: &[u8]) {
     let theme = Theme::dark();
     for (w, h) in [(80, 24), (7, 3)] {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        switchboard::ui::draw(&mut term, &mut state, &theme)
-            .unwrap();
+        switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
     }
 }

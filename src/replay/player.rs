@@ -232,6 +232,16 @@ impl Player {
         &self.feeder.state
     }
 
+    /// Draw the replay's frame, and give its reducer what the frame measured (mouse hits,
+    /// page moves), as the live app does.
+    pub fn draw<B: ratatui::backend::Backend>(
+        &mut self,
+        term: &mut ratatui::Terminal<B>,
+        theme: &crate::ui::theme::Theme,
+    ) -> Result<(), B::Error> {
+        crate::ui::draw(term, &mut self.feeder.state, theme)
+    }
+
     pub fn total(&self) -> usize {
         self.source.len()
     }
@@ -303,7 +313,7 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
                 None => break,
             },
             () = frames.due(dirty) => {
-                terminal.draw(|f| crate::ui::render(player.state(), &theme, f))?;
+                player.draw(&mut terminal, &theme)?;
                 frames.drawn();
                 dirty = false;
             }
@@ -678,8 +688,7 @@ mod tests {
         );
         // The replay's footer shows it (in place of the keys).
         let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 20)).unwrap();
-        term.draw(|f| crate::ui::render(p.state(), &crate::ui::theme::Theme::dark(), f))
-            .unwrap();
+        p.draw(&mut term, &crate::ui::theme::Theme::dark()).unwrap();
         let screen = format!("{:?}", term.backend().buffer());
         assert!(screen.contains("seeking from frame 1 to"), "{screen}");
         while p.state().replay.as_ref().unwrap().frame < total {
