@@ -32,6 +32,24 @@ pub enum Cmd {
     Acp(AcpArgs),
     /// Start the sessions of the `[[session]]` profiles in config.toml (all, or those named).
     Up(UpArgs),
+    /// Attach this terminal to a running host (started with --name).
+    Attach {
+        /// The host's name.
+        name: String,
+    },
+    /// List the running hosts: their sessions and waiting gates.
+    Ls,
+    /// Stop a host as quitting does: every gate answered fail-closed, recordings completed.
+    Stop {
+        /// The host's name.
+        name: String,
+    },
+    /// Internal: run the rest of the command line as a host (what --name starts).
+    #[command(hide = true)]
+    Host {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Serve a remote agent host (ai-gateway protocol 1) the files and commands of --root,
     /// every effect behind a gate and a receipt.
     Gateway(GatewayArgs),
@@ -121,6 +139,9 @@ pub enum ConfigCmd {
 
 #[derive(Args, Debug)]
 pub struct UpArgs {
+    /// Run under a host named NAME that outlives this terminal (`switchboard attach NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// Start only this profile (repeatable; default: every profile).
     #[arg(long = "session", value_name = "NAME")]
     pub sessions: Vec<String>,
@@ -140,6 +161,9 @@ pub struct UpArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct Common {
+    /// Run under a host named NAME that outlives this terminal (`switchboard attach NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// Working directory of the agent (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
@@ -212,6 +236,9 @@ pub struct AcpArgs {
 
 #[derive(Args, Debug)]
 pub struct GatewayArgs {
+    /// Run under a host named NAME that outlives this terminal (`switchboard attach NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// The host's base URL (ws:// only to loopback); the channel path is appended.
     #[arg(long)]
     pub url: String,
@@ -243,6 +270,9 @@ pub struct GatewayArgs {
 
 #[derive(Args, Debug)]
 pub struct IiiArgs {
+    /// Run under a host named NAME that outlives this terminal (`switchboard attach NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// The engine's worker URL (ws:// only to loopback, else wss://).
     #[arg(long, default_value = launch::III_ENGINE)]
     pub engine: String,
@@ -285,8 +315,28 @@ pub struct DemoArgs {
     pub sessions: u8,
 }
 
+impl Cmd {
+    /// The host name a workspace command was given (`--name`).
+    fn host_name(&self) -> Option<&str> {
+        match self {
+            Cmd::Claude(a) => a.common.name.as_deref(),
+            Cmd::Demo(a) => a.common.name.as_deref(),
+            Cmd::Acp(a) => a.common.name.as_deref(),
+            Cmd::Up(a) => a.name.as_deref(),
+            Cmd::Gateway(a) => a.name.as_deref(),
+            Cmd::Iii(a) => a.name.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `--name`: this process only starts the host and attaches to it. It must not end its
+    // descendants on the way out (the host is one), so it is no subreaper.
+    if let Some(name) = cli.command.host_name() {
+        return host::front(name);
+    }
     // Every command that may start processes: none of their descendants outlives us (the
     // guard's drop ends them, after the command's own shutdown has run).
     let starts_processes = !matches!(
@@ -300,6 +350,9 @@ pub fn main() -> ExitCode {
             | Cmd::Config { .. }
             | Cmd::DemoGateway(_)
             | Cmd::DemoEngine { .. }
+            | Cmd::Attach { .. }
+            | Cmd::Ls
+            | Cmd::Stop { .. }
     );
     let _descendants = starts_processes.then(crate::reaper::Guard::start);
     if starts_processes {
@@ -345,6 +398,10 @@ fn run(cli: Cli) -> ExitCode {
             action: ConfigCmd::Check { config },
         } => config_check(config),
         Cmd::Up(args) => up(args),
+        Cmd::Attach { name } => host::attach(&name),
+        Cmd::Ls => host::ls(),
+        Cmd::Stop { name } => host::stop(&name),
+        Cmd::Host { args } => host::run_as_host(args, run),
         Cmd::Screenshots { out } => {
             let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
             match rt.block_on(crate::screenshots::generate(&out)) {
@@ -394,6 +451,7 @@ fn run(cli: Cli) -> ExitCode {
 
 mod config_cmd;
 mod demo;
+mod host;
 mod one_session;
 mod run;
 

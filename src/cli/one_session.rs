@@ -73,6 +73,7 @@ pub(super) fn run_acp(args: AcpArgs) -> ExitCode {
 
 pub(super) fn run_iii(args: IiiArgs) -> ExitCode {
     let common = Common {
+        name: args.name.clone(),
         cwd: None,
         prompt: None,
         record: args.record,
@@ -95,6 +96,7 @@ pub(super) fn run_gateway(args: GatewayArgs) -> ExitCode {
     match gateway_config(&args) {
         Ok(cfg) => {
             let common = Common {
+                name: args.name.clone(),
                 cwd: None,
                 prompt: None,
                 record: args.record.clone(),

@@ -183,6 +183,9 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(name) = super::host::hosting() {
+        return serve_sources(name, specs, setup, opts.launcher.clone());
+    }
     // Checked before any agent starts: without a terminal nothing could answer it.
     if let Err(e) = crate::app::term::need_terminal() {
         eprintln!("switchboard: {e}");
@@ -205,34 +208,101 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
         let app = start_workspace(specs, setup, launcher);
         app::term::run(app).await
     });
-    // Not `eprintln!`: it panics when stderr is a terminal that went away.
-    let say = |text: String| {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "switchboard: {text}");
-    };
     match result {
         Ok(app) => {
-            for s in &app.state.sessions {
-                match (&s.session.recording, &s.session.recording_failed) {
-                    (Some(r), Some(why)) => say(format!(
-                        "recording incomplete: {} stopped early ({})",
-                        crate::core::text::neutralize(r),
-                        crate::core::text::sanitize(why)
-                    )),
-                    (Some(r), None) => say(format!(
-                        "recording written to {}",
-                        crate::core::text::neutralize(r)
-                    )),
-                    (None, _) => {}
-                }
-            }
-            if let Some(m) = app.manifest_path() {
-                say(format!("workspace manifest written to {}", m.display()));
+            for line in left_behind(&app) {
+                say(&line);
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            say(format!("terminal error: {e}"));
+            say(&format!("terminal error: {e}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Not `eprintln!`: it panics when stderr is a terminal that went away.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "switchboard: {text}");
+}
+
+/// What a finished workspace leaves: its recordings (or why one stopped early) and manifest.
+fn left_behind(app: &App) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &app.state.sessions {
+        match (&s.session.recording, &s.session.recording_failed) {
+            (Some(r), Some(why)) => out.push(format!(
+                "recording incomplete: {} stopped early ({})",
+                crate::core::text::neutralize(r),
+                crate::core::text::sanitize(why)
+            )),
+            (Some(r), None) => out.push(format!(
+                "recording written to {}",
+                crate::core::text::neutralize(r)
+            )),
+            (None, _) => {}
+        }
+    }
+    if let Some(m) = app.manifest_path() {
+        out.push(format!("workspace manifest written to {}", m.display()));
+    }
+    out
+}
+
+/// The host process (`--name`): the same workspace, served to clients instead of drawn on a
+/// terminal (`switchboard_tui::host`), until it is stopped.
+fn serve_sources(
+    name: &str,
+    specs: Vec<SourceSpec>,
+    setup: Loaded,
+    launcher: Option<Launchable>,
+) -> ExitCode {
+    use switchboard_tui::host::{self, place};
+    let _log = crate::logging::init();
+    let dir = match place::runtime_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            say(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let lock = match place::lock(&dir, name) {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            say(&format!("a host named {name} is already running"));
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            say(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            say(&format!("cannot start the runtime: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        let app = start_workspace(specs, setup, launcher);
+        host::serve(app, name, &dir, &lock, left_behind).await
+    });
+    match result {
+        Ok(app) => {
+            for line in left_behind(&app) {
+                say(&line);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            say(&format!("host {name}: {e}"));
             ExitCode::from(1)
         }
     }

@@ -16,8 +16,8 @@ pub const STEP: Duration = Duration::from_secs(30);
 pub struct Tui {
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
     parser: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
+    writer: Option<Box<dyn Write + Send>>,
+    master: Option<Box<dyn portable_pty::MasterPty + Send>>,
 }
 
 impl Tui {
@@ -69,8 +69,8 @@ impl Tui {
         Tui {
             child,
             parser,
-            writer,
-            _master: pair.master,
+            writer: Some(writer),
+            master: Some(pair.master),
         }
     }
 
@@ -93,9 +93,32 @@ impl Tui {
 
     /// Type `b`, then pause as a person between keys does.
     pub fn send(&mut self, b: &[u8]) {
-        self.writer.write_all(b).unwrap();
-        self.writer.flush().unwrap();
+        self.send_now(b);
         std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Type `b` with no pause after it (keys of two terminals at the same moment).
+    pub fn send_now(&mut self, b: &[u8]) {
+        let w = self.writer.as_mut().expect("the terminal is open");
+        w.write_all(b).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Close the terminal under the program (a window closed, an ssh connection lost): the
+    /// kernel hangs up on it.
+    /// The kernel's SIGHUP, then the pty closed. (portable-pty's writer types "\n" and ^D
+    /// when dropped: it is forgotten instead, so nothing is typed on the way out.)
+    pub fn hang_up(&mut self) {
+        if let Some(pid) = self.child.process_id() {
+            // SAFETY: signalling our own child.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGHUP);
+            }
+        }
+        if let Some(w) = self.writer.take() {
+            std::mem::forget(w);
+        }
+        self.master = None;
     }
 
     /// `q` (and `y` if it asks first); switchboard has exited.

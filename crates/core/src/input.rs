@@ -7,8 +7,10 @@
 
 use std::ops::{BitAnd, BitOr, BitOrAssign, Sub};
 
+use serde::{Deserialize, Serialize};
+
 /// Modifier keys held with a key or a click: a small bit set.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KeyModifiers(u8);
 
 impl KeyModifiers {
@@ -93,7 +95,7 @@ impl std::fmt::Debug for KeyModifiers {
 
 /// A key. Keys the reducer has no use for (media keys, lone modifiers, …) arrive as `Null`
 /// and do nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum KeyCode {
     Backspace,
     Enter,
@@ -117,7 +119,7 @@ pub enum KeyCode {
 
 /// Whether the key went down, repeats, or came up (only terminals with the kitty protocol
 /// report the last two).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum KeyEventKind {
     #[default]
     Press,
@@ -125,7 +127,7 @@ pub enum KeyEventKind {
     Release,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KeyEvent {
     pub code: KeyCode,
     pub modifiers: KeyModifiers,
@@ -159,14 +161,14 @@ impl From<KeyCode> for KeyEvent {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MouseButton {
     Left,
     Right,
     Middle,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MouseEventKind {
     Down(MouseButton),
     Up(MouseButton),
@@ -179,7 +181,7 @@ pub enum MouseEventKind {
 }
 
 /// A mouse event at a screen cell (0-based column and row).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MouseEvent {
     pub kind: MouseEventKind,
     pub column: u16,

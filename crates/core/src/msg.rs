@@ -430,6 +430,8 @@ pub enum Effect {
     },
     /// Start a new session (the new-session dialog, or restarting a closed one).
     StartSession(NewSession),
+    /// Leave the host with everything running (the detach key of an attached client).
+    Detach,
 }
 
 /// What the new-session dialog (or a restart) asks the app to start.

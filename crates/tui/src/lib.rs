@@ -4,4 +4,5 @@
 //! driver the tests use). The core it draws knows no terminal; this crate is where one lives.
 
 pub mod app;
+pub mod host;
 pub mod ui;

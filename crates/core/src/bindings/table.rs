@@ -47,6 +47,12 @@ pub static EVERYWHERE: Context = Context {
             "quit",
             "quit (asks first when gates are pending)",
         ),
+        b(
+            "detach",
+            &[Lit("Ctrl-\\")],
+            "detach",
+            "detach from the host: agents and gates keep running (`switchboard attach NAME` returns)",
+        ),
         b("help", &[Act("help")], "help", "this help"),
         b(
             "oldest_gate",

@@ -129,6 +129,9 @@ pub struct State {
     /// sorting them all. The time a gate opened comes first: an iii held call opened when the
     /// engine held it (`pending_at`), however late or out of order we hear of it.
     pending_order: Vec<(Order, SessionId, String)>,
+    /// Gates opened plus gates closed so far: a screen drawn at one count shows other gates
+    /// than the state at another (a host refuses a client's card keys across a change).
+    gate_changes: u64,
     /// When the bell last rang for a gate in a session not on screen (once per burst).
     pub last_background_bell_ms: Option<u64>,
     pub focus: Focus,
@@ -173,6 +176,9 @@ pub struct State {
     pub profiles: Vec<ProfileChoice>,
     /// A queued message is in the prompt being edited.
     pub queue_edit: Option<QueueEdit>,
+    /// The host's name when this workspace runs under a host (`--name`): the detach key
+    /// leaves it running. `None`: the workspace lives in this terminal.
+    pub hosted: Option<String>,
 }
 
 /// The inbox overlay's own state: which row is highlighted and which gates are marked.
@@ -217,6 +223,7 @@ impl State {
             next_session: 1,
             next_gate_seq: 0,
             pending_order: Vec::new(),
+            gate_changes: 0,
             last_background_bell_ms: None,
             focus: Focus::Prompt,
             overlay: None,
@@ -245,6 +252,7 @@ impl State {
             inbox: InboxView::default(),
             profiles: Vec::new(),
             queue_edit: None,
+            hosted: None,
         }
     }
 
@@ -321,6 +329,7 @@ impl State {
         let (key, sid) = ((gate.opened_ms, ui.seq), self.sid());
         let at = self.pending_order.partition_point(|(s, ..)| *s <= key);
         self.pending_order.insert(at, (key, sid, gate.id.clone()));
+        self.gate_changes += 1;
         self.tree.gate_opened(&gate.node_key);
         self.gate_ui.insert(gate.id.clone(), ui);
         self.gates.push_back(gate);
@@ -330,6 +339,7 @@ impl State {
     /// Its card state stays until `remember_closed`.
     pub fn remove_gate(&mut self, pos: usize) -> Option<Gate> {
         let gate = self.gates.remove(pos)?;
+        self.gate_changes += 1;
         self.tree.gate_closed(&gate.node_key);
         let sid = self.sid();
         let is = |e: &(Order, SessionId, String)| e.1 == sid && e.2 == gate.id;
@@ -349,6 +359,11 @@ impl State {
             self.pending_order.remove(k);
         }
         Some(gate)
+    }
+
+    /// How many times a gate opened or closed so far.
+    pub fn gate_changes(&self) -> u64 {
+        self.gate_changes
     }
 
     /// Pending gates in the inbox order (those the reducer opened).

@@ -39,6 +39,9 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     match key.code {
         KeyCode::Char('c') if ctrl => return interrupt(state, fx),
         KeyCode::Char('d') if ctrl => return request_quit(state, fx),
+        // Ctrl-\ (dtach's detach key); terminals without the kitty protocol send it as
+        // Ctrl-4 (0x1c).
+        KeyCode::Char('\\' | '4') if ctrl => return detach(state, fx),
         KeyCode::Char('n') if ctrl && state.overlay.is_none() => {
             return new_session::open_new_session(state);
         }
@@ -408,5 +411,19 @@ fn no_prompt_here(state: &State) -> String {
         "this session takes no prompt from here: it shows another party's calls".into()
     } else {
         "this session takes no prompt from here: answer its cards (g opens the oldest)".into()
+    }
+}
+
+/// The detach key: an attached client leaves its host running; a workspace that lives in this
+/// terminal says how to get one.
+fn detach(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.hosted.is_some() {
+        fx.push(Effect::Detach);
+    } else {
+        state.status_line = Some(
+            "nothing to detach from: this workspace lives in this terminal \
+             (start it with --name NAME to keep it running without one)"
+                .into(),
+        );
     }
 }

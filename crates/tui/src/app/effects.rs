@@ -72,6 +72,12 @@ impl App {
                             }
                         }
                     }
+                    if let (Some(_), Command::Answer { gate_id, .. }) = (&self.state.hosted, &cmd) {
+                        self.answered.push(switchboard_core::state::GateRef {
+                            session,
+                            id: gate_id.clone(),
+                        });
+                    }
                     if let (Some(o), Command::Answer { gate_id, decision }) =
                         (self.observer.as_mut(), &cmd)
                     {
@@ -90,7 +96,9 @@ impl App {
                 }
                 Effect::Bell => {
                     self.bells += 1;
-                    self.notify();
+                    if self.notify_on_bell {
+                        self.notify(&notify_message(&self.state));
+                    }
                 }
                 Effect::Quit => self.quit = true,
                 Effect::Copy(text) => self.copies.push(text),
@@ -114,6 +122,8 @@ impl App {
                     }
                 }
                 Effect::StartSession(req) => self.start_requested(&req),
+                // The host reads it for the client whose key this was.
+                Effect::Detach => self.detach = true,
             }
         }
     }
@@ -139,12 +149,12 @@ impl App {
         }
     }
 
-    /// The desktop notification command, detached; its failure never disturbs the UI.
-    fn notify(&self) {
+    /// The desktop notification command, detached, told `message`; its failure never
+    /// disturbs the UI.
+    pub fn notify(&self, message: &str) {
         let Some(cmd) = &self.notify_command else {
             return;
         };
-        let message = notify_message(&self.state);
         let mut c = std::process::Command::new("sh");
         // The owner's own command: their environment, less any secret we read.
         switchboard_backend::child_env::scrub(&mut c, false);
@@ -167,7 +177,7 @@ impl App {
 /// `SWITCHBOARD_MESSAGE` for the notification command: what the newest gate is about,
 /// neutralized (`^[`, `<U+202E>`), since the command may print it to a terminal or hand it to a
 /// notifier that renders it.
-fn notify_message(state: &State) -> String {
+pub fn notify_message(state: &State) -> String {
     let subject = state
         .inbox()
         .last()

@@ -1,6 +1,7 @@
 //! The app: owns the state, runs effects, joins backend events with terminal input.
 
 mod effects;
+pub use effects::notify_message;
 pub mod frames;
 pub mod headless;
 pub mod input;
@@ -52,6 +53,14 @@ pub struct App {
     events: StreamMap<SessionId, SourceEvents>,
     /// Set by `Effect::Quit`: the loop ends after the backend stopped.
     pub quit: bool,
+    /// Set by `Effect::Detach`: the host lets the client whose key it was go.
+    pub detach: bool,
+    /// Gates answered since the host last took them (who answered what, for the notice a
+    /// client gets when its key comes second). Nobody else reads it: the host empties it.
+    pub answered: Vec<switchboard_core::state::GateRef>,
+    /// Ring the notification command on every bell (a terminal's app). A host rings it
+    /// itself, once per gate, while no client is attached.
+    pub notify_on_bell: bool,
     /// Bells requested since the last flush (the terminal loop rings them).
     pub bells: u32,
     /// Something changed since the last draw.
@@ -142,6 +151,9 @@ impl App {
             sources: Vec::new(),
             events: StreamMap::new(),
             quit: false,
+            detach: false,
+            answered: Vec::new(),
+            notify_on_bell: true,
             bells: 0,
             dirty: true,
             notify_command: None,

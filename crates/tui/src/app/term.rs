@@ -74,7 +74,7 @@ pub fn base64(data: &[u8]) -> String {
 
 /// Show `text` in `$PAGER` (else `less -R`) with the TUI suspended; the terminal is given
 /// back in its normal state and taken again afterwards.
-fn page(text: &str) -> io::Result<()> {
+pub(crate) fn page(text: &str) -> io::Result<()> {
     restore();
     run_viewer(&viewer(), text)
 }
@@ -326,7 +326,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
 }
 
 /// SIGTERM/SIGHUP: answer every gate fail-closed and leave.
-fn quit_on_signal(app: &mut App) {
+pub(crate) fn quit_on_signal(app: &mut App) {
     use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
     app.state.overlay = None;
     app.apply(Msg::Key(KeyEvent::new(

@@ -1,0 +1,145 @@
+//! `switchboard attach NAME`: this terminal becomes a client of a host. Keys, clicks, pastes
+//! and sizes go to the host; the screen the host draws for this terminal comes back and is
+//! written as it is. The pager runs here, on this terminal. Leaving (the detach key, a hangup,
+//! SIGTERM) leaves the host and its gates as they were.
+
+use std::io::{self, Write, stdout};
+use std::path::Path;
+
+use crossterm::event::EventStream;
+use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::mpsc;
+use tokio_stream::StreamExt;
+
+use super::wire::{self, ClientMsg, Frame, Hello, HostMsg, Want};
+use crate::app::term::TerminalGuard;
+use switchboard_core::Msg;
+
+/// How this client's session ended: why, and the host's lines to print.
+pub struct Ended {
+    pub reason: String,
+    pub lines: Vec<String>,
+}
+
+/// Connect to host `name` in `dir` and say `want`; the host's first answer.
+pub async fn connect(dir: &Path, name: &str, want: Want) -> Result<(UnixStream, HostMsg), String> {
+    super::place::check_name(name)?;
+    let path = super::place::socket_path(dir, name);
+    let mut stream = match UnixStream::connect(&path).await {
+        Ok(s) => s,
+        Err(_) if !super::place::running(dir, name) => {
+            return Err(format!(
+                "no host named {name} is running (`switchboard ls` lists them)"
+            ));
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let hello = Hello {
+        version: wire::VERSION,
+        want,
+    };
+    wire::write_msg(&mut stream, &hello)
+        .await
+        .map_err(|e| format!("host {name}: {e}"))?;
+    match wire::read_msg::<HostMsg, _>(&mut stream, wire::MAX_FROM_HOST).await {
+        Ok(Some(HostMsg::Refused { reason })) => Err(format!("host {name} refused: {reason}")),
+        Ok(Some(m)) => Ok((stream, m)),
+        Ok(None) => Err(format!("host {name} closed the connection")),
+        Err(e) => Err(format!("host {name}: {e}")),
+    }
+}
+
+/// Attach this terminal to host `name` until detached or the host lets it go.
+pub async fn attach(dir: &Path, name: &str) -> Result<Ended, String> {
+    crate::app::term::need_terminal()?;
+    let (cols, rows) = crossterm::terminal::size().map_err(|e| e.to_string())?;
+    let (stream, first) = connect(dir, name, Want::Attach { cols, rows }).await?;
+    if !matches!(first, HostMsg::Welcome { .. }) {
+        return Err(format!("host {name} answered {first:?} to an attach"));
+    }
+    let guard = TerminalGuard::enter().map_err(|e| e.to_string())?;
+    let ended = client_loop(stream).await;
+    drop(guard);
+    ended.map_err(|e| format!("host {name}: {e}"))
+}
+
+async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
+    let (mut rd, mut wr) = stream.into_split();
+    let (tx, mut frames) = mpsc::channel::<io::Result<Option<Frame>>>(64);
+    let reader = tokio::spawn(async move {
+        loop {
+            let f = wire::read_frame(&mut rd, wire::MAX_FROM_HOST).await;
+            let end = !matches!(f, Ok(Some(_)));
+            if tx.send(f).await.is_err() || end {
+                return;
+            }
+        }
+    });
+    let mut input = EventStream::new();
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let ended = loop {
+        tokio::select! {
+            ev = input.next() => {
+                let msg = match ev {
+                    Some(Ok(e)) => crate::app::input::msg(e),
+                    Some(Err(e)) => break Err(e),
+                    // The terminal is gone: leave the host as it is.
+                    None => break Ok(gone("this terminal closed")),
+                };
+                let m = match msg {
+                    Some(Msg::Key(key)) => ClientMsg::Key { key },
+                    Some(Msg::Mouse(mouse)) => ClientMsg::Mouse { mouse },
+                    Some(Msg::Paste(text)) => ClientMsg::Paste { text },
+                    Some(Msg::Resize(cols, rows)) => ClientMsg::Resize { cols, rows },
+                    _ => continue,
+                };
+                send(&mut wr, &m).await?;
+            }
+            f = frames.recv() => match f {
+                Some(Ok(Some(Frame::Output(bytes)))) => {
+                    let mut out = stdout();
+                    out.write_all(&bytes)?;
+                    out.flush()?;
+                }
+                Some(Ok(Some(Frame::Json(v)))) => match serde_json::from_value::<HostMsg>(v) {
+                    Ok(HostMsg::Page { text }) => {
+                        // The pager owns this terminal meanwhile: no event reader may steal
+                        // its keys.
+                        drop(input);
+                        let paged = crate::app::term::page(&text);
+                        TerminalGuard::resume()?;
+                        input = EventStream::new();
+                        paged?;
+                        send(&mut wr, &ClientMsg::Repaint).await?;
+                    }
+                    Ok(HostMsg::Bye { reason, lines }) => break Ok(Ended { reason, lines }),
+                    Ok(other) => tracing::warn!("attach: unexpected {other:?}"),
+                    Err(e) => break Err(io::Error::new(io::ErrorKind::InvalidData, e)),
+                },
+                Some(Err(e)) => break Err(e),
+                Some(Ok(None)) | None => break Ok(gone(
+                    "the host closed the connection (a client that falls behind is let go; \
+                     attach again)",
+                )),
+            },
+            _ = sigterm.recv() => break Ok(gone("terminated")),
+            _ = sighup.recv() => break Ok(gone("this terminal hung up")),
+        }
+    };
+    reader.abort();
+    ended
+}
+
+fn gone(reason: &str) -> Ended {
+    Ended {
+        reason: reason.to_string(),
+        lines: Vec::new(),
+    }
+}
+
+async fn send(wr: &mut OwnedWriteHalf, m: &ClientMsg) -> io::Result<()> {
+    wire::write_msg(wr, m).await
+}

@@ -1,0 +1,61 @@
+//! The workspace host (`--name`, `attach`, `ls`, `stop`): sessions that outlive the terminal.
+//!
+//! A host is a process of its own (no terminal, its own session) that owns the workspace: the
+//! backends, the shared state, the recordings and the manifest. Terminals attach to it as
+//! clients over a private Unix socket (`place`), speaking a small versioned wire (`wire`,
+//! docs/host.md). The host draws each client's screen at that client's size (`client`); a
+//! decision goes through the one reducer, in order, so the first answer to a gate is the only
+//! one, and a client whose key comes second is told (`serve`).
+
+pub mod attach;
+mod client;
+mod conn;
+pub mod place;
+mod serve;
+pub mod wire;
+
+use std::path::Path;
+
+use crate::app::App;
+
+/// Run `app` as host `name` (its lock held) until it is stopped; `farewell` says what the
+/// stopped workspace left (recordings, manifest), told to every client and `stop`.
+pub async fn serve(
+    app: App,
+    name: &str,
+    dir: &Path,
+    lock: &place::HostLock,
+    farewell: impl Fn(&App) -> Vec<String>,
+) -> Result<App, String> {
+    let listener = place::bind(dir, name, lock)?;
+    let r = serve::run(app, name, listener, farewell).await;
+    let _ = std::fs::remove_file(place::socket_path(dir, name));
+    r.map_err(|e| e.to_string())
+}
+
+/// One running host's status line (`ls`).
+pub async fn status(dir: &Path, name: &str) -> Result<wire::Status, String> {
+    match attach::connect(dir, name, wire::Want::Status).await? {
+        (_, wire::HostMsg::Status(s)) => Ok(s),
+        (_, other) => Err(format!("host {name} answered {other:?} to a status")),
+    }
+}
+
+/// Stop host `name` as quitting does; returns once it has stopped, with what it left.
+pub async fn stop(dir: &Path, name: &str) -> Result<Vec<String>, String> {
+    let (mut stream, first) = attach::connect(dir, name, wire::Want::Stop).await?;
+    let mut msg = Some(first);
+    loop {
+        match msg.take() {
+            Some(wire::HostMsg::Bye { lines, .. }) => return Ok(lines),
+            Some(other) => tracing::warn!("stop: unexpected {other:?}"),
+            None => {}
+        }
+        match wire::read_msg::<wire::HostMsg, _>(&mut stream, wire::MAX_FROM_HOST).await {
+            Ok(Some(m)) => msg = Some(m),
+            // The host went without a word (killed meanwhile): it is stopped all the same.
+            Ok(None) => return Ok(Vec::new()),
+            Err(e) => return Err(format!("host {name}: {e}")),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Where hosts live: a private directory of sockets and locks, one pair per host name.
+//!
+//! `$XDG_RUNTIME_DIR/switchboard/` (else `$TMPDIR/switchboard-UID/`), created 0700 and refused
+//! when it is anyone else's or open to others. A host holds `NAME.lock` (an `flock`, released
+//! by the kernel however the host dies) and listens on `NAME.sock` (0600). The lock, not the
+//! socket, says whether a host is alive: a socket without a held lock is a crashed host's,
+//! and the next host of that name replaces it.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The directory of host sockets, created private if missing.
+pub fn runtime_dir() -> Result<PathBuf, String> {
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d.join("switchboard"),
+        _ => std::env::temp_dir().join(format!("switchboard-{}", uid())),
+    };
+    private_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Create `dir` 0700, or check the one there is ours, a directory (not a link) and closed to
+/// others: in a shared `/tmp` another user could have made it first.
+pub fn private_dir(dir: &Path) -> Result<(), String> {
+    let made = std::fs::DirBuilder::new().mode(0o700).create(dir);
+    if let Err(e) = &made
+        && e.kind() != io::ErrorKind::AlreadyExists
+    {
+        return Err(format!("cannot create {}: {e}", dir.display()));
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !m.is_dir() || m.uid() != uid() || m.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a private directory of ours (it must be a directory owned by uid {} \
+             with mode 0700); refusing to put host sockets there",
+            dir.display(),
+            uid()
+        ));
+    }
+    Ok(())
+}
+
+pub fn uid() -> u32 {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// A host name: what `attach`, `ls` and `stop` take. Letters, digits, `.`, `_`, `-`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "host name {:?}: use 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.')",
+            switchboard_core::text::neutralize(name)
+        ))
+    }
+}
+
+pub fn socket_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.sock"))
+}
+
+fn lock_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.lock"))
+}
+
+/// The lock of a running host: held for its lifetime.
+#[derive(Debug)]
+pub struct HostLock {
+    _file: File,
+}
+
+/// Take host `name`'s lock. `Ok(None)`: another host of that name holds it.
+pub fn lock(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
+    let path = lock_path(dir, name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: flock on a descriptor we own.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r == 0 {
+        Ok(Some(HostLock { _file: file }))
+    } else {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            Ok(None)
+        } else {
+            Err(format!("{}: {e}", path.display()))
+        }
+    }
+}
+
+/// Whether a host named `name` is running (its lock is held).
+pub fn running(dir: &Path, name: &str) -> bool {
+    matches!(lock(dir, name), Ok(None))
+}
+
+/// Listen as host `name` (the lock held): a crashed host's socket is removed first; the new
+/// one is 0600.
+pub fn bind(dir: &Path, name: &str, _held: &HostLock) -> Result<tokio::net::UnixListener, String> {
+    let path = socket_path(dir, name);
+    match std::fs::remove_file(&path) {
+        Ok(()) => tracing::info!(
+            "replaced the stale socket of a host that is gone: {}",
+            path.display()
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    }
+    let listener =
+        tokio::net::UnixListener::bind(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(listener)
+}
+
+/// A connection is let in only from our own uid (the directory is 0700 as well; this holds
+/// even if someone loosened it).
+pub fn check_peer(stream: &tokio::net::UnixStream, ours: u32) -> Result<(), String> {
+    let cred = stream
+        .peer_cred()
+        .map_err(|e| format!("cannot read the peer's credentials: {e}"))?;
+    if cred.uid() == ours {
+        Ok(())
+    } else {
+        Err(format!(
+            "a connection from uid {} refused (this host is uid {ours}'s)",
+            cred.uid()
+        ))
+    }
+}
+
+/// The names of the hosts with a socket here, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().into_string().ok()?;
+            let name = n.strip_suffix(".sock")?;
+            check_name(name).ok().map(|()| name.to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Remove a dead host's socket and lock (after `running` said no).
+pub fn remove_stale(dir: &Path, name: &str) {
+    let _ = std::fs::remove_file(socket_path(dir, name));
+    let _ = std::fs::remove_file(lock_path(dir, name));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sb-place-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn names_are_plain_words() {
+        for ok in ["demo", "work-1", "a.b_c"] {
+            check_name(ok).unwrap();
+        }
+        for bad in [
+            "",
+            ".hidden",
+            "a/b",
+            "../x",
+            "sp ace",
+            "e\u{1b}[2J",
+            &"x".repeat(65),
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_directory_is_private_and_a_loose_one_is_refused() {
+        let d = temp("dir");
+        private_dir(&d).unwrap();
+        let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            private_dir(&d)
+                .unwrap_err()
+                .contains("not a private directory")
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        // A link planted where the directory goes is refused too.
+        let target = temp("target");
+        private_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, &d).unwrap();
+        assert!(private_dir(&d).is_err());
+        let _ = std::fs::remove_file(&d);
+        let _ = std::fs::remove_dir_all(&target);
+    }
+
+    #[tokio::test]
+    async fn one_host_per_name_a_private_socket_and_the_peer_checked() {
+        let d = temp("lock");
+        private_dir(&d).unwrap();
+        let held = lock(&d, "w").unwrap().expect("free");
+        assert!(
+            lock(&d, "w").unwrap().is_none(),
+            "a second host of the name"
+        );
+        assert!(running(&d, "w"));
+        // A stale socket (a crashed host's) is replaced.
+        std::fs::write(socket_path(&d, "w"), b"").unwrap();
+        let listener = bind(&d, "w", &held).unwrap();
+        let mode = std::fs::metadata(socket_path(&d, "w")).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(names(&d), vec!["w".to_string()]);
+        let client = tokio::net::UnixStream::connect(socket_path(&d, "w"))
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        check_peer(&server, uid()).unwrap();
+        let other = uid().wrapping_add(1);
+        let e = check_peer(&server, other).unwrap_err();
+        assert!(e.contains("refused"), "{e}");
+        drop(client);
+        drop(held);
+        assert!(!running(&d, "w"), "the lock goes with the host");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,352 @@
+//! The host loop: the workspace's one `select!` loop (backend events, the frame clock, the
+//! tick) with clients in place of the terminal. Keys come from clients, each frame is drawn
+//! for each client at its own size, and the host goes on when the last client goes.
+
+use std::collections::{HashSet, VecDeque};
+use std::io;
+use std::time::Duration;
+
+use tokio::net::UnixListener;
+use tokio::sync::mpsc;
+
+use super::client::Client;
+use super::conn::{self, ConnEvent, Outbox};
+use super::wire::{self, ClientMsg, HostMsg, Status, Want};
+use crate::app::App;
+use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
+use switchboard_core::Msg;
+use switchboard_core::state::{Focus, GateRef, Overlay};
+use switchboard_record::now_ms;
+
+/// Decisions remembered with the client that made them, for the "answered from another
+/// terminal" notice (only the latest matter).
+const ANSWERS_KEPT: usize = 1024;
+
+pub(super) struct Host {
+    name: String,
+    clients: Vec<Client>,
+    next_id: u64,
+    /// Connections that asked the host to stop: told when it has.
+    stoppers: Vec<Outbox>,
+    /// Pending gates the notification command ran for (nobody was attached).
+    notified: HashSet<GateRef>,
+    /// (gate, client) of the latest decisions made from a client's keys.
+    answered_by: VecDeque<(GateRef, u64)>,
+    bells: u32,
+    frames: FrameScheduler,
+}
+
+impl Host {
+    pub(super) fn new(name: &str) -> Host {
+        Host {
+            name: name.to_string(),
+            clients: Vec::new(),
+            next_id: 1,
+            stoppers: Vec::new(),
+            notified: HashSet::new(),
+            answered_by: VecDeque::new(),
+            bells: 0,
+            frames: FrameScheduler::new(FRAME_INTERVAL),
+        }
+    }
+
+    fn status(&self, app: &App) -> Status {
+        Status {
+            name: self.name.clone(),
+            pid: std::process::id(),
+            sessions: app.state.sessions.len(),
+            waiting: app.state.pending_total(),
+            notified: app
+                .state
+                .inbox_refs()
+                .filter(|g| self.notified.contains(g))
+                .count(),
+            clients: self.clients.len(),
+        }
+    }
+
+    fn on_conn(&mut self, app: &mut App, ev: ConnEvent) {
+        match ev {
+            ConnEvent::Hello { id, hello, mut out } => {
+                if hello.version != wire::VERSION {
+                    out.close_with(wire::json_frame(&HostMsg::Refused {
+                        reason: format!(
+                            "this host speaks wire version {}, the client {}: use the same \
+                             switchboard for both",
+                            wire::VERSION,
+                            hello.version
+                        ),
+                    }));
+                    return;
+                }
+                match hello.want {
+                    Want::Status => {
+                        out.close_with(wire::json_frame(&HostMsg::Status(self.status(app))))
+                    }
+                    Want::Stop => {
+                        tracing::info!("host {}: stop asked", self.name);
+                        self.stoppers.push(out);
+                        crate::app::term::quit_on_signal(app);
+                    }
+                    Want::Attach { cols, rows } => {
+                        let welcome = wire::json_frame(&HostMsg::Welcome {
+                            version: wire::VERSION,
+                            name: self.name.clone(),
+                        });
+                        if out.send(welcome) {
+                            tracing::info!("host {}: client {id} attached", self.name);
+                            self.clients.push(Client::new(id, (cols, rows), out));
+                        }
+                    }
+                }
+            }
+            ConnEvent::Msg(id, m) => self.on_client(app, id, m),
+            ConnEvent::Gone(id, why) => {
+                if let Some(k) = self.clients.iter().position(|c| c.id == id) {
+                    let mut c = self.clients.remove(k);
+                    c.out.abort();
+                    match why {
+                        Some(e) => tracing::warn!("host {}: client {id} dropped: {e}", self.name),
+                        None => tracing::info!("host {}: client {id} left", self.name),
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_client(&mut self, app: &mut App, id: u64, m: ClientMsg) {
+        let Some(k) = self.clients.iter().position(|c| c.id == id) else {
+            return;
+        };
+        let msg = match m {
+            ClientMsg::Resize { cols, rows } => {
+                self.clients[k].resized((cols, rows));
+                self.frames.input();
+                return;
+            }
+            ClientMsg::Repaint => {
+                self.clients[k].repaint();
+                self.frames.input();
+                return;
+            }
+            ClientMsg::Key { key } => Msg::Key(key),
+            ClientMsg::Mouse { mouse } => Msg::Mouse(mouse),
+            ClientMsg::Paste { text } => Msg::Paste(text),
+        };
+        let c = &mut self.clients[k];
+        c.notice = None;
+        c.dirty = true;
+        self.frames.input();
+        // A key on a card (or in the inbox) acts on the gates this client saw. If gates
+        // opened or closed since its last frame, the key could land on another gate than
+        // the one it was meant for: nothing is applied, and the client is told why.
+        // Whether the keys go to the gates now or went there on its screen: answering moves
+        // the focus, so a second key may find none on a card.
+        let on_gates = on_gates(app) || c.seen_on_gates;
+        if matches!(msg, Msg::Key(_)) && on_gates && c.seen_changes != app.state.gate_changes() {
+            let by_other = c.seen_gate.as_ref().and_then(|g| {
+                self.answered_by
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| a == g)
+                    .map(|(_, who)| *who)
+            });
+            c.notice = Some(match by_other {
+                Some(who) if who != id => {
+                    "answered from another terminal: your key was not sent".to_string()
+                }
+                _ => "the gates changed before your key arrived: nothing was sent; look again"
+                    .to_string(),
+            });
+            return;
+        }
+        c.enter(app);
+        app.answered.clear();
+        app.apply(msg);
+        let c = &mut self.clients[k];
+        c.view = app.state.view.clone();
+        for g in std::mem::take(&mut app.answered) {
+            if self.answered_by.len() == ANSWERS_KEPT {
+                self.answered_by.pop_front();
+            }
+            self.answered_by.push_back((g, id));
+        }
+        for text in std::mem::take(&mut app.copies) {
+            if !c
+                .out
+                .send(wire::output_frame(&crate::app::term::osc52(&text)))
+            {
+                c.out.abort();
+            }
+        }
+        for text in std::mem::take(&mut app.pages) {
+            c.out.send(wire::json_frame(&HostMsg::Page { text }));
+        }
+        if std::mem::take(&mut app.detach) {
+            let mut c = self.clients.remove(k);
+            tracing::info!("host {}: client {id} detached", self.name);
+            c.out.close_with(wire::json_frame(&HostMsg::Bye {
+                reason: "detached".into(),
+                lines: vec![format!(
+                    "detached from host {0}: its agents and gates go on (`switchboard attach {0}` \
+                     returns, `switchboard stop {0}` stops it)",
+                    self.name
+                )],
+            }));
+        }
+    }
+
+    /// Draw every client that needs it (all of them when the shared state changed). A
+    /// client whose queue is full is dropped: it can attach again; the host never waits.
+    fn draw(&mut self, app: &mut App) {
+        let all = std::mem::take(&mut app.dirty);
+        let bells = std::mem::take(&mut app.bells) + std::mem::take(&mut self.bells);
+        let mut slow = Vec::new();
+        for c in self.clients.iter_mut() {
+            if (all || c.dirty) && !c.draw(app, bells) {
+                slow.push(c.id);
+            }
+        }
+        for id in slow {
+            if let Some(k) = self.clients.iter().position(|c| c.id == id) {
+                let mut c = self.clients.remove(k);
+                tracing::warn!(
+                    "host {}: client {id} dropped: it did not keep up with its screen",
+                    self.name
+                );
+                c.out.abort();
+            }
+        }
+        self.frames.drawn();
+    }
+
+    fn dirty(&self, app: &App) -> bool {
+        (app.dirty && !self.clients.is_empty()) || self.clients.iter().any(|c| c.dirty)
+    }
+
+    /// Nobody attached: run the notification command once for each gate that waits.
+    fn notify_unseen(&mut self, app: &App) {
+        if !self.clients.is_empty() || app.notify_command.is_none() {
+            return;
+        }
+        let fresh: Vec<GateRef> = app
+            .state
+            .inbox_refs()
+            .filter(|g| !self.notified.contains(g))
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        // Forget gates no longer pending, so the set stays as large as the inbox.
+        let pending: HashSet<GateRef> = app.state.inbox_refs().collect();
+        self.notified.retain(|g| pending.contains(g));
+        for g in fresh {
+            let subject = app
+                .state
+                .session_by_id(g.session)
+                .and_then(|s| s.gate(&g.id).map(|gate| (s.name().to_string(), gate)))
+                .map(|(name, gate)| {
+                    format!("{name}: {}", switchboard_core::update::gate_subject(gate))
+                })
+                .unwrap_or_default();
+            app.notify(&format!(
+                "{} (host {}, nobody attached)",
+                switchboard_core::text::neutralize(&subject),
+                self.name
+            ));
+            self.notified.insert(g);
+        }
+    }
+}
+
+/// Whether keys go to the gates: a card has the keyboard, or the inbox is open.
+pub(super) fn on_gates(app: &App) -> bool {
+    app.state.focus == Focus::Gate || matches!(app.state.overlay, Some(Overlay::Inbox))
+}
+
+/// Run `app` as host `name` on `listener` until it is stopped (`stop`, a client's quit,
+/// SIGTERM or SIGINT). Returns the app after its backends stopped, and what to tell.
+pub(super) async fn run(
+    mut app: App,
+    name: &str,
+    listener: UnixListener,
+    farewell: impl Fn(&App) -> Vec<String>,
+) -> io::Result<App> {
+    app.state.hosted = Some(name.to_string());
+    app.notify_on_bell = false;
+    let mut host = Host::new(name);
+    let (ev_tx, mut ev_rx) = mpsc::channel::<ConnEvent>(256);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut backend_open = true;
+    let ours = super::place::uid();
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    // No terminal to hang up: a hangup is not a reason to stop.
+    let mut sighup = signal(SignalKind::hangup())?;
+    loop {
+        tokio::select! {
+            biased;
+            Some(ev) = ev_rx.recv() => host.on_conn(&mut app, ev),
+            acc = listener.accept() => match acc {
+                Ok((stream, _)) => match super::place::check_peer(&stream, ours) {
+                    Ok(()) => {
+                        let id = host.next_id;
+                        host.next_id += 1;
+                        conn::spawn(id, stream, ev_tx.clone());
+                    }
+                    Err(e) => tracing::warn!("host {name}: {e}"),
+                },
+                Err(e) => tracing::warn!("host {name}: accept failed: {e}"),
+            },
+            _ = sigterm.recv() => crate::app::term::quit_on_signal(&mut app),
+            _ = sigint.recv() => crate::app::term::quit_on_signal(&mut app),
+            _ = sighup.recv() => {}
+            () = host.frames.due(host.dirty(&app)) => host.draw(&mut app),
+            m = app.next_backend(), if backend_open || app.has_sources() => match m {
+                Some(m) => {
+                    app.apply(m);
+                    app.drain_backend_for(crate::app::DRAIN_MAX, crate::app::DRAIN_TIME);
+                }
+                None => backend_open = false,
+            },
+            _ = tick.tick() => {
+                if app.busy() {
+                    app.apply(Msg::Tick(now_ms()));
+                }
+            }
+        }
+        if host.clients.is_empty() {
+            // Nothing to draw for: the state is what a client sees when it comes.
+            app.dirty = false;
+            host.bells += std::mem::take(&mut app.bells).min(1);
+            host.bells = host.bells.min(1);
+        }
+        host.notify_unseen(&app);
+        if app.quit {
+            break;
+        }
+    }
+    app.finish().await;
+    let lines = farewell(&app);
+    let bye = |reason: &str| {
+        wire::json_frame(&HostMsg::Bye {
+            reason: reason.to_string(),
+            lines: lines.clone(),
+        })
+    };
+    let mut outs: Vec<Outbox> = Vec::new();
+    for mut c in host.clients.drain(..) {
+        c.out.close_with(bye(&format!("host {name} stopped")));
+        outs.push(c.out);
+    }
+    for mut s in host.stoppers.drain(..) {
+        s.close_with(bye(&format!("host {name} stopped")));
+        outs.push(s);
+    }
+    for o in outs {
+        o.flushed(Duration::from_secs(2)).await;
+    }
+    Ok(app)
+}

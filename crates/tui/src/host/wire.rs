@@ -1,0 +1,268 @@
+//! The wire between a host and its clients (docs/host.md): length-prefixed frames on a Unix
+//! socket, versioned by the first message, bounded both ways.
+//!
+//! A frame is a 4-byte big-endian length, then that many bytes: a tag byte and the payload.
+//! Tag `J`: one JSON message (`Hello`, `ClientMsg`, `HostMsg`). Tag `O` (host to client only):
+//! bytes for the client's terminal, exactly as the host rendered them.
+
+use serde::{Deserialize, Serialize};
+use switchboard_core::input::{KeyEvent, MouseEvent};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The wire's version. A peer speaking another one is refused with both numbers named.
+pub const VERSION: u32 = 1;
+/// The largest frame a client may send (a paste is the largest thing it has).
+pub const MAX_FROM_CLIENT: usize = 1 << 20;
+/// The largest frame a host sends (a full repaint of a large terminal, a page of text).
+pub const MAX_FROM_HOST: usize = 16 << 20;
+
+const TAG_JSON: u8 = b'J';
+const TAG_OUTPUT: u8 = b'O';
+
+/// What a client wants, said once as it connects.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "want", rename_all = "snake_case")]
+pub enum Want {
+    /// A TUI of `cols` × `rows` cells.
+    Attach { cols: u16, rows: u16 },
+    /// One `Status` line, for `switchboard ls`.
+    Status,
+    /// Stop the host as quitting does; the answer comes when it has stopped.
+    Stop,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    #[serde(flatten)]
+    pub want: Want,
+}
+
+/// An attached client's input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum ClientMsg {
+    Key {
+        key: KeyEvent,
+    },
+    Mouse {
+        mouse: MouseEvent,
+    },
+    Paste {
+        text: String,
+    },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    /// The client's pager closed: repaint the whole screen.
+    Repaint,
+}
+
+/// What a host says besides terminal output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum HostMsg {
+    Welcome {
+        version: u32,
+        name: String,
+    },
+    Refused {
+        reason: String,
+    },
+    Status(Status),
+    /// Show `text` in the client's pager (the TUI suspended there, not on the host).
+    Page {
+        text: String,
+    },
+    /// The host lets this client go: why, and lines to print once the terminal is restored.
+    Bye {
+        reason: String,
+        lines: Vec<String>,
+    },
+}
+
+/// One host, as `switchboard ls` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub name: String,
+    pub pid: u32,
+    pub sessions: usize,
+    pub waiting: usize,
+    /// Waiting gates the notification command was run for (nobody was attached).
+    pub notified: usize,
+    pub clients: usize,
+}
+
+impl Status {
+    /// `demo  3 sessions, 2 waiting (2 notified), 1 client attached`.
+    pub fn line(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut line = format!(
+            "{}  {}, {} waiting",
+            switchboard_core::text::neutralize(&self.name),
+            plural(self.sessions, "session", "sessions"),
+            self.waiting
+        );
+        if self.notified > 0 {
+            line.push_str(&format!(" ({} notified)", self.notified));
+        }
+        line.push_str(&match self.clients {
+            0 => ", nobody attached".to_string(),
+            n => format!(", {} attached", plural(n, "client", "clients")),
+        });
+        line
+    }
+}
+
+/// A frame read off the wire.
+#[derive(Debug)]
+pub enum Frame {
+    Json(serde_json::Value),
+    Output(Vec<u8>),
+}
+
+/// A JSON message as one frame.
+pub fn json_frame<T: Serialize>(msg: &T) -> Vec<u8> {
+    let body = serde_json::to_vec(msg).expect("wire messages serialize");
+    frame(TAG_JSON, &body)
+}
+
+/// Terminal output as one frame.
+pub fn output_frame(bytes: &[u8]) -> Vec<u8> {
+    frame(TAG_OUTPUT, bytes)
+}
+
+fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(body.len() + 1).expect("frames are bounded");
+    let mut out = Vec::with_capacity(body.len() + 5);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.push(tag);
+    out.extend_from_slice(body);
+    out
+}
+
+/// Read one frame of at most `max` bytes. `Ok(None)`: the peer closed between frames.
+pub async fn read_frame<R: AsyncReadExt + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Frame>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len == 0 || len > max {
+        return Err(invalid(format!("a frame of {len} bytes (at most {max})")));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).await?;
+    let payload = body.split_off(1);
+    match body[0] {
+        TAG_JSON => serde_json::from_slice(&payload)
+            .map(|v| Some(Frame::Json(v)))
+            .map_err(|e| invalid(format!("a JSON frame that does not parse: {e}"))),
+        TAG_OUTPUT => Ok(Some(Frame::Output(payload))),
+        t => Err(invalid(format!("a frame of unknown type {t:#04x}"))),
+    }
+}
+
+/// Read one JSON message of type `T` (an output frame or another shape is an error).
+pub async fn read_msg<T: serde::de::DeserializeOwned, R: AsyncReadExt + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Option<T>> {
+    match read_frame(r, max).await? {
+        None => Ok(None),
+        Some(Frame::Json(v)) => serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| invalid(format!("an unexpected message: {e}"))),
+        Some(Frame::Output(_)) => Err(invalid("terminal output where a message belongs".into())),
+    }
+}
+
+pub async fn write_msg<T: Serialize, W: AsyncWriteExt + Unpin>(
+    w: &mut W,
+    msg: &T,
+) -> std::io::Result<()> {
+    w.write_all(&json_frame(msg)).await?;
+    w.flush().await
+}
+
+fn invalid(what: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_core::input::{KeyCode, KeyModifiers};
+
+    #[tokio::test]
+    async fn frames_round_trip_and_hostile_ones_are_refused() {
+        let hello = Hello {
+            version: VERSION,
+            want: Want::Attach { cols: 80, rows: 24 },
+        };
+        let key = ClientMsg::Key {
+            key: KeyEvent::new(KeyCode::Char('y'), KeyModifiers::CONTROL),
+        };
+        let mut bytes = json_frame(&hello);
+        bytes.extend(json_frame(&key));
+        bytes.extend(output_frame(b"\x1b[2J"));
+        let mut r = &bytes[..];
+        let h: Hello = read_msg(&mut r, MAX_FROM_CLIENT).await.unwrap().unwrap();
+        assert_eq!(h, hello);
+        let k: ClientMsg = read_msg(&mut r, MAX_FROM_CLIENT).await.unwrap().unwrap();
+        assert_eq!(k, key);
+        assert!(matches!(
+            read_frame(&mut r, MAX_FROM_CLIENT).await.unwrap(),
+            Some(Frame::Output(o)) if o == b"\x1b[2J"
+        ));
+        assert!(read_frame(&mut r, MAX_FROM_CLIENT).await.unwrap().is_none());
+        // Too long, empty, an unknown tag, broken JSON, a cut-off body.
+        let mut big = ((MAX_FROM_CLIENT + 1) as u32).to_be_bytes().to_vec();
+        big.push(TAG_JSON);
+        for bad in [
+            big,
+            vec![0, 0, 0, 0],
+            vec![0, 0, 0, 2, b'X', b'{'],
+            vec![0, 0, 0, 2, TAG_JSON, b'{'],
+            vec![0, 0, 0, 9, TAG_JSON, b'{'],
+        ] {
+            let mut r = &bad[..];
+            assert!(
+                read_frame(&mut r, MAX_FROM_CLIENT).await.is_err(),
+                "{bad:?}"
+            );
+        }
+        // A version the other side does not speak still parses: the host names both.
+        let v2 = br#"{"version":2,"want":"status"}"#;
+        let mut f = vec![0, 0, 0, (v2.len() + 1) as u8, TAG_JSON];
+        f.extend_from_slice(v2);
+        let h: Hello = read_msg(&mut &f[..], MAX_FROM_CLIENT)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.version, 2);
+    }
+
+    #[test]
+    fn a_status_line_reads_as_a_sentence() {
+        let s = Status {
+            name: "demo\u{1b}]0;x".into(),
+            pid: 1,
+            sessions: 3,
+            waiting: 2,
+            notified: 2,
+            clients: 0,
+        };
+        assert_eq!(
+            s.line(),
+            "demo^[]0;x  3 sessions, 2 waiting (2 notified), nobody attached"
+        );
+    }
+}

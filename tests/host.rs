@@ -1,0 +1,373 @@
+//! The workspace host (issue 27), the built binary on ptys: a workspace started with `--name`
+//! outlives its terminal, clients attach from other terminals, a gate is answered once however
+//! many clients press at once, and `stop` quits as quitting does.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+#[path = "support/pty.rs"]
+mod pty;
+
+use pty::{STEP, Tui};
+use serde_json::Value;
+
+const SIZE: (u16, u16) = (160, 45);
+/// Ctrl-\ (the detach key).
+const DETACH: &[u8] = b"\x1c";
+
+/// One test's private directories: data and config (also the cwd), and the runtime dir the
+/// host's socket goes in.
+struct Place {
+    base: PathBuf,
+    runtime: PathBuf,
+    name: &'static str,
+}
+
+impl Place {
+    fn new(name: &'static str) -> Place {
+        let base = std::env::temp_dir().join(format!("sb-host-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let runtime = base.join("run");
+        std::fs::create_dir_all(&runtime).unwrap();
+        Place {
+            base,
+            runtime,
+            name,
+        }
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("XDG_RUNTIME_DIR", self.runtime.display().to_string()),
+            ("SWITCHBOARD_DEMO_FAST", "1".into()),
+        ]
+    }
+
+    fn tui(&self, args: &[&str]) -> Tui {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        Tui::spawn(args, &env, &self.base, SIZE)
+    }
+
+    /// `switchboard ARGS` without a terminal (ls, stop, validate).
+    fn run(&self, args: &[&str]) -> Output {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+        c.args(args)
+            .env("SWITCHBOARD_DATA_DIR", &self.base)
+            .env("SWITCHBOARD_CONFIG_DIR", &self.base)
+            .current_dir(&self.base);
+        for (k, v) in self.env() {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    fn ls(&self) -> String {
+        let o = self.run(&["ls"]);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// The host's `ls` line once `pred` holds for it.
+    fn ls_until(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let t = Instant::now();
+        loop {
+            let out = self.ls();
+            if let Some(line) = out.lines().find(|l| l.starts_with(self.name))
+                && pred(line)
+            {
+                return line.to_string();
+            }
+            assert!(t.elapsed() < STEP, "waiting for {what}: ls says\n{out}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn socket_dir(&self) -> PathBuf {
+        self.runtime.join("switchboard")
+    }
+
+    /// Every recording under the data dir, each a list of entries.
+    fn recordings(&self) -> Vec<(PathBuf, Vec<Value>)> {
+        let Ok(dir) = std::fs::read_dir(self.base.join("recordings")) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in dir.flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let entries = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            out.push((p, entries));
+        }
+        out
+    }
+
+    /// For every permission request any agent sent: how many answers we sent it, and the
+    /// behaviours of those answers.
+    fn answers(&self) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        for (p, rec) in self.recordings() {
+            let parse = |e: &Value| serde_json::from_str::<Value>(e["line"].as_str()?).ok();
+            let sent: Vec<Value> = rec
+                .iter()
+                .filter(|e| e["dir"] == "out")
+                .filter_map(parse)
+                .filter(|l| l["type"] == "control_response")
+                .collect();
+            for req in rec.iter().filter(|e| e["dir"] == "in").filter_map(parse) {
+                if req["type"] != "control_request"
+                    || !matches!(
+                        req["request"]["subtype"].as_str(),
+                        Some("can_use_tool" | "hook_callback")
+                    )
+                {
+                    continue;
+                }
+                let id = &req["request_id"];
+                let behaviours = sent
+                    .iter()
+                    .filter(|s| &s["response"]["request_id"] == id)
+                    .map(|s| {
+                        let b = &s["response"]["response"];
+                        b["behavior"]
+                            .as_str()
+                            .or(b["hookSpecificOutput"]["permissionDecision"].as_str())
+                            .unwrap_or("?")
+                            .to_string()
+                    })
+                    .collect();
+                out.push((format!("{}#{id}", p.display()), behaviours));
+            }
+        }
+        out
+    }
+
+    fn allows(&self) -> usize {
+        self.answers()
+            .iter()
+            .flat_map(|(_, b)| b.iter())
+            .filter(|b| *b == "allow")
+            .count()
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        // Never leave a host behind, whatever failed.
+        let _ = self.run(&["stop", self.name]);
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+/// Start a host of `args` on a pty and wait for `what`.
+fn start(p: &Place, args: &[&str], what: &[&str]) -> Tui {
+    let tui = p.tui(args);
+    tui.wait(what);
+    tui
+}
+
+/// The waiting count of an `ls` line (`NAME  2 sessions, 3 waiting, …`).
+fn waiting(line: &str) -> usize {
+    line.split(", ")
+        .find_map(|part| {
+            part.strip_suffix(" waiting").or_else(|| {
+                part.split(" waiting")
+                    .next()
+                    .filter(|_| part.contains(" waiting"))
+            })
+        })
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn wait_exit(tui: &mut Tui) {
+    let t = Instant::now();
+    while tui.child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < STEP,
+            "the client did not exit\n{}",
+            tui.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn two_demo_profiles(p: &Place) -> String {
+    let config = p.base.join("sessions.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[session]]\nname = \"frontend\"\nbackend = \"demo\"\ncwd = \"{0}\"\nscript = \"web\"\n\n\
+             [[session]]\nname = \"release\"\nbackend = \"demo\"\ncwd = \"{0}\"\nscript = \"docs\"\n",
+            p.base.display()
+        ),
+    )
+    .unwrap();
+    config.display().to_string()
+}
+
+/// `up --name` with the demo workspace: detach, the agents go on and their gates wait (`ls`),
+/// a second terminal attaches and answers one gate, and the agent gets that answer once.
+#[test]
+fn up_detach_ls_attach_elsewhere_and_answer_once() {
+    let p = Place::new("upw");
+    let cfg = two_demo_profiles(&p);
+    let mut first = start(
+        &p,
+        &["up", "--config", &cfg, "--name", p.name],
+        &["Sessions (2)", "frontend", "release", "g opens the oldest"],
+    );
+    // The socket is private, in a private directory.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&p.socket_dir()), 0o700);
+    assert_eq!(mode(&p.socket_dir().join("upw.sock")), 0o600);
+    first.send(DETACH);
+    wait_exit(&mut first);
+    let s = first.screen();
+    assert!(s.contains("detached from host upw"), "{s}");
+    // Both agents run on and their gates wait, with nobody attached.
+    let line = p.ls_until("gates waiting", |l| waiting(l) >= 2);
+    assert!(
+        line.contains("2 sessions") && line.contains("nobody attached"),
+        "{line}"
+    );
+    // A second host of the same name is refused.
+    let mut dup = p.tui(&["demo", "--name", p.name]);
+    wait_exit(&mut dup);
+    assert!(dup.screen().contains("already running"), "{}", dup.screen());
+    // Another terminal attaches and answers the oldest gate.
+    let mut second = start(
+        &p,
+        &["attach", p.name],
+        &["Sessions (2)", "g opens the oldest"],
+    );
+    assert!(p.ls().contains("1 client attached"), "{}", p.ls());
+    assert_eq!(p.allows(), 0, "nothing allowed before a key");
+    second.send(b"g");
+    second.send(b"y");
+    let t = Instant::now();
+    while p.allows() == 0 {
+        assert!(t.elapsed() < STEP, "no allow sent\n{}", second.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    second.send(DETACH);
+    wait_exit(&mut second);
+    let o = p.run(&["stop", p.name]);
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("recording written to"), "{said}");
+    assert!(!p.ls().contains(p.name), "{}", p.ls());
+    for (gate, b) in p.answers() {
+        assert!(b.len() <= 1, "{gate} answered {} times: {b:?}", b.len());
+    }
+    assert_eq!(p.allows(), 1, "{:?}", p.answers());
+}
+
+/// Two clients press `y` on the same card at the same moment: one answer reaches the agent,
+/// and the other client is told.
+#[test]
+fn two_clients_answer_the_same_gate_once() {
+    let p = Place::new("race");
+    let mut a = start(
+        &p,
+        &["demo", "--name", p.name],
+        &["touch demo-output.txt", "1 waiting"],
+    );
+    let mut b = start(
+        &p,
+        &["attach", p.name],
+        &["touch demo-output.txt", "1 waiting"],
+    );
+    // The card is shared: `g` on one client shows it on both.
+    a.send(b"g");
+    b.wait(&["Allow once"]);
+    a.wait(&["Allow once"]);
+    // Both keys at once: no pause between them.
+    a.send_now(b"y");
+    b.send_now(b"y");
+    let t = Instant::now();
+    loop {
+        let told = [&a, &b]
+            .iter()
+            .filter(|c| c.screen().contains("answered from another terminal"))
+            .count();
+        if told == 1 && p.allows() == 1 {
+            break;
+        }
+        assert!(
+            t.elapsed() < STEP,
+            "told {told}, allows {}\nA:\n{}\nB:\n{}",
+            p.allows(),
+            a.screen(),
+            b.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(p.allows(), 1, "{:?}", p.answers());
+    a.send(DETACH);
+    b.send(DETACH);
+    wait_exit(&mut a);
+    wait_exit(&mut b);
+}
+
+/// A client's terminal closes with gates pending: the host and its gates are untouched. Then
+/// `stop` answers every gate as quitting does, and the recordings validate clean.
+#[test]
+fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
+    let p = Place::new("hup");
+    let mut client = start(
+        &p,
+        &["demo", "--sessions", "2", "--name", p.name],
+        &["Sessions (2)", "g opens the oldest"],
+    );
+    let before = p.ls_until("gates waiting", |l| waiting(l) >= 2);
+    assert!(before.contains("1 client attached"), "{before}");
+    let waiting_before = waiting(&before);
+    // The client's terminal goes away (its pty closed under it).
+    client.hang_up();
+    let after = p.ls_until("the client gone", |l| l.contains("nobody attached"));
+    assert!(after.contains("2 sessions"), "{after}");
+    assert!(waiting(&after) >= waiting_before, "{before} → {after}");
+    assert_eq!(p.allows(), 0);
+    for (gate, b) in p.answers() {
+        assert!(b.is_empty(), "{gate} answered {b:?} while nobody was there");
+    }
+    let o = p.run(&["stop", p.name]);
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("host hup stopped"), "{said}");
+    assert!(said.contains("recording written to"), "{said}");
+    assert!(!p.ls().contains("hup"), "{}", p.ls());
+    // Every gate that waited got the quit answer (a deny), once. (A gate the demo agent asks
+    // after its input closed stays unanswered, as with any quit: nobody is left to ask.)
+    let answers = p.answers();
+    let denied = answers.iter().filter(|(_, b)| b.len() == 1).count();
+    assert!(denied >= waiting(&after), "{after}: {answers:?}");
+    for (gate, b) in &answers {
+        assert!(b.len() <= 1, "{gate}: {b:?}");
+        assert!(b.iter().all(|x| x != "allow"), "{gate}: {b:?}");
+    }
+    let files: Vec<String> = p
+        .recordings()
+        .into_iter()
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    let mut args = vec!["validate"];
+    args.extend(files.iter().map(String::as_str));
+    let v = p.run(&args);
+    assert!(
+        v.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
