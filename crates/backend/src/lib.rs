@@ -9,6 +9,7 @@ pub mod child_env;
 pub mod contain;
 pub mod link;
 pub mod process;
+pub mod watchdog;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -180,6 +180,8 @@ pub struct Agent {
     pub stderr: Lines,
     /// The process group is known to be empty (signalled and drained): nothing to do on drop.
     group_gone: bool,
+    /// Kills the group if we die without doing it (SIGKILL of a host): `watchdog.rs`.
+    watchdog: Option<std::process::Child>,
 }
 
 impl Agent {
@@ -205,6 +207,23 @@ impl Agent {
         cmd.process_group(0);
         let mut child = cmd.spawn()?;
         let pid = child.id();
+        let watchdog = match pid.map(|p| crate::watchdog::start(p as i32)) {
+            Some(Ok(w)) => Some(w),
+            Some(Err(e)) => {
+                // Without its watchdog the agent could outlive a killed switchboard: it does
+                // not run.
+                if let Some(p) = pid {
+                    // SAFETY: signalling the group we just created.
+                    unsafe {
+                        libc::kill(-(p as i32), libc::SIGKILL);
+                    }
+                }
+                return Err(std::io::Error::other(format!(
+                    "could not start the agent's watchdog: {e}"
+                )));
+            }
+            None => None,
+        };
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -243,6 +262,7 @@ impl Agent {
             stdout,
             stderr,
             group_gone: false,
+            watchdog,
         })
     }
 
@@ -359,6 +379,9 @@ impl Drop for Agent {
     fn drop(&mut self) {
         if !self.group_gone {
             self.signal(libc::SIGKILL);
+        }
+        if let Some(w) = self.watchdog.take() {
+            crate::watchdog::stop(w);
         }
     }
 }

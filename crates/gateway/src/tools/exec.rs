@@ -105,28 +105,9 @@ fn kill_group(pid: i32, sig: i32) {
     }
 }
 
-/// The watchdog of the command whose group is `pgid`: `sh` waiting for the end of a pipe we
-/// hold (its write end closes with this process, however it ends), then SIGKILLing the group.
-/// In its own process group, so the command's own group signals never reach it.
+/// The watchdog of the command whose group is `pgid` (shared with the agents' groups).
 fn watchdog(pgid: i32) -> std::io::Result<std::process::Child> {
-    let mut w = Command::new("/bin/sh");
-    w.arg("-c")
-        .arg(r#"read _ ; kill -KILL "-$1" 2>/dev/null"#)
-        .arg("switchboard-watchdog")
-        .arg(pgid.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: only setpgid (async-signal-safe) between fork and exec.
-    unsafe {
-        w.pre_exec(|| {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    w.spawn()
+    switchboard_backend::watchdog::start(pgid)
 }
 
 impl Commands {
