@@ -324,6 +324,16 @@ fn two_clients_answer_the_same_gate_once() {
 #[test]
 fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
     let p = Place::new("hup");
+    // Nobody attached: the notification command runs once per waiting gate.
+    let notes = p.base.join("notified.txt");
+    std::fs::write(
+        p.base.join("config.toml"),
+        format!(
+            "notify_command = \"printf '%s\\\\n' \\\"$SWITCHBOARD_MESSAGE\\\" >> '{}'\"\n",
+            notes.display()
+        ),
+    )
+    .unwrap();
     let mut client = start(
         &p,
         &["demo", "--sessions", "2", "--name", p.name],
@@ -341,6 +351,26 @@ fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
     for (gate, b) in p.answers() {
         assert!(b.is_empty(), "{gate} answered {b:?} while nobody was there");
     }
+    // While the client was there nothing was notified; now each waiting gate is, once.
+    let line = p.ls_until("gates notified", |l| l.contains("notified"));
+    std::thread::sleep(Duration::from_millis(1500));
+    let line_later = p.ls_until("the same", |_| true);
+    let notified: Vec<String> = std::fs::read_to_string(&notes)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(!notified.is_empty(), "{line}");
+    assert!(
+        notified
+            .iter()
+            .all(|n| n.contains("host hup, nobody attached")),
+        "{notified:?}"
+    );
+    assert!(
+        line_later.contains(&format!("({} notified)", notified.len())),
+        "{line_later}: {notified:?}"
+    );
     let o = p.run(&["stop", p.name]);
     let said = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{said}");

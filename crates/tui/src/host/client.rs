@@ -13,7 +13,7 @@ use ratatui::layout::Rect as TermRect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use switchboard_core::state::{GateRef, ViewMetrics};
+use switchboard_core::state::{Focus, GateRef, Overlay, ViewMetrics};
 use switchboard_core::{Msg, update};
 
 use super::conn::Outbox;
@@ -138,13 +138,18 @@ impl Client {
         self.view = app.state.view.clone();
         self.seen_changes = app.state.gate_changes();
         self.seen_gate = shown_gate(app);
-        self.seen_on_gates = super::serve::on_gates(app);
+        self.seen_on_gates = on_gates(app);
         out.append(&mut self.sink.0.lock().expect("the sink is never poisoned"));
         let _ = crossterm::queue!(out, EndSynchronizedUpdate);
         let _ = out.flush();
         self.dirty = false;
         self.out.send(wire::output_frame(&out))
     }
+}
+
+/// Whether keys go to the gates: a card has the keyboard, or the inbox is open.
+pub fn on_gates(app: &App) -> bool {
+    app.state.focus == Focus::Gate || matches!(app.state.overlay, Some(Overlay::Inbox))
 }
 
 /// The gate the card shows now (the selected session's active gate).

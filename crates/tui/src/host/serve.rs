@@ -9,13 +9,13 @@ use std::time::Duration;
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
-use super::client::Client;
+use super::client::{Client, on_gates};
 use super::conn::{self, ConnEvent, Outbox};
 use super::wire::{self, ClientMsg, HostMsg, Status, Want};
 use crate::app::App;
 use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
 use switchboard_core::Msg;
-use switchboard_core::state::{Focus, GateRef, Overlay};
+use switchboard_core::state::GateRef;
 use switchboard_record::now_ms;
 
 /// Decisions remembered with the client that made them, for the "answered from another
@@ -142,8 +142,8 @@ impl Host {
         // the one it was meant for: nothing is applied, and the client is told why.
         // Whether the keys go to the gates now or went there on its screen: answering moves
         // the focus, so a second key may find none on a card.
-        let on_gates = on_gates(app) || c.seen_on_gates;
-        if matches!(msg, Msg::Key(_)) && on_gates && c.seen_changes != app.state.gate_changes() {
+        let gate_keys = on_gates(app) || c.seen_on_gates;
+        if matches!(msg, Msg::Key(_)) && gate_keys && c.seen_changes != app.state.gate_changes() {
             let by_other = c.seen_gate.as_ref().and_then(|g| {
                 self.answered_by
                     .iter()
@@ -257,11 +257,6 @@ impl Host {
             self.notified.insert(g);
         }
     }
-}
-
-/// Whether keys go to the gates: a card has the keyboard, or the inbox is open.
-pub(super) fn on_gates(app: &App) -> bool {
-    app.state.focus == Focus::Gate || matches!(app.state.overlay, Some(Overlay::Inbox))
 }
 
 /// Run `app` as host `name` on `listener` until it is stopped (`stop`, a client's quit,
