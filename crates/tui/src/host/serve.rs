@@ -34,6 +34,9 @@ pub(super) struct Host {
     answered_by: VecDeque<(GateRef, u64)>,
     bells: u32,
     frames: FrameScheduler,
+    /// `State::gate_changes` when the unattended gates were last looked at: nothing to do
+    /// until a gate opens or closes.
+    notify_checked: Option<u64>,
 }
 
 impl Host {
@@ -47,6 +50,7 @@ impl Host {
             answered_by: VecDeque::new(),
             bells: 0,
             frames: FrameScheduler::new(FRAME_INTERVAL),
+            notify_checked: None,
         }
     }
 
@@ -227,8 +231,15 @@ impl Host {
     /// Nobody attached: run the notification command once for each gate that waits.
     fn notify_unseen(&mut self, app: &App) {
         if !self.clients.is_empty() || app.notify_command.is_none() {
+            self.notify_checked = None;
             return;
         }
+        // O(waiting gates) only when a gate opened or closed, never per backend message.
+        let changes = app.state.gate_changes();
+        if self.notify_checked == Some(changes) {
+            return;
+        }
+        self.notify_checked = Some(changes);
         let fresh: Vec<GateRef> = app
             .state
             .inbox_refs()
