@@ -293,13 +293,22 @@ fn two_clients_answer_the_same_gate_once() {
     // Both keys at once: no pause between them.
     a.send_now(b"y");
     b.send_now(b"y");
+    // One allow, and the client whose key came second is told, when its key was typed
+    // before the host sent it the answered screen. (A key that reaches the host after that
+    // frame was sent is judged against it: see the issue note on frame numbers.)
     let t = Instant::now();
     loop {
         let told = [&a, &b]
             .iter()
             .filter(|c| c.screen().contains("answered from another terminal"))
             .count();
-        if told == 1 && p.allows() == 1 {
+        assert!(
+            told <= 1,
+            "both told\nA:\n{}\nB:\n{}",
+            a.screen(),
+            b.screen()
+        );
+        if p.allows() == 1 && (told == 1 || t.elapsed() > Duration::from_secs(2)) {
             break;
         }
         assert!(
@@ -400,4 +409,93 @@ fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
         String::from_utf8_lossy(&v.stdout),
         String::from_utf8_lossy(&v.stderr)
     );
+}
+
+/// The host killed with SIGKILL: its agents do not outlive it (each agent's group has a
+/// watchdog), `ls` forgets it, and what was recorded up to then still reads back in validate.
+#[test]
+fn a_host_killed_outright_takes_its_agents_along() {
+    let p = Place::new("kill9");
+    let mut client = start(
+        &p,
+        &["demo", "--sessions", "2", "--name", p.name],
+        &["Sessions (2)", "g opens the oldest"],
+    );
+    client.send(DETACH);
+    wait_exit(&mut client);
+    let line = p.ls_until("gates waiting", |l| waiting(l) >= 2);
+    let host: i32 = line
+        .rsplit_once("(pid ")
+        .and_then(|(_, r)| r.trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line}"));
+    // The agents: the host's children that lead their own process group and run the demo.
+    let agents: Vec<i32> = procs()
+        .into_iter()
+        .filter(|&(pid, ppid, pgrp)| ppid == host && pgrp == pid)
+        .map(|(pid, ..)| pid)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("demo-agent"))
+        })
+        .collect();
+    assert_eq!(agents.len(), 2, "{line}: {:?}", procs());
+    // SAFETY: killing the host this test started.
+    unsafe {
+        libc::kill(host, libc::SIGKILL);
+    }
+    let t = Instant::now();
+    loop {
+        let left: Vec<i32> = procs()
+            .into_iter()
+            .filter(|&(_, _, g)| agents.contains(&g))
+            .map(|(pid, ..)| pid)
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            t.elapsed() < STEP,
+            "agents' groups outlived the host: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t = Instant::now();
+    while p.ls().contains(p.name) {
+        assert!(t.elapsed() < STEP, "ls still lists it: {}", p.ls());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let files: Vec<String> = p
+        .recordings()
+        .into_iter()
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let mut args = vec!["validate"];
+    args.extend(files.iter().map(String::as_str));
+    // Every line written before the kill reads back; the only findings are the truth: the
+    // gates that were waiting were never answered (exit 1 is "problems", 2 "unreadable").
+    let v = p.run(&args);
+    let said = String::from_utf8_lossy(&v.stdout).into_owned();
+    assert!(matches!(v.status.code(), Some(0 | 1)), "{said}");
+    assert!(said.contains(", 0 unreadable"), "{said}");
+    for l in said.lines().filter(|l| l.contains(".jsonl:")) {
+        assert!(l.contains("unanswered:"), "{said}");
+    }
+}
+
+/// Live processes as (pid, parent, process group).
+fn procs() -> Vec<(i32, i32, i32)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let mut f = s.rsplit_once(')')?.1.split_whitespace();
+            let state = f.next()?;
+            let ppid = f.next()?.parse().ok()?;
+            let pgrp = f.next()?.parse().ok()?;
+            (state != "Z").then_some((pid, ppid, pgrp))
+        })
+        .collect()
 }

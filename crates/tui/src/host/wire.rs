@@ -95,7 +95,7 @@ pub struct Status {
 }
 
 impl Status {
-    /// `demo  3 sessions, 2 waiting (2 notified), 1 client attached`.
+    /// `demo  3 sessions, 2 waiting (2 notified), 1 client attached (pid 4242)`.
     pub fn line(&self) -> String {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -112,6 +112,7 @@ impl Status {
             0 => ", nobody attached".to_string(),
             n => format!(", {} attached", plural(n, "client", "clients")),
         });
+        line.push_str(&format!(" (pid {})", self.pid));
         line
     }
 }
@@ -262,7 +263,7 @@ mod tests {
         };
         assert_eq!(
             s.line(),
-            "demo^[]0;x  3 sessions, 2 waiting (2 notified), nobody attached"
+            "demo^[]0;x  3 sessions, 2 waiting (2 notified), nobody attached (pid 1)"
         );
     }
 }
