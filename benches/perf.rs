@@ -445,6 +445,22 @@ fn resize_first_frame(n: usize) -> (f64, f64) {
     (follow, scrolled)
 }
 
+/// A client attaching to a host whose workspace holds an `n`-row transcript: the host draws
+/// its first frame from nothing (a new terminal at the client's size, never drawn at that
+/// width) into the bytes it sends (ms, bytes). The previous client looked at 160x45.
+fn attach_first_frame(n: usize) -> (f64, usize) {
+    let theme = Theme::dark();
+    let mut state = state_with_items(n, 5);
+    let mut term = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    let _ = update(&mut state, Msg::Resize(160, 45));
+    switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
+    let t = Instant::now();
+    let bytes = switchboard::host::client::first_frame(&mut state, &theme, (200, 50));
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    assert!(!bytes.is_empty());
+    (ms, bytes.len())
+}
+
 // ---------------------------------------------------------------------------------------
 // Keys first under load: key press to frame flushed, while events arrive.
 
@@ -1121,6 +1137,19 @@ fn main() {
         resize,
         "ms",
         50.0,
+    ));
+
+    let attach_rows = if full { 1_000_000 } else { 10_000 };
+    let (attach, attach_bytes) = attach_first_frame(attach_rows);
+    println!("attach: the first frame is {attach_bytes} bytes");
+    checks.push(Check::at_most(
+        format!(
+            "a client attaching to a host: its first frame, {}k rows",
+            attach_rows / 1000
+        ),
+        attach,
+        "ms",
+        300.0,
     ));
 
     let secs = if full { 10.0 } else { 0.5 };

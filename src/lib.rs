@@ -1,7 +1,7 @@
 //! switchboard: a terminal UI that supervises interactive AI-agent sessions.
 
 /// The app loop and the renderer (`crates/tui`), kept at these paths for the commands.
-pub use switchboard_tui::{app, ui};
+pub use switchboard_tui::{app, host, ui};
 pub mod backend;
 /// Child environments and path containment (the shared backend crate's).
 pub use switchboard_backend::{child_env, contain};

@@ -12,11 +12,13 @@ use super::input::Rect;
 use super::text_field::TextField;
 use super::tree::NodeId;
 
+mod client_view;
 mod gate_ui;
 mod overlay;
 mod session;
 
 pub use crate::session_id::SessionId;
+pub use client_view::ClientView;
 pub use gate_ui::{Editor, EditorPurpose, GateUi};
 pub use overlay::{NewSessionField, NewSessionForm, Overlay, ProfileChoice, QueueEdit};
 pub use session::{GateRef, Pick, ReplyCheck, Session, SessionState};

@@ -77,6 +77,9 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
         }
     });
     let mut input = EventStream::new();
+    // The last frame written to this terminal: sent with every key, so the host judges it
+    // against what was on this screen when it was typed.
+    let mut seen = 0u64;
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -90,9 +93,9 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                     None => break Ok(gone("this terminal closed")),
                 };
                 let m = match msg {
-                    Some(Msg::Key(key)) => ClientMsg::Key { key },
-                    Some(Msg::Mouse(mouse)) => ClientMsg::Mouse { mouse },
-                    Some(Msg::Paste(text)) => ClientMsg::Paste { text },
+                    Some(Msg::Key(key)) => ClientMsg::Key { key, seen },
+                    Some(Msg::Mouse(mouse)) => ClientMsg::Mouse { mouse, seen },
+                    Some(Msg::Paste(text)) => ClientMsg::Paste { text, seen },
                     Some(Msg::Resize(cols, rows)) => ClientMsg::Resize { cols, rows },
                     _ => continue,
                 };
@@ -115,6 +118,7 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                         paged?;
                         send(&mut wr, &ClientMsg::Repaint).await?;
                     }
+                    Ok(HostMsg::Drawn { seq }) => seen = seq,
                     Ok(HostMsg::Bye { reason, lines }) => break Ok(Ended { reason, lines }),
                     Ok(other) => tracing::warn!("attach: unexpected {other:?}"),
                     Err(e) => break Err(io::Error::new(io::ErrorKind::InvalidData, e)),

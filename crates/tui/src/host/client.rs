@@ -5,6 +5,7 @@
 //! terminal on the end of a socket, and a new one sees the whole workspace in the time one
 //! frame takes to draw, however long the history (the frame costs O(screen), never O(rows)).
 
+use std::collections::VecDeque;
 use std::io::Write;
 
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate, SetTitle};
@@ -13,18 +14,34 @@ use ratatui::layout::Rect as TermRect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use switchboard_core::state::{Focus, GateRef, Overlay, ViewMetrics};
+use switchboard_core::state::{ClientView, Focus, GateRef, Overlay, ViewMetrics};
 use switchboard_core::{Msg, update};
 
 use super::conn::Outbox;
 use super::wire;
 use crate::app::App;
 
+/// Frames whose gates are remembered per client: a key typed against an older one (a client
+/// far behind) is judged as against changed gates.
+const FRAMES_KEPT: usize = 64;
+
+/// What one frame showed of the gates.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    /// `State::gate_changes` when it was drawn.
+    pub changes: u64,
+    /// The gate its card showed.
+    pub gate: Option<GateRef>,
+    /// Its keys went to the gates (a card focused, or the inbox).
+    pub on_gates: bool,
+}
+
 pub struct Client {
     pub id: u64,
     pub size: (u16, u16),
-    /// What this client's last frame measured (mouse hits, page moves are its own).
-    pub view: ViewMetrics,
+    /// Its own view (selection, focus, scroll, overlays, typed text, what its last frame
+    /// measured) while another client's is in the state (`Host::make_resident`).
+    pub parked: ClientView,
     term: Terminal<CrosstermBackend<Sink>>,
     /// What `term` wrote for the frame being drawn.
     sink: Sink,
@@ -33,34 +50,31 @@ pub struct Client {
     pub dirty: bool,
     /// The next frame repaints everything (new client, resize, back from the pager).
     repaint: bool,
-    /// `State::gate_changes` when its last frame was drawn: a card key pressed against
-    /// older gates than the state's is refused, never applied to another gate.
-    pub seen_changes: u64,
-    /// The gate its card showed in that frame.
-    pub seen_gate: Option<GateRef>,
-    /// Its keys went to the gates in that frame (a card focused, or the inbox).
-    pub seen_on_gates: bool,
+    /// Frames drawn for it so far (`HostMsg::Drawn` numbers them).
+    seq: u64,
+    /// What its latest frames showed of the gates, newest last: a key is judged against the
+    /// frame its terminal showed when it was typed.
+    shown: VecDeque<(u64, Shown)>,
     /// A line for this client only, drawn over its footer until its next key.
     pub notice: Option<String>,
     title: String,
 }
 
 impl Client {
-    pub fn new(id: u64, (cols, rows): (u16, u16), out: Outbox) -> Client {
+    pub fn new(id: u64, (cols, rows): (u16, u16), out: Outbox, parked: ClientView) -> Client {
         let size = (cols.max(1), rows.max(1));
         let sink = Sink::default();
         Client {
             id,
             size,
-            view: ViewMetrics::default(),
+            parked,
             term: terminal(size, &sink),
             sink,
             out,
             dirty: true,
             repaint: true,
-            seen_changes: 0,
-            seen_gate: None,
-            seen_on_gates: false,
+            seq: 0,
+            shown: VecDeque::new(),
             notice: None,
             title: String::new(),
         }
@@ -78,14 +92,10 @@ impl Client {
         self.resized(self.size);
     }
 
-    /// Put this client's size and measurements in the shared state, for a key of its own or
-    /// its frame: what a page move or a click means depends on its screen.
+    /// With its view in the state (the host made it resident): its terminal's size too.
     pub fn enter(&self, app: &mut App) {
         if app.state.size != self.size {
             let _ = update(&mut app.state, Msg::Resize(self.size.0, self.size.1));
-        }
-        if app.state.view != self.view {
-            app.state.view = self.view.clone();
         }
     }
 
@@ -111,45 +121,104 @@ impl Client {
             );
             self.repaint = false;
         }
-        let mut drawn = ViewMetrics::default();
-        let (state, theme) = (&app.state, &app.theme);
-        let notice = self.notice.as_deref();
-        let r = self.term.draw(|f| {
-            drawn = crate::ui::render(state, theme, f);
-            if let Some(n) = notice {
-                let a = f.area();
-                if a.height > 0 {
-                    let row = TermRect::new(a.x, a.y + a.height - 1, a.width, 1);
-                    let text = format!(" {} ", switchboard_core::text::sanitize(n));
-                    f.render_widget(
-                        Paragraph::new(Line::from(Span::styled(text, theme.warn))),
-                        row,
-                    );
-                }
-            }
-        });
-        if r.is_err() {
+        if paint(
+            &mut self.term,
+            &mut app.state,
+            &app.theme,
+            self.notice.as_deref(),
+        )
+        .is_err()
+        {
             // Writing into memory does not fail; a failure would be a bug: repaint next time.
             self.repaint = true;
         }
-        if app.state.view != drawn {
-            let _ = update(&mut app.state, Msg::Drawn(drawn));
+        self.seq += 1;
+        if self.shown.len() == FRAMES_KEPT {
+            self.shown.pop_front();
         }
-        self.view = app.state.view.clone();
-        self.seen_changes = app.state.gate_changes();
-        self.seen_gate = shown_gate(app);
-        self.seen_on_gates = on_gates(app);
+        self.shown.push_back((
+            self.seq,
+            Shown {
+                changes: app.state.gate_changes(),
+                gate: shown_gate(app),
+                on_gates: on_gates(app),
+            },
+        ));
         out.append(&mut self.sink.0.lock().expect("the sink is never poisoned"));
         let _ = crossterm::queue!(out, EndSynchronizedUpdate);
         let _ = out.flush();
         self.dirty = false;
         self.out.send(wire::output_frame(&out))
+            && self
+                .out
+                .send(wire::json_frame(&wire::HostMsg::Drawn { seq: self.seq }))
+    }
+
+    /// What frame `seq` showed, if it is recent enough to be remembered.
+    pub fn shown_at(&self, seq: u64) -> Option<&Shown> {
+        self.shown
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == seq)
+            .map(|(_, shown)| shown)
     }
 }
 
 /// Whether keys go to the gates: a card has the keyboard, or the inbox is open.
 pub fn on_gates(app: &App) -> bool {
     app.state.focus == Focus::Gate || matches!(app.state.overlay, Some(Overlay::Inbox))
+}
+
+/// Draw `state` on `term` with this client's `notice` over the footer, and hand the reducer
+/// what the frame measured.
+fn paint(
+    term: &mut Terminal<CrosstermBackend<Sink>>,
+    state: &mut switchboard_core::State,
+    theme: &crate::ui::theme::Theme,
+    notice: Option<&str>,
+) -> std::io::Result<()> {
+    let mut drawn = ViewMetrics::default();
+    let s: &switchboard_core::State = state;
+    term.draw(|f| {
+        drawn = crate::ui::render(s, theme, f);
+        if let Some(n) = notice {
+            let a = f.area();
+            if a.height > 0 {
+                let row = TermRect::new(a.x, a.y + a.height - 1, a.width, 1);
+                let text = format!(" {} ", switchboard_core::text::sanitize(n));
+                f.render_widget(
+                    Paragraph::new(Line::from(Span::styled(text, theme.warn))),
+                    row,
+                );
+            }
+        }
+    })?;
+    if state.view != drawn {
+        let _ = update(state, Msg::Drawn(drawn));
+    }
+    Ok(())
+}
+
+/// The bytes of a new client's first frame at `size`: what attaching costs the host before
+/// the socket (benches/perf.rs measures it on a long history).
+pub fn first_frame(
+    state: &mut switchboard_core::State,
+    theme: &crate::ui::theme::Theme,
+    size: (u16, u16),
+) -> Vec<u8> {
+    if state.size != size {
+        let _ = update(state, Msg::Resize(size.0, size.1));
+    }
+    let sink = Sink::default();
+    let mut term = terminal(size, &sink);
+    let mut out = Vec::new();
+    let _ = crossterm::queue!(
+        out,
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    );
+    let _ = paint(&mut term, state, theme, None);
+    out.append(&mut sink.0.lock().expect("the sink is never poisoned"));
+    out
 }
 
 /// The gate the card shows now (the selected session's active gate).

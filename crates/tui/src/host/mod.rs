@@ -8,7 +8,7 @@
 //! one, and a client whose key comes second is told (`serve`).
 
 pub mod attach;
-mod client;
+pub mod client;
 mod conn;
 pub mod place;
 mod serve;

@@ -15,7 +15,7 @@ use super::wire::{self, ClientMsg, HostMsg, Status, Want};
 use crate::app::App;
 use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
 use switchboard_core::Msg;
-use switchboard_core::state::GateRef;
+use switchboard_core::state::{ClientView, GateRef};
 use switchboard_record::now_ms;
 
 /// Decisions remembered with the client that made them, for the "answered from another
@@ -34,14 +34,20 @@ pub(super) struct Host {
     answered_by: VecDeque<(GateRef, u64)>,
     bells: u32,
     frames: FrameScheduler,
+    /// The client whose view is in the state now.
+    resident: Option<u64>,
+    /// Where the state's view is parked when it belongs to no attached client.
+    spare_view: ClientView,
     /// `State::gate_changes` when the unattended gates were last looked at: nothing to do
     /// until a gate opens or closes.
     notify_checked: Option<u64>,
 }
 
 impl Host {
-    pub(super) fn new(name: &str) -> Host {
+    pub(super) fn new(name: &str, state: &switchboard_core::State) -> Host {
         Host {
+            resident: None,
+            spare_view: ClientView::starting_from(state),
             name: name.to_string(),
             clients: Vec::new(),
             next_id: 1,
@@ -99,7 +105,8 @@ impl Host {
                         });
                         if out.send(welcome) {
                             tracing::info!("host {}: client {id} attached", self.name);
-                            self.clients.push(Client::new(id, (cols, rows), out));
+                            let view = ClientView::starting_from(&app.state);
+                            self.clients.push(Client::new(id, (cols, rows), out, view));
                         }
                     }
                 }
@@ -122,7 +129,7 @@ impl Host {
         let Some(k) = self.clients.iter().position(|c| c.id == id) else {
             return;
         };
-        let msg = match m {
+        let (msg, seen) = match m {
             ClientMsg::Resize { cols, rows } => {
                 self.clients[k].resized((cols, rows));
                 self.frames.input();
@@ -133,26 +140,32 @@ impl Host {
                 self.frames.input();
                 return;
             }
-            ClientMsg::Key { key } => Msg::Key(key),
-            ClientMsg::Mouse { mouse } => Msg::Mouse(mouse),
-            ClientMsg::Paste { text } => Msg::Paste(text),
+            ClientMsg::Key { key, seen } => (Msg::Key(key), seen),
+            ClientMsg::Mouse { mouse, seen } => (Msg::Mouse(mouse), seen),
+            ClientMsg::Paste { text, seen } => (Msg::Paste(text), seen),
         };
+        self.make_resident(app, k);
         let c = &mut self.clients[k];
         c.notice = None;
         c.dirty = true;
         self.frames.input();
-        // A key on a card (or in the inbox) acts on the gates this client saw. If gates
-        // opened or closed since its last frame, the key could land on another gate than
-        // the one it was meant for: nothing is applied, and the client is told why.
-        // Whether the keys go to the gates now or went there on its screen: answering moves
-        // the focus, so a second key may find none on a card.
-        let gate_keys = on_gates(app) || c.seen_on_gates;
-        if matches!(msg, Msg::Key(_)) && gate_keys && c.seen_changes != app.state.gate_changes() {
-            let by_other = c.seen_gate.as_ref().and_then(|g| {
+        c.enter(app);
+        // A key on a card (or in the inbox) acts on the gates the client's terminal showed
+        // when it was typed. If gates opened or closed since that frame, the key could land
+        // on another gate than the one it was meant for: nothing is applied, and the client
+        // is told why. (Answering moves the focus, so whether the keys went to the gates is
+        // asked of that frame too.)
+        let shown = c.shown_at(seen).cloned();
+        let gate_keys = on_gates(app) || shown.as_ref().is_some_and(|s| s.on_gates);
+        let changed = shown
+            .as_ref()
+            .is_none_or(|s| s.changes != app.state.gate_changes());
+        if matches!(msg, Msg::Key(_)) && gate_keys && changed {
+            let by_other = shown.and_then(|s| s.gate).and_then(|g| {
                 self.answered_by
                     .iter()
                     .rev()
-                    .find(|(a, _)| a == g)
+                    .find(|(a, _)| *a == g)
                     .map(|(_, who)| *who)
             });
             c.notice = Some(match by_other {
@@ -164,11 +177,9 @@ impl Host {
             });
             return;
         }
-        c.enter(app);
         app.answered.clear();
         app.apply(msg);
         let c = &mut self.clients[k];
-        c.view = app.state.view.clone();
         for g in std::mem::take(&mut app.answered) {
             if self.answered_by.len() == ANSWERS_KEPT {
                 self.answered_by.pop_front();
@@ -200,14 +211,40 @@ impl Host {
         }
     }
 
+    /// Put client `k`'s view in the state (parking the one there): its keys and its frame
+    /// see its own selection, scroll and overlays. Backend events apply to the view in the
+    /// state, the last active client's: a new gate takes that client's keyboard; the others
+    /// see it in the strip and the inbox.
+    fn make_resident(&mut self, app: &mut App, k: usize) {
+        let id = self.clients[k].id;
+        if self.resident == Some(id) {
+            return;
+        }
+        match self
+            .resident
+            .and_then(|r| self.clients.iter().position(|c| c.id == r))
+        {
+            Some(j) => app.state.swap_view(&mut self.clients[j].parked),
+            // The state's view belongs to nobody attached (a client gone, or none yet).
+            None => app.state.swap_view(&mut self.spare_view),
+        }
+        app.state.swap_view(&mut self.clients[k].parked);
+        self.resident = Some(id);
+    }
+
     /// Draw every client that needs it (all of them when the shared state changed). A
     /// client whose queue is full is dropped: it can attach again; the host never waits.
     fn draw(&mut self, app: &mut App) {
         let all = std::mem::take(&mut app.dirty);
         let bells = std::mem::take(&mut app.bells) + std::mem::take(&mut self.bells);
         let mut slow = Vec::new();
-        for c in self.clients.iter_mut() {
-            if (all || c.dirty) && !c.draw(app, bells) {
+        for k in 0..self.clients.len() {
+            if !(all || self.clients[k].dirty) {
+                continue;
+            }
+            self.make_resident(app, k);
+            let c = &mut self.clients[k];
+            if !c.draw(app, bells) {
                 slow.push(c.id);
             }
         }
@@ -280,7 +317,7 @@ pub(super) async fn run(
 ) -> io::Result<App> {
     app.state.hosted = Some(name.to_string());
     app.notify_on_bell = false;
-    let mut host = Host::new(name);
+    let mut host = Host::new(name, &app.state);
     let (ev_tx, mut ev_rx) = mpsc::channel::<ConnEvent>(256);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -42,14 +42,22 @@ pub struct Hello {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum ClientMsg {
+    /// `seen`: the last frame this terminal showed (`HostMsg::Drawn`) when the key was typed:
+    /// the host judges a card key against that frame, not against the state it has now.
     Key {
         key: KeyEvent,
+        #[serde(default)]
+        seen: u64,
     },
     Mouse {
         mouse: MouseEvent,
+        #[serde(default)]
+        seen: u64,
     },
     Paste {
         text: String,
+        #[serde(default)]
+        seen: u64,
     },
     Resize {
         cols: u16,
@@ -71,6 +79,10 @@ pub enum HostMsg {
         reason: String,
     },
     Status(Status),
+    /// The output before it completes frame `seq` of this client's screen.
+    Drawn {
+        seq: u64,
+    },
     /// Show `text` in the client's pager (the TUI suspended there, not on the host).
     Page {
         text: String,
@@ -210,6 +222,7 @@ mod tests {
         };
         let key = ClientMsg::Key {
             key: KeyEvent::new(KeyCode::Char('y'), KeyModifiers::CONTROL),
+            seen: 7,
         };
         let mut bytes = json_frame(&hello);
         bytes.extend(json_frame(&key));
