@@ -67,6 +67,16 @@ pub fn become_subreaper() -> bool {
     }
 }
 
+/// Stop being a subreaper: what is started from now on and orphaned (a host, double-forked
+/// away from the terminal that started it) is not ours to end.
+pub fn stop_being_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    }
+}
+
 #[cfg(target_os = "linux")]
 pub use linux::{descendants, end_descendants, reap_orphans};
 

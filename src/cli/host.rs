@@ -61,24 +61,51 @@ pub(super) fn run_as_host(args: Vec<OsString>, run: fn(Cli) -> ExitCode) -> Exit
         say("`host` runs a workspace command given --name");
         return ExitCode::from(2);
     };
-    let _ = HOSTING.set(name.to_string());
+    let _ = HOSTING.set(name);
     run(cli)
 }
 
-/// The front of `--name`: start the host, then attach to it.
+/// `up`'s host name when none is given: the `--config` file's name (`work.toml`: `work`),
+/// else `workspace`.
+pub(super) fn workspace_name(config: Option<&Path>) -> String {
+    let stem = config
+        .and_then(|c| c.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    let name = name.trim_start_matches('.').to_string();
+    if name.is_empty() || name == "config" {
+        "workspace".to_string()
+    } else {
+        name
+    }
+}
+
+/// The front of a hosted command (checked, with a terminal): start the host, then attach.
 pub(super) fn front(name: &str) -> ExitCode {
     let dir = match dir_and_name(name) {
         Ok(d) => d,
         Err(e) => return fail(&e),
     };
-    if let Err(e) = switchboard_tui::app::term::need_terminal() {
-        return fail(&e);
-    }
     if place::running(&dir, name) {
         return fail(&format!(
             "a host named {name} is already running: `switchboard attach {name}` attaches to it"
         ));
     }
+    // The host must outlive this process: it is double-forked away, and this process stops
+    // being a subreaper first, so the host is reparented past it and never counts among the
+    // descendants it ends on the way out.
+    crate::reaper::stop_being_subreaper();
     let err_path = dir.join(format!("{name}.err"));
     let started = std::fs::OpenOptions::new()
         .create(true)
@@ -93,14 +120,19 @@ pub(super) fn front(name: &str) -> ExitCode {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(err);
-            // SAFETY: only setsid (async-signal-safe) between fork and exec: the host leaves
-            // this terminal's session, so a hangup here never reaches it.
+            // SAFETY: only setsid, fork and _exit (async-signal-safe) between fork and exec.
+            // The host leaves this terminal's session (a hangup here never reaches it), and
+            // the intermediate process exits at once, so the host is nobody's child here.
             unsafe {
                 c.pre_exec(|| {
                     if libc::setsid() < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
-                    Ok(())
+                    match libc::fork() {
+                        -1 => Err(std::io::Error::last_os_error()),
+                        0 => Ok(()),
+                        _ => libc::_exit(0),
+                    }
                 });
             }
             c.spawn()
@@ -109,25 +141,35 @@ pub(super) fn front(name: &str) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot start the host: {e}")),
     };
+    // The intermediate: gone at once.
+    let _ = child.wait();
     let rt = match runtime() {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
     let ready = rt.block_on(async {
         let t = Instant::now();
+        let mut seen_held = false;
         loop {
-            if let Ok(Some(status)) = child.try_wait() {
+            if h::status(&dir, name).await.is_ok() {
+                return Ok(());
+            }
+            // The host is not our child: it is gone when its lock was held and is free again,
+            // or is free and it said why on its standard error.
+            let held = place::running(&dir, name);
+            seen_held |= held;
+            let said_something = std::fs::metadata(&err_path).is_ok_and(|m| m.len() > 0);
+            if !held && (seen_held || said_something) {
+                // What it said may still be on its way to the file.
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 let said = std::fs::read_to_string(&err_path).unwrap_or_default();
                 let tail: Vec<&str> = said.lines().rev().take(20).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
                 return Err(format!(
-                    "the host did not start ({status}){}{}",
+                    "the host did not start{}{}",
                     if tail.is_empty() { "" } else { ":\n" },
                     crate::core::text::neutralize(&tail.join("\n"))
                 ));
-            }
-            if h::status(&dir, name).await.is_ok() {
-                return Ok(());
             }
             if t.elapsed() > START_TIMEOUT {
                 return Err(format!(
@@ -142,10 +184,7 @@ pub(super) fn front(name: &str) -> ExitCode {
     if let Err(e) = ready {
         return fail(&e);
     }
-    let code = attached(&rt, &dir, name);
-    // A stopped host is our child: reap it if it is already gone.
-    let _ = child.try_wait();
-    code
+    attached(&rt, &dir, name)
 }
 
 /// `switchboard attach NAME`.

@@ -139,9 +139,13 @@ pub enum ConfigCmd {
 
 #[derive(Args, Debug)]
 pub struct UpArgs {
-    /// Run under a host named NAME that outlives this terminal (`switchboard attach NAME`).
-    #[arg(long, value_name = "NAME")]
+    /// The host's name (default: the workspace's: the --config file's name, else
+    /// `workspace`); `switchboard attach NAME` returns to it.
+    #[arg(long, value_name = "NAME", conflicts_with = "no_host")]
     pub name: Option<String>,
+    /// Run in this terminal, not under a host: quitting or closing it ends the workspace.
+    #[arg(long)]
+    pub no_host: bool,
     /// Start only this profile (repeatable; default: every profile).
     #[arg(long = "session", value_name = "NAME")]
     pub sessions: Vec<String>,
@@ -316,27 +320,32 @@ pub struct DemoArgs {
 }
 
 impl Cmd {
-    /// The host name a workspace command was given (`--name`).
-    fn host_name(&self) -> Option<&str> {
+    /// The host a workspace command runs under: `--name`, and for `up` its workspace's name
+    /// unless `--no-host`.
+    fn host_name(&self) -> Option<String> {
         match self {
-            Cmd::Claude(a) => a.common.name.as_deref(),
-            Cmd::Demo(a) => a.common.name.as_deref(),
-            Cmd::Acp(a) => a.common.name.as_deref(),
-            Cmd::Up(a) => a.name.as_deref(),
-            Cmd::Gateway(a) => a.name.as_deref(),
-            Cmd::Iii(a) => a.name.as_deref(),
+            Cmd::Claude(a) => a.common.name.clone(),
+            Cmd::Demo(a) => a.common.name.clone(),
+            Cmd::Acp(a) => a.common.name.clone(),
+            Cmd::Up(a) => up_host(a),
+            Cmd::Gateway(a) => a.name.clone(),
+            Cmd::Iii(a) => a.name.clone(),
             _ => None,
         }
     }
 }
 
+/// `up`'s host: `--name`, else the workspace's name; none with `--no-host`.
+fn up_host(a: &UpArgs) -> Option<String> {
+    (!a.no_host).then(|| {
+        a.name
+            .clone()
+            .unwrap_or_else(|| host::workspace_name(a.config.as_deref()))
+    })
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `--name`: this process only starts the host and attaches to it. It must not end its
-    // descendants on the way out (the host is one), so it is no subreaper.
-    if let Some(name) = cli.command.host_name() {
-        return host::front(name);
-    }
     // Every command that may start processes: none of their descendants outlives us (the
     // guard's drop ends them, after the command's own shutdown has run).
     let starts_processes = !matches!(

@@ -6,6 +6,7 @@ use super::*;
 /// `switchboard up`: check every profile, pick the named ones, build them all, and only then
 /// start anything.
 pub(super) fn up(args: UpArgs) -> ExitCode {
+    let host = super::up_host(&args);
     let fail = |e: &str| {
         eprintln!("switchboard: {}", crate::core::text::neutralize(e));
         ExitCode::from(2)
@@ -81,6 +82,7 @@ pub(super) fn up(args: UpArgs) -> ExitCode {
             rules: Vec::new(),
             config: Some(path),
             launcher: Some(launcher),
+            host,
         },
     )
 }
@@ -106,6 +108,8 @@ pub struct RunOptions {
     pub config: Option<PathBuf>,
     /// `up`: the profiles the new-session dialog offers, and how to build them.
     pub launcher: Option<Launchable>,
+    /// Run under this host (`--name`; `up` by default): this terminal attaches to it.
+    pub host: Option<String>,
 }
 
 impl RunOptions {
@@ -116,6 +120,7 @@ impl RunOptions {
             rules: common.rules.clone(),
             config: None,
             launcher: None,
+            host: common.name.clone(),
         }
     }
 }
@@ -190,6 +195,12 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
     if let Err(e) = crate::app::term::need_terminal() {
         eprintln!("switchboard: {e}");
         return ExitCode::from(2);
+    }
+    if let Some(name) = &opts.host {
+        // Everything checked: the host starts the same command line and this terminal
+        // attaches to it. Nothing built here has started.
+        drop(specs);
+        return super::host::front(name);
     }
     let _log = crate::logging::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

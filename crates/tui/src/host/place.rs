@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 /// The directory of host sockets, created private if missing.
 pub fn runtime_dir() -> Result<PathBuf, String> {
+    // A runtime dir that is set but missing (a session without one) is not used.
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(d) if d.is_absolute() => d.join("switchboard"),
+        Some(d) if d.is_absolute() && d.is_dir() => d.join("switchboard"),
         _ => std::env::temp_dir().join(format!("switchboard-{}", uid())),
     };
     private_dir(&dir)?;
