@@ -15,6 +15,7 @@ use super::wire::{self, ClientMsg, HostMsg, Status, Want};
 use crate::app::App;
 use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
 use switchboard_core::Msg;
+use switchboard_core::input::MouseEventKind;
 use switchboard_core::state::{ClientView, GateRef};
 use switchboard_record::now_ms;
 
@@ -160,7 +161,13 @@ impl Host {
         let changed = shown
             .as_ref()
             .is_none_or(|s| s.changes != app.state.gate_changes());
-        if matches!(msg, Msg::Key(_)) && gate_keys && changed {
+        // (A click may pick a choice too; scrolling and a paste act on no gate.)
+        let acts = match &msg {
+            Msg::Key(_) => true,
+            Msg::Mouse(m) => matches!(m.kind, MouseEventKind::Down(_)),
+            _ => false,
+        };
+        if acts && gate_keys && changed {
             let by_other = shown.and_then(|s| s.gate).and_then(|g| {
                 self.answered_by
                     .iter()
