@@ -239,6 +239,13 @@ fn up_detach_ls_attach_elsewhere_and_answer_once() {
         line.contains("2 sessions") && line.contains("nobody attached"),
         "{line}"
     );
+    // The runtime directory goes (logind removes it at a user's last logout): the host
+    // listens again where clients look, within its tick.
+    std::fs::remove_dir_all(p.socket_dir()).unwrap();
+    p.ls_until("the host listening again", |l| {
+        l.contains("nobody attached")
+    });
+    assert_eq!(mode(&p.socket_dir().join("upw.sock")), 0o600);
     // A second host of the same name is refused.
     let mut dup = p.tui(&["demo", "--name", p.name]);
     wait_exit(&mut dup);

@@ -279,7 +279,7 @@ fn serve_sources(
             return ExitCode::from(2);
         }
     };
-    let lock = match place::lock(&dir, name) {
+    let lock = match place::lock_as_host(&dir, name) {
         Ok(Some(l)) => l,
         Ok(None) => {
             say(&format!("a host named {name} is already running"));
@@ -302,8 +302,11 @@ fn serve_sources(
         }
     };
     let result = runtime.block_on(async {
+        // Listening before any agent starts: a socket that cannot be made (a path too long
+        // for one) leaves no agent to stop and no gate to answer.
+        let (placed, listener) = place::Placed::bind(dir, name, lock)?;
         let app = start_workspace(specs, setup, launcher);
-        host::serve(app, name, &dir, &lock, left_behind).await
+        host::serve(app, placed, listener, left_behind).await
     });
     match result {
         Ok(app) => {

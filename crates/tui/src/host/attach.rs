@@ -35,19 +35,57 @@ pub async fn connect(dir: &Path, name: &str, want: Want) -> Result<(UnixStream, 
         }
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
+    // A host answers a status or an attach at once; one that does not (stopped, wedged) must
+    // not hang `ls` or `attach`. A stop is answered when the host has stopped.
+    let limit = match want {
+        Want::Stop => None,
+        _ => Some(ANSWER_TIMEOUT),
+    };
     let hello = Hello {
         version: wire::VERSION,
         want,
     };
-    wire::write_msg(&mut stream, &hello)
-        .await
-        .map_err(|e| format!("host {name}: {e}"))?;
-    match wire::read_msg::<HostMsg, _>(&mut stream, wire::MAX_FROM_HOST).await {
+    let answer = async {
+        wire::write_msg(&mut stream, &hello).await?;
+        wire::read_msg::<HostMsg, _>(&mut stream, wire::MAX_FROM_HOST).await
+    };
+    let answer = match limit {
+        Some(t) => match tokio::time::timeout(t, answer).await {
+            Ok(a) => a,
+            Err(_) => {
+                return Err(format!(
+                    "host {name} did not answer within {} s (stopped or wedged?)",
+                    t.as_secs()
+                ));
+            }
+        },
+        None => answer.await,
+    };
+    match answer {
         Ok(Some(HostMsg::Refused { reason })) => Err(format!("host {name} refused: {reason}")),
         Ok(Some(m)) => Ok((stream, m)),
         Ok(None) => Err(format!("host {name} closed the connection")),
         Err(e) => Err(format!("host {name}: {e}")),
     }
+}
+
+/// How long a host may take to answer a status or an attach.
+const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The longest paste sent to the host (its frames from a client are bounded): a longer one is
+/// cut, and says so, rather than the host letting this client go.
+// (JSON escapes a control character in six bytes.)
+const PASTE_MAX: usize = wire::MAX_FROM_CLIENT / 8;
+
+fn bounded_paste(mut text: String) -> String {
+    if text.len() > PASTE_MAX {
+        let mut end = PASTE_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
 }
 
 /// Attach this terminal to host `name` until detached or the host lets it go.
@@ -84,7 +122,10 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let ended = loop {
+        // Biased, keys first: a key already typed is stamped with the frame that was on the
+        // screen, never with one that arrived after it.
         tokio::select! {
+            biased;
             ev = input.next() => {
                 let msg = match ev {
                     Some(Ok(e)) => crate::app::input::msg(e),
@@ -95,12 +136,14 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                 let m = match msg {
                     Some(Msg::Key(key)) => ClientMsg::Key { key, seen },
                     Some(Msg::Mouse(mouse)) => ClientMsg::Mouse { mouse, seen },
-                    Some(Msg::Paste(text)) => ClientMsg::Paste { text, seen },
+                    Some(Msg::Paste(text)) => ClientMsg::Paste { text: bounded_paste(text), seen },
                     Some(Msg::Resize(cols, rows)) => ClientMsg::Resize { cols, rows },
                     _ => continue,
                 };
                 send(&mut wr, &m).await?;
             }
+            _ = sigterm.recv() => break Ok(gone("terminated")),
+            _ = sighup.recv() => break Ok(gone("this terminal hung up")),
             f = frames.recv() => match f {
                 Some(Ok(Some(Frame::Output(bytes)))) => {
                     let mut out = stdout();
@@ -129,8 +172,6 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                      attach again)",
                 )),
             },
-            _ = sigterm.recv() => break Ok(gone("terminated")),
-            _ = sighup.recv() => break Ok(gone("this terminal hung up")),
         }
     };
     reader.abort();

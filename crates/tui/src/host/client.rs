@@ -34,6 +34,10 @@ pub struct Shown {
     pub gate: Option<GateRef>,
     /// Its keys went to the gates (a card focused, or the inbox).
     pub on_gates: bool,
+    /// Inputs other clients had made on the gates when it was drawn (`Host::card_acts`
+    /// less this client's own): the card's highlight, page, editor and which gate it shows
+    /// are shared, so a key typed against a card someone else moved since is refused.
+    pub others: u64,
 }
 
 pub struct Client {
@@ -57,12 +61,26 @@ pub struct Client {
     shown: VecDeque<(u64, Shown)>,
     /// A line for this client only, drawn over its footer until its next key.
     pub notice: Option<String>,
+    /// Its inputs that acted on the gates (see `Shown::others`).
+    pub own_acts: u64,
+    /// It is showing the pager (`HostMsg::Page`): not drawn until it asks for a repaint, or
+    /// its queue would fill while its terminal is away and it would be dropped as slow.
+    pub paging: bool,
     title: String,
+}
+
+/// The largest terminal drawn for a client: a hostile hello cannot make the host allocate
+/// screens of billions of cells (a bigger terminal shows this much, top left).
+const MAX_COLS: u16 = 1000;
+const MAX_ROWS: u16 = 400;
+
+fn clamp((cols, rows): (u16, u16)) -> (u16, u16) {
+    (cols.clamp(1, MAX_COLS), rows.clamp(1, MAX_ROWS))
 }
 
 impl Client {
     pub fn new(id: u64, (cols, rows): (u16, u16), out: Outbox, parked: ClientView) -> Client {
-        let size = (cols.max(1), rows.max(1));
+        let size = clamp((cols, rows));
         let sink = Sink::default();
         Client {
             id,
@@ -76,13 +94,16 @@ impl Client {
             seq: 0,
             shown: VecDeque::new(),
             notice: None,
+            own_acts: 0,
+            paging: false,
             title: String::new(),
         }
     }
 
     /// The client's terminal changed size (or was given back by its pager): repaint all.
     pub fn resized(&mut self, (cols, rows): (u16, u16)) {
-        self.size = (cols.max(1), rows.max(1));
+        self.size = clamp((cols, rows));
+        self.paging = false;
         self.term = terminal(self.size, &self.sink);
         self.repaint = true;
         self.dirty = true;
@@ -99,9 +120,9 @@ impl Client {
         }
     }
 
-    /// Draw this client's frame and queue it; `bells` rings its terminal first. False: its
-    /// queue is full (too slow) and it must be dropped.
-    pub fn draw(&mut self, app: &mut App, bells: u32) -> bool {
+    /// Draw this client's frame and queue it; `bells` rings its terminal first; `card_acts`
+    /// is `Host::card_acts`. False: its queue is full (too slow) and it must be dropped.
+    pub fn draw(&mut self, app: &mut App, bells: u32, card_acts: u64) -> bool {
         self.enter(app);
         let mut out: Vec<u8> = Vec::new();
         if bells > 0 {
@@ -142,6 +163,7 @@ impl Client {
                 changes: app.state.gate_changes(),
                 gate: shown_gate(app),
                 on_gates: on_gates(app),
+                others: card_acts - self.own_acts,
             },
         ));
         out.append(&mut self.sink.0.lock().expect("the sink is never poisoned"));
@@ -206,6 +228,7 @@ pub fn first_frame(
     theme: &crate::ui::theme::Theme,
     size: (u16, u16),
 ) -> Vec<u8> {
+    let size = clamp(size);
     if state.size != size {
         let _ = update(state, Msg::Resize(size.0, size.1));
     }
@@ -255,4 +278,12 @@ fn terminal((cols, rows): (u16, u16), sink: &Sink) -> Terminal<CrosstermBackend<
         },
     )
     .expect("a terminal in memory")
+}
+
+impl Client {
+    /// The number of the latest frame drawn for it.
+    #[cfg(test)]
+    pub fn last_seq(&self) -> u64 {
+        self.seq
+    }
 }

@@ -87,7 +87,7 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
         };
         let hello = tokio::time::timeout(
             HELLO_TIMEOUT,
-            wire::read_msg::<Hello, _>(&mut rd, wire::MAX_FROM_CLIENT),
+            wire::read_msg::<serde_json::Value, _>(&mut rd, wire::MAX_FROM_CLIENT),
         )
         .await;
         let hello = match hello {
@@ -99,6 +99,26 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
             }
             Err(_) => {
                 tracing::warn!("host: a connection said nothing in time");
+                return;
+            }
+        };
+        // The version is read before the rest: a client of another version may want what
+        // this one does not know, and is told why it is refused all the same.
+        let version = hello.get("version").and_then(serde_json::Value::as_u64);
+        let hello = match serde_json::from_value::<Hello>(hello) {
+            Ok(h) if version == Some(u64::from(wire::VERSION)) => h,
+            other => {
+                let reason = match (version, other) {
+                    (Some(v), _) if v != u64::from(wire::VERSION) => wire::refusal(v),
+                    (_, Err(e)) => format!("not a hello of wire version {}: {e}", wire::VERSION),
+                    _ => format!(
+                        "a hello without a version (this host speaks {})",
+                        wire::VERSION
+                    ),
+                };
+                let mut out = out;
+                out.close_with(wire::json_frame(&wire::HostMsg::Refused { reason }));
+                out.flushed(HELLO_TIMEOUT).await;
                 return;
             }
         };
@@ -122,4 +142,43 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
         };
         let _ = events.send(ConnEvent::Gone(id, why)).await;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client of another version is refused with both versions named, even when it wants
+    /// something this version does not know; a hello of ours reaches the host.
+    #[tokio::test]
+    async fn another_version_is_told_why_and_ours_is_let_in() {
+        let (events, mut rx) = mpsc::channel(4);
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(1, ours, events.clone());
+        let v2 = serde_json::json!({"version": 2, "want": "teleport"});
+        wire::write_msg(&mut theirs, &v2).await.unwrap();
+        let answer: wire::HostMsg = wire::read_msg(&mut theirs, wire::MAX_FROM_HOST)
+            .await
+            .unwrap()
+            .unwrap();
+        let wire::HostMsg::Refused { reason } = answer else {
+            panic!("{answer:?}")
+        };
+        assert!(reason.contains("version 1, the client 2"), "{reason}");
+        assert!(rx.try_recv().is_err(), "the host never heard of it");
+
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(2, ours, events);
+        let hello = Hello {
+            version: wire::VERSION,
+            want: wire::Want::Status,
+        };
+        wire::write_msg(&mut theirs, &hello).await.unwrap();
+        match rx.recv().await {
+            Some(ConnEvent::Hello {
+                id: 2, hello: h, ..
+            }) => assert_eq!(h, hello),
+            _ => panic!("no hello"),
+        }
+    }
 }

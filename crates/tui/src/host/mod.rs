@@ -18,19 +18,18 @@ use std::path::Path;
 
 use crate::app::App;
 
-/// Run `app` as host `name` (its lock held) until it is stopped; `farewell` says what the
-/// stopped workspace left (recordings, manifest), told to every client and `stop`.
+/// Run `app` as the host `placed` says, on `listener` (bound there) until it is stopped;
+/// `farewell` says what the stopped workspace left (recordings, manifest), told to every
+/// client and `stop`.
 pub async fn serve(
     app: App,
-    name: &str,
-    dir: &Path,
-    lock: &place::HostLock,
+    placed: place::Placed,
+    listener: tokio::net::UnixListener,
     farewell: impl Fn(&App) -> Vec<String>,
 ) -> Result<App, String> {
-    let listener = place::bind(dir, name, lock)?;
-    let r = serve::run(app, name, listener, farewell).await;
-    let _ = std::fs::remove_file(place::socket_path(dir, name));
-    r.map_err(|e| e.to_string())
+    serve::run(app, placed, listener, farewell)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// One running host's status line (`ls`).

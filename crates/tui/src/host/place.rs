@@ -81,6 +81,104 @@ pub struct HostLock {
     _file: File,
 }
 
+/// The inode of `path` itself (not followed), if it is there.
+pub fn inode(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// Where a host is found: its socket (whose inode is its listener's) and its lock.
+#[derive(Debug)]
+pub struct Placed {
+    pub dir: PathBuf,
+    pub name: String,
+    pub lock: HostLock,
+    socket: Option<(u64, u64)>,
+}
+
+impl Placed {
+    /// Bind host `name`'s socket in `dir` with its lock held.
+    pub fn bind(
+        dir: PathBuf,
+        name: &str,
+        lock: HostLock,
+    ) -> Result<(Placed, tokio::net::UnixListener), String> {
+        let listener = bind(&dir, name, &lock)?;
+        let socket = inode(&socket_path(&dir, name));
+        Ok((
+            Placed {
+                dir,
+                name: name.to_string(),
+                lock,
+                socket,
+            },
+            listener,
+        ))
+    }
+
+    /// The socket this host bound is still where clients look for it.
+    fn intact(&self, dir: &Path) -> bool {
+        dir == self.dir
+            && self.socket.is_some()
+            && inode(&socket_path(dir, &self.name)) == self.socket
+    }
+
+    /// If the socket is gone from where clients look (the runtime directory was removed, as
+    /// logind does at a user's last logout, or the socket was deleted), make it again there:
+    /// a host that outlives its terminal must stay reachable. `None`: nothing to do, or it
+    /// cannot be done now (tried again later).
+    pub fn replace_if_gone(&mut self) -> Option<Result<tokio::net::UnixListener, String>> {
+        self.replace_in(runtime_dir().ok()?)
+    }
+
+    fn replace_in(&mut self, dir: PathBuf) -> Option<Result<tokio::net::UnixListener, String>> {
+        if self.intact(&dir) {
+            return None;
+        }
+        // Our lock file, if it is still there, is held by us; otherwise take a new one (a
+        // host of this name that started meanwhile holds it: that place is its own now).
+        let lock = if dir == self.dir && inode(&lock_path(&dir, &self.name)) == self.lock_inode() {
+            None
+        } else {
+            match lock(&dir, &self.name) {
+                Ok(Some(l)) => Some(l),
+                Ok(None) => {
+                    return Some(Err(format!(
+                        "another host named {} now listens in {}",
+                        self.name,
+                        dir.display()
+                    )));
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        };
+        let listener = match bind(&dir, &self.name, lock.as_ref().unwrap_or(&self.lock)) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
+        self.remove_socket();
+        if let Some(l) = lock {
+            self.lock = l;
+        }
+        self.dir = dir;
+        self.socket = inode(&socket_path(&self.dir, &self.name));
+        Some(Ok(listener))
+    }
+
+    fn lock_inode(&self) -> Option<(u64, u64)> {
+        self.lock._file.metadata().ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    /// Remove the socket this host bound (if it is still that one), its lock still held.
+    pub fn remove_socket(&self) {
+        let path = socket_path(&self.dir, &self.name);
+        if self.socket.is_some() && inode(&path) == self.socket {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Take host `name`'s lock. `Ok(None)`: another host of that name holds it.
 pub fn lock(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
     let path = lock_path(dir, name);
@@ -102,6 +200,19 @@ pub fn lock(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
             Ok(None)
         } else {
             Err(format!("{}: {e}", path.display()))
+        }
+    }
+}
+
+/// Take host `name`'s lock as the host does: `ls`, `attach` and a starting front probe the
+/// lock by taking it for a moment, so a lock held only that long is waited out.
+pub fn lock_as_host(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match lock(dir, name)? {
+            Some(l) => return Ok(Some(l)),
+            None if std::time::Instant::now() >= until => return Ok(None),
+            None => std::thread::sleep(std::time::Duration::from_millis(10)),
         }
     }
 }
@@ -162,10 +273,14 @@ pub fn names(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Remove a dead host's socket and lock (after `running` said no).
+/// Remove a dead host's socket, holding its lock meanwhile: a host that started since the
+/// socket was judged stale holds the lock, and its socket stays. The lock file itself is
+/// never removed: a host holding it would be unseen by the next one, which would make its
+/// own.
 pub fn remove_stale(dir: &Path, name: &str) {
-    let _ = std::fs::remove_file(socket_path(dir, name));
-    let _ = std::fs::remove_file(lock_path(dir, name));
+    if let Ok(Some(_held)) = lock(dir, name) {
+        let _ = std::fs::remove_file(socket_path(dir, name));
+    }
 }
 
 #[cfg(test)]
@@ -242,7 +357,15 @@ mod tests {
         let other = uid().wrapping_add(1);
         let e = check_peer(&server, other).unwrap_err();
         assert!(e.contains("refused"), "{e}");
+        // `ls` judging the socket stale just before this host took the lock removes nothing
+        // while the host holds it.
+        remove_stale(&d, "w");
+        assert!(
+            socket_path(&d, "w").exists(),
+            "a live host's socket was removed"
+        );
         drop(client);
+        drop(listener);
         drop(held);
         // Another test of this process forking meanwhile holds a copy of the descriptor until
         // its child execs (O_CLOEXEC closes it then): allow it that moment.
@@ -254,6 +377,35 @@ mod tests {
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        // Now it is a crashed host's: its socket goes, its lock file stays (a host could be
+        // taking it).
+        remove_stale(&d, "w");
+        assert!(!socket_path(&d, "w").exists());
+        assert!(lock_path(&d, "w").exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The runtime directory removed under a running host (logind at the last logout): it
+    /// listens again where clients look, with a new lock, and a client gets through.
+    #[tokio::test]
+    async fn a_host_whose_directory_went_listens_again() {
+        let d = temp("gone");
+        private_dir(&d).unwrap();
+        let held = lock(&d, "g").unwrap().expect("free");
+        let (mut placed, _old) = Placed::bind(d.clone(), "g", held).unwrap();
+        assert!(placed.intact(&d));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert!(!placed.intact(&d));
+        private_dir(&d).unwrap();
+        let listener = placed.replace_in(d.clone()).expect("gone").unwrap();
+        assert!(placed.intact(&d));
+        assert!(running(&d, "g"), "the new lock is held");
+        let _c = tokio::net::UnixStream::connect(socket_path(&d, "g"))
+            .await
+            .unwrap();
+        listener.accept().await.unwrap();
+        // Intact now: nothing to do.
+        assert!(placed.replace_in(d.clone()).is_none());
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -23,6 +23,12 @@ use switchboard_record::now_ms;
 /// terminal" notice (only the latest matter).
 const ANSWERS_KEPT: usize = 1024;
 
+/// The longest text sent to a client's pager (a frame from the host is at most 16 MiB).
+const PAGE_MAX: usize = 8 << 20;
+
+/// Gates one look at the unattended inbox notifies one by one.
+const NOTIFY_BURST: usize = 10;
+
 pub(super) struct Host {
     name: String,
     clients: Vec<Client>,
@@ -42,6 +48,13 @@ pub(super) struct Host {
     /// `State::gate_changes` when the unattended gates were last looked at: nothing to do
     /// until a gate opens or closes.
     notify_checked: Option<u64>,
+    /// Client inputs that acted on the gates (keys on a card or in the inbox, or that put a
+    /// card up): the card is shared, so each one may change what another client's next key
+    /// would do (`Shown::others`).
+    card_acts: u64,
+    /// The client that sent the latest input: its view is the one in the state between
+    /// frames, so backend events (a new gate taking the keyboard) land in it.
+    last_active: Option<u64>,
 }
 
 impl Host {
@@ -58,6 +71,8 @@ impl Host {
             bells: 0,
             frames: FrameScheduler::new(FRAME_INTERVAL),
             notify_checked: None,
+            card_acts: 0,
+            last_active: None,
         }
     }
 
@@ -79,17 +94,7 @@ impl Host {
     fn on_conn(&mut self, app: &mut App, ev: ConnEvent) {
         match ev {
             ConnEvent::Hello { id, hello, mut out } => {
-                if hello.version != wire::VERSION {
-                    out.close_with(wire::json_frame(&HostMsg::Refused {
-                        reason: format!(
-                            "this host speaks wire version {}, the client {}: use the same \
-                             switchboard for both",
-                            wire::VERSION,
-                            hello.version
-                        ),
-                    }));
-                    return;
-                }
+                // (conn refused any other version.)
                 match hello.want {
                     Want::Status => {
                         out.close_with(wire::json_frame(&HostMsg::Status(self.status(app))))
@@ -137,6 +142,7 @@ impl Host {
                 return;
             }
             ClientMsg::Repaint => {
+                // (Back from the pager, too.)
                 self.clients[k].repaint();
                 self.frames.input();
                 return;
@@ -146,6 +152,8 @@ impl Host {
             ClientMsg::Paste { text, seen } => (Msg::Paste(text), seen),
         };
         self.make_resident(app, k);
+        self.last_active = Some(id);
+        let card_acts = self.card_acts;
         let c = &mut self.clients[k];
         c.notice = None;
         c.dirty = true;
@@ -161,13 +169,18 @@ impl Host {
         let changed = shown
             .as_ref()
             .is_none_or(|s| s.changes != app.state.gate_changes());
-        // (A click may pick a choice too; scrolling and a paste act on no gate.)
+        // Another client acted on the (shared) card since that frame: moved its highlight,
+        // opened its editor, put up another gate.
+        let moved = shown
+            .as_ref()
+            .is_none_or(|s| s.others != card_acts - c.own_acts);
+        // (A click may pick a choice too, a paste fills the card's editor; scrolling acts
+        // on no gate.)
         let acts = match &msg {
-            Msg::Key(_) => true,
             Msg::Mouse(m) => matches!(m.kind, MouseEventKind::Down(_)),
-            _ => false,
+            _ => true,
         };
-        if acts && gate_keys && changed {
+        if acts && gate_keys && (changed || moved) {
             let by_other = shown.and_then(|s| s.gate).and_then(|g| {
                 self.answered_by
                     .iter()
@@ -179,14 +192,23 @@ impl Host {
                 Some(who) if who != id => {
                     "answered from another terminal: your key was not sent".to_string()
                 }
+                _ if !changed => "another terminal acted on the gates before your key arrived: \
+                                  nothing was sent; look again"
+                    .to_string(),
                 _ => "the gates changed before your key arrived: nothing was sent; look again"
                     .to_string(),
             });
             return;
         }
+        let was_on_gates = on_gates(app);
         app.answered.clear();
         app.apply(msg);
+        // Every key that puts a card up ends with the card focused (`g`, `]`, Tab, a click).
         let c = &mut self.clients[k];
+        if was_on_gates || on_gates(app) {
+            self.card_acts += 1;
+            c.own_acts += 1;
+        }
         for g in std::mem::take(&mut app.answered) {
             if self.answered_by.len() == ANSWERS_KEPT {
                 self.answered_by.pop_front();
@@ -201,7 +223,16 @@ impl Host {
                 c.out.abort();
             }
         }
-        for text in std::mem::take(&mut app.pages) {
+        for mut text in std::mem::take(&mut app.pages) {
+            if text.len() > PAGE_MAX {
+                let mut end = PAGE_MAX;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.truncate(end);
+                text.push_str("\n[switchboard: cut here, the page is longer than 8 MiB]\n");
+            }
+            c.paging = true;
             c.out.send(wire::json_frame(&HostMsg::Page { text }));
         }
         if std::mem::take(&mut app.detach) {
@@ -246,14 +277,20 @@ impl Host {
         let bells = std::mem::take(&mut app.bells) + std::mem::take(&mut self.bells);
         let mut slow = Vec::new();
         for k in 0..self.clients.len() {
-            if !(all || self.clients[k].dirty) {
+            if !(all || self.clients[k].dirty) || self.clients[k].paging {
                 continue;
             }
             self.make_resident(app, k);
             let c = &mut self.clients[k];
-            if !c.draw(app, bells) {
+            if !c.draw(app, bells, self.card_acts) {
                 slow.push(c.id);
             }
+        }
+        if let Some(k) = self
+            .last_active
+            .and_then(|id| self.clients.iter().position(|c| c.id == id))
+        {
+            self.make_resident(app, k);
         }
         for id in slow {
             if let Some(k) = self.clients.iter().position(|c| c.id == id) {
@@ -269,7 +306,8 @@ impl Host {
     }
 
     fn dirty(&self, app: &App) -> bool {
-        (app.dirty && !self.clients.is_empty()) || self.clients.iter().any(|c| c.dirty)
+        (app.dirty && self.clients.iter().any(|c| !c.paging))
+            || self.clients.iter().any(|c| c.dirty && !c.paging)
     }
 
     /// Nobody attached: run the notification command once for each gate that waits.
@@ -295,7 +333,18 @@ impl Host {
         // Forget gates no longer pending, so the set stays as large as the inbox.
         let pending: HashSet<GateRef> = app.state.inbox_refs().collect();
         self.notified.retain(|g| pending.contains(g));
-        for g in fresh {
+        // A burst of gates runs the command a bounded number of times, then once for the rest.
+        let rest = fresh.len().saturating_sub(NOTIFY_BURST);
+        for g in fresh.iter().skip(NOTIFY_BURST) {
+            self.notified.insert(g.clone());
+        }
+        if rest > 0 {
+            app.notify(&format!(
+                "{rest} more gates wait (host {}, nobody attached)",
+                self.name
+            ));
+        }
+        for g in fresh.into_iter().take(NOTIFY_BURST) {
             let subject = app
                 .state
                 .session_by_id(g.session)
@@ -318,10 +367,13 @@ impl Host {
 /// SIGTERM or SIGINT). Returns the app after its backends stopped, and what to tell.
 pub(super) async fn run(
     mut app: App,
-    name: &str,
-    listener: UnixListener,
+    mut placed: super::place::Placed,
+    mut listener: UnixListener,
     farewell: impl Fn(&App) -> Vec<String>,
 ) -> io::Result<App> {
+    let name = &placed.name.clone();
+    // The last failure to listen again, said once.
+    let mut replace_failed: Option<String> = None;
     app.state.hosted = Some(name.to_string());
     app.notify_on_bell = false;
     let mut host = Host::new(name, &app.state);
@@ -336,8 +388,9 @@ pub(super) async fn run(
     // No terminal to hang up: a hangup is not a reason to stop.
     let mut sighup = signal(SignalKind::hangup())?;
     loop {
+        // Not biased: a client that never stops sending, or an accept that keeps failing,
+        // must not starve the backends, the frame clock or a signal.
         tokio::select! {
-            biased;
             Some(ev) = ev_rx.recv() => host.on_conn(&mut app, ev),
             acc = listener.accept() => match acc {
                 Ok((stream, _)) => match super::place::check_peer(&stream, ours) {
@@ -348,7 +401,11 @@ pub(super) async fn run(
                     }
                     Err(e) => tracing::warn!("host {name}: {e}"),
                 },
-                Err(e) => tracing::warn!("host {name}: accept failed: {e}"),
+                Err(e) => {
+                    // (Out of descriptors, say: it would fail again at once.)
+                    tracing::warn!("host {name}: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
             },
             _ = sigterm.recv() => crate::app::term::quit_on_signal(&mut app),
             _ = sigint.recv() => crate::app::term::quit_on_signal(&mut app),
@@ -358,12 +415,31 @@ pub(super) async fn run(
                 Some(m) => {
                     app.apply(m);
                     app.drain_backend_for(crate::app::DRAIN_MAX, crate::app::DRAIN_TIME);
+                    // (Rules answer too; only answers from a client's keys are kept.)
+                    app.answered.clear();
                 }
                 None => backend_open = false,
             },
             _ = tick.tick() => {
                 if app.busy() {
                     app.apply(Msg::Tick(now_ms()));
+                }
+                match placed.replace_if_gone() {
+                    Some(Ok(l)) => {
+                        tracing::warn!(
+                            "host {name}: its socket was gone (the runtime directory removed?); \
+                             listening again in {}",
+                            placed.dir.display()
+                        );
+                        listener = l;
+                    }
+                    Some(Err(e)) => {
+                        if replace_failed.as_ref() != Some(&e) {
+                            tracing::warn!("host {name}: cannot listen again: {e}");
+                            replace_failed = Some(e);
+                        }
+                    }
+                    None => replace_failed = None,
                 }
             }
         }
@@ -378,6 +454,7 @@ pub(super) async fn run(
             break;
         }
     }
+    placed.remove_socket();
     app.finish().await;
     let lines = farewell(&app);
     let bye = |reason: &str| {
@@ -395,8 +472,15 @@ pub(super) async fn run(
         s.close_with(bye(&format!("host {name} stopped")));
         outs.push(s);
     }
+    // One deadline for all: stuck clients do not add up.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
     for o in outs {
-        o.flushed(Duration::from_secs(2)).await;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        o.flushed(left).await;
     }
     Ok(app)
 }
+
+#[cfg(test)]
+#[path = "serve_tests.rs"]
+mod tests;

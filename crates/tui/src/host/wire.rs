@@ -31,6 +31,14 @@ pub enum Want {
     Stop,
 }
 
+/// Why a client speaking wire version `theirs` is refused.
+pub fn refusal(theirs: u64) -> String {
+    format!(
+        "this host speaks wire version {VERSION}, the client {theirs}: use the same switchboard \
+         for both"
+    )
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     pub version: u32,

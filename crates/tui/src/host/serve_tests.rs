@@ -1,0 +1,163 @@
+//! The host's one-answer guard, with two clients on real connections and a real `App`.
+
+use super::*;
+use crate::ui::theme::Theme;
+use switchboard_backend::Backend;
+use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
+use switchboard_core::msg::{BackendEvent, Command, Stamped};
+use switchboard_core::state::{SessionId, Settings};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+/// A session that raises nothing by itself and reports every command it is sent.
+struct Quiet {
+    sent: UnboundedSender<Command>,
+}
+
+impl Backend for Quiet {
+    fn kind(&self) -> switchboard_core::BackendKind {
+        switchboard_core::BackendKind::Claude
+    }
+    fn root_name(&self) -> String {
+        "main".into()
+    }
+    fn reply_check(&self) -> switchboard_core::state::ReplyCheck {
+        switchboard_claude::session::reply_check
+    }
+    fn start(
+        self: Box<Self>,
+        _events: mpsc::Sender<Stamped>,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+    ) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            while let Some(c) = commands.recv().await {
+                let _ = self.sent.send(c);
+            }
+        })
+    }
+}
+
+fn open_gate(app: &mut App, id: &str) {
+    let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
+        "input":{"command":format!("echo {id}")}});
+    let gate = switchboard_core::gate::Gate {
+        id: id.into(),
+        node_key: "root".into(),
+        asked_by: None,
+        kind: switchboard_claude::gates::permission(&req),
+        opened_ms: 0,
+        default_reply: String::new(),
+        reply_definition: "",
+    };
+    app.apply(Msg::Backend {
+        session: SessionId::FIRST,
+        at_ms: 0,
+        event: BackendEvent::GateOpen(Box::new(gate)),
+    });
+}
+
+/// Attach a client over a socket pair; its far end is kept open (and drained) by the test.
+async fn attach(
+    host: &mut Host,
+    app: &mut App,
+    id: u64,
+    events: &mpsc::Sender<ConnEvent>,
+    rx: &mut mpsc::Receiver<ConnEvent>,
+) -> UnixStream {
+    let (ours, mut theirs) = UnixStream::pair().unwrap();
+    conn::spawn(id, ours, events.clone());
+    let hello = wire::Hello {
+        version: wire::VERSION,
+        want: Want::Attach {
+            cols: 100,
+            rows: 30,
+        },
+    };
+    wire::write_msg(&mut theirs, &hello).await.unwrap();
+    let ev = rx.recv().await.unwrap();
+    host.on_conn(app, ev);
+    theirs
+}
+
+fn key(c: char, seen: u64) -> ClientMsg {
+    ClientMsg::Key {
+        key: KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+        seen,
+    }
+}
+
+fn seq(host: &Host, id: u64) -> u64 {
+    host.clients.iter().find(|c| c.id == id).unwrap().last_seq()
+}
+
+fn notice(host: &Host, id: u64) -> Option<String> {
+    host.clients
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap()
+        .notice
+        .clone()
+}
+
+/// Two clients on one card: A moves the shared card to another gate; B's `y`, typed against
+/// the frame that showed the first gate, is refused (it would have answered a gate B never
+/// saw). Once B's screen shows the card as it is, B's `y` answers that gate, once.
+#[tokio::test]
+async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
+    let (sent, mut commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
+    open_gate(&mut app, "g1");
+    open_gate(&mut app, "g2");
+    let mut host = Host::new("t", &app.state);
+    let (events, mut rx) = mpsc::channel(16);
+    let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
+    let _b = attach(&mut host, &mut app, 2, &events, &mut rx).await;
+    host.draw(&mut app);
+    // Both open the card on the oldest gate.
+    host.on_client(&mut app, 1, key('g', seq(&host, 1)));
+    host.draw(&mut app);
+    host.on_client(&mut app, 2, key('g', seq(&host, 2)));
+    host.draw(&mut app);
+    let b_saw = seq(&host, 2);
+    assert_eq!(
+        host.clients[1]
+            .shown_at(b_saw)
+            .unwrap()
+            .gate
+            .as_ref()
+            .map(|g| g.id.as_str()),
+        Some("g1")
+    );
+    // A puts the next gate up; B types `y` before its screen shows that.
+    host.on_client(&mut app, 1, key(']', seq(&host, 1)));
+    host.on_client(&mut app, 2, key('y', b_saw));
+    let n = notice(&host, 2).expect("B is told");
+    assert!(n.contains("another terminal"), "{n}");
+    assert_eq!(app.state.pending_total(), 2, "nothing was answered");
+    // A's own keys are not judged against A's own earlier ones: type-ahead works.
+    assert!(notice(&host, 1).is_none());
+    // B's screen catches up: its `y` answers the gate it now shows, once.
+    host.draw(&mut app);
+    let shows = host.clients[1]
+        .shown_at(seq(&host, 2))
+        .unwrap()
+        .gate
+        .clone()
+        .unwrap();
+    host.on_client(&mut app, 2, key('y', seq(&host, 2)));
+    assert!(notice(&host, 2).is_none(), "{:?}", notice(&host, 2));
+    assert_eq!(app.state.pending_total(), 1);
+    let answered = loop {
+        match tokio::time::timeout(Duration::from_secs(5), commands.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Command::Answer { gate_id, .. } => break gate_id,
+            _ => continue,
+        }
+    };
+    assert_eq!(answered, shows.id);
+    assert!(commands.try_recv().is_err(), "one answer");
+}
