@@ -17,22 +17,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if key.kind == KeyEventKind::Release {
         return;
     }
-    let mut key = key;
-    if let KeyCode::Char(c) = key.code
-        && !typing(state)
-        && !key.modifiers.contains(KeyModifiers::CONTROL)
-        && let Some(&to) = state.keymap.get(&c)
-    {
-        key.code = KeyCode::Char(to);
-    }
-    // A remapped chord (`new_session = "ctrl-t"`) stands for its default chord.
-    if let KeyCode::Char(c) = key.code
-        && key.modifiers.contains(KeyModifiers::CONTROL)
-        && let Some(&to) = super::super::keymap::ctrl_char(c).and_then(|k| state.keymap.get(&k))
-        && let Some(letter) = super::super::keymap::ctrl_letter(to)
-    {
-        key.code = KeyCode::Char(letter);
-    }
+    let key = translate(state, key);
     state.status_line = None;
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     // Global chords work everywhere, even inside editors.
@@ -123,6 +108,67 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Focus::Gate => gate_keys::on_key(state, key, fx),
         Focus::Prompt => {}
     }
+}
+
+/// `[keys]` overrides: the key the user pressed as the key it stands for.
+fn translate(state: &State, mut key: KeyEvent) -> KeyEvent {
+    if let KeyCode::Char(c) = key.code
+        && !typing(state)
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && let Some(&to) = state.keymap.get(&c)
+    {
+        key.code = KeyCode::Char(to);
+    }
+    // A remapped chord (`new_session = "ctrl-t"`) stands for its default chord.
+    if let KeyCode::Char(c) = key.code
+        && key.modifiers.contains(KeyModifiers::CONTROL)
+        && let Some(&to) = super::super::keymap::ctrl_char(c).and_then(|k| state.keymap.get(&k))
+        && let Some(letter) = super::super::keymap::ctrl_letter(to)
+    {
+        key.code = KeyCode::Char(letter);
+    }
+    key
+}
+
+/// True when `key`, in `state`, would go to no gate even with a card focused: a global chord
+/// (interrupt, quit, detach, new session), an overlay other than the inbox (the quit
+/// question, help), the search line, focus moves and the commands `on_key` takes before a
+/// card's letters. A host judges the other keys of a client whose screen showed the gates
+/// against what it showed (a key meant for one gate must never answer another); these pass
+/// whatever changed. The focus itself is not asked: a card gone since the frame moved it,
+/// and the key was still meant for that card. Mirrors `on_key`'s order; when unsure it says
+/// false (the key is judged).
+pub fn leaves_gates_alone(state: &State, key: KeyEvent) -> bool {
+    if key.kind == KeyEventKind::Release {
+        return true;
+    }
+    let key = translate(state, key);
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Char('c' | 'd' | '\\' | '4') if ctrl => return true,
+        KeyCode::Char('n') if ctrl && state.overlay.is_none() => return true,
+        _ => {}
+    }
+    match &state.overlay {
+        Some(Overlay::Inbox) => return false,
+        Some(_) => return true,
+        None => {}
+    }
+    if state.search.as_ref().is_some_and(|s| s.editing) {
+        return true;
+    }
+    if key.code == KeyCode::Char('f') && ctrl {
+        return true;
+    }
+    if state.focus == Focus::Gate && gate_keys::editor_open(state) {
+        return false;
+    }
+    matches!(
+        key.code,
+        KeyCode::Tab
+            | KeyCode::BackTab
+            | KeyCode::Char('q' | '?' | 'L' | 's' | 'm' | 'O' | 'g' | 'I' | 'u' | '/' | 'i')
+    )
 }
 
 /// True when a character key is text for an input (prompt, search query, any gate editor:

@@ -22,6 +22,7 @@ use super::msg::{BackendEvent, Effect, Msg};
 use super::state::State;
 
 pub use decide::{answer, audit_text, gate_subject};
+pub use keys::leaves_gates_alone;
 pub use rules::subject as rule_subject;
 pub use view::visible_nodes;
 pub use workspace::{row_count, row_index, row_totals, rows_from, tree_rows};

@@ -174,9 +174,11 @@ impl Host {
         let moved = shown
             .as_ref()
             .is_none_or(|s| s.others != card_acts - c.own_acts);
-        // (A click may pick a choice too, a paste fills the card's editor; scrolling acts
-        // on no gate.)
+        // Keys that would go to no gate even on a card (quit, detach, help, Tab, the quit
+        // question's `y`) pass whatever changed. A click may pick a choice, a paste fills the card's editor;
+        // scrolling acts on no gate.
         let acts = match &msg {
+            Msg::Key(key) => !switchboard_core::update::leaves_gates_alone(&app.state, *key),
             Msg::Mouse(m) => matches!(m.kind, MouseEventKind::Down(_)),
             _ => true,
         };
@@ -201,11 +203,15 @@ impl Host {
             return;
         }
         let was_on_gates = on_gates(app);
+        let cards_before = cards(app);
         app.answered.clear();
         app.apply(msg);
-        // Every key that puts a card up ends with the card focused (`g`, `]`, Tab, a click).
+        // What acted on the shared cards: a key a card (or the inbox) took, one that put a
+        // card up (`g`, `]`, Tab and a click end with the card focused), one that changed
+        // the gate a session's card shows. (Selecting a session changes only this view.)
         let c = &mut self.clients[k];
-        if was_on_gates || on_gates(app) {
+        if (acts && was_on_gates) || (!was_on_gates && on_gates(app)) || cards(app) != cards_before
+        {
             self.card_acts += 1;
             c.own_acts += 1;
         }
@@ -363,7 +369,17 @@ impl Host {
     }
 }
 
-/// Run `app` as host `name` on `listener` until it is stopped (`stop`, a client's quit,
+/// The gate each session's card shows (shared by every client): O(sessions), per client
+/// input only.
+fn cards(app: &App) -> Vec<Option<String>> {
+    app.state
+        .sessions
+        .iter()
+        .map(|s| s.active_gate.clone())
+        .collect()
+}
+
+/// Run `app` as the host `placed` says, on `listener`, until it is stopped (`stop`, a client's quit,
 /// SIGTERM or SIGINT). Returns the app after its backends stopped, and what to tell.
 pub(super) async fn run(
     mut app: App,

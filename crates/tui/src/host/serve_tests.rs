@@ -160,4 +160,18 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
     };
     assert_eq!(answered, shows.id);
     assert!(commands.try_recv().is_err(), "one answer");
+    // A key that goes to no gate passes however stale its frame: Ctrl-D on the card asks
+    // to quit (one gate still waits), and the question's Esc closes it.
+    let stale = seq(&host, 2);
+    host.on_client(&mut app, 2, key('g', stale));
+    let ctrl_d = ClientMsg::Key {
+        key: KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL),
+        seen: stale - 1,
+    };
+    host.on_client(&mut app, 2, ctrl_d);
+    assert!(notice(&host, 2).is_none(), "{:?}", notice(&host, 2));
+    assert_eq!(
+        app.state.overlay,
+        Some(switchboard_core::state::Overlay::ConfirmQuit)
+    );
 }
