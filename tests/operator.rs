@@ -125,6 +125,83 @@ fn is_answer(e: &Effect) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 0. The keys a host lets through its one-answer guard.
+
+/// `leaves_gates_alone` mirrors `on_key`'s order for the host (docs/host.md): every key it
+/// lets through whatever changed must reach no gate. Checked against the reducer itself, on a
+/// card and on a card with its deny editor open, for every key a terminal sends: none answers
+/// the gate, and the keys meant for a card (`y`, Enter, typed text in an editor) are judged.
+#[test]
+fn keys_the_host_lets_through_never_answer_a_card() {
+    use switchboard::core::input::KeyEvent;
+    use switchboard::core::update::leaves_gates_alone;
+    let mut keys: Vec<KeyEvent> = (' '..='~')
+        .map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+        .collect();
+    keys.extend(
+        ('a'..='z')
+            .chain(['\\', '4'])
+            .map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
+    );
+    for code in [
+        KeyCode::Tab,
+        KeyCode::BackTab,
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::Backspace,
+    ] {
+        keys.push(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+    let card = || {
+        let sc = bash_gate();
+        assert_eq!(sc.s.focus, Focus::Gate);
+        sc
+    };
+    let editor = || {
+        let mut sc = card();
+        sc.keys("n");
+        assert_eq!(sc.s.pending_total(), 1, "`n` opens the deny message");
+        sc
+    };
+    for (what, scene) in [
+        ("a card", &card as &dyn Fn() -> Scene),
+        ("a deny editor", &editor),
+    ] {
+        let mut passed = Vec::new();
+        for &key in &keys {
+            let mut sc = scene();
+            if !leaves_gates_alone(&sc.s, key) {
+                continue;
+            }
+            passed.push(key.code);
+            let fx = sc.msg(switchboard::core::Msg::Key(key));
+            let answered = fx
+                .iter()
+                .any(|e| matches!(e, Effect::Send(_, Command::Answer { .. })));
+            assert!(
+                !answered && sc.s.pending_total() == 1,
+                "{key:?} on {what} passes the host's guard but answered the gate: {fx:?}"
+            );
+        }
+        // Not vacuous: the global chords pass, the card's own keys are judged.
+        assert!(passed.contains(&KeyCode::Char('d')), "{what}: {passed:?}");
+        let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+        let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
+        let sc = scene();
+        assert!(!leaves_gates_alone(&sc.s, y), "{what}: y is judged");
+        assert!(!leaves_gates_alone(&sc.s, enter), "{what}: Enter is judged");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // 1. Snapshots of the new views.
 
 #[test]
