@@ -455,6 +455,10 @@ fn attach_first_frame(n: usize) -> (f64, usize) {
     let _ = update(&mut state, Msg::Resize(160, 45));
     switchboard::ui::draw(&mut term, &mut state, &theme).unwrap();
     let t = Instant::now();
+    // As the host attaches a client: a view of its own swapped into the state (the one there
+    // parked), then its first frame at its size.
+    let mut parked = switchboard::core::state::ClientView::starting_from(&state);
+    state.swap_view(&mut parked);
     let bytes = switchboard::host::client::first_frame(&mut state, &theme, (200, 50));
     let ms = t.elapsed().as_secs_f64() * 1e3;
     assert!(!bytes.is_empty());

@@ -207,6 +207,24 @@ pub fn one_line(s: &str, max: usize) -> String {
     truncate(first, max)
 }
 
+/// The largest character boundary of `s` at or before byte `i` (`str::floor_char_boundary`
+/// is newer than our minimum Rust).
+pub fn floor_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    (0..=i).rev().find(|&b| s.is_char_boundary(b)).unwrap_or(0)
+}
+
+/// Cut `s` to at most `max` bytes at a character boundary; whether anything was cut.
+pub fn cut_bytes(s: &mut String, max: usize) -> bool {
+    if s.len() <= max {
+        return false;
+    }
+    s.truncate(floor_boundary(s, max));
+    true
+}
+
 /// Cut `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -284,6 +302,21 @@ pub fn human_duration(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuts_land_on_character_boundaries() {
+        let s = "aé€😀";
+        assert_eq!(
+            (0..=12).map(|i| floor_boundary(s, i)).collect::<Vec<_>>(),
+            vec![0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10, 10]
+        );
+        let mut t = s.to_string();
+        assert!(!cut_bytes(&mut t, 10));
+        assert!(cut_bytes(&mut t, 5));
+        assert_eq!(t, "aé");
+        assert!(cut_bytes(&mut t, 0));
+        assert_eq!(t, "");
+    }
 
     #[test]
     fn sanitize_strips_colours_and_shows_every_other_control() {

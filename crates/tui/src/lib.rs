@@ -6,3 +6,6 @@
 pub mod app;
 pub mod host;
 pub mod ui;
+
+#[cfg(test)]
+mod test_gates;

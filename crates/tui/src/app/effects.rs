@@ -200,17 +200,10 @@ mod notify_tests {
     #[test]
     fn the_notification_message_carries_no_control_character() {
         let mut s = State::new(switchboard_core::BackendKind::Claude, "agent", 0);
-        let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
-            "input":{"command":"ls \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{202e}x\u{0}"}});
-        s.gates.push_back(switchboard_core::gate::Gate {
-            id: "g".into(),
-            node_key: "root".into(),
-            asked_by: None,
-            kind: switchboard_claude::gates::permission(&req),
-            opened_ms: 0,
-            default_reply: String::new(),
-            reply_definition: "",
-        });
+        s.gates.push_back(crate::test_gates::bash_permission(
+            "g",
+            "ls \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{202e}x\u{0}",
+        ));
         let m = notify_message(&s);
         assert!(!m.chars().any(switchboard_core::text::is_hostile), "{m:?}");
         assert!(m.contains("ls ^[]52;c;cGF5bG9hZA==^G<U+202E>x^@"), "{m}");

@@ -526,17 +526,8 @@ mod spawner_tests {
                         )
                         .await
                         .expect("the workspace opens it");
-                    let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
-                        "input":{"command":format!("echo {name}")}});
-                    let gate = switchboard_core::gate::Gate {
-                        id: "held-0".into(),
-                        node_key: "root".into(),
-                        asked_by: None,
-                        kind: switchboard_claude::gates::permission(&req),
-                        opened_ms: 0,
-                        default_reply: String::new(),
-                        reply_definition: "",
-                    };
+                    let gate =
+                        crate::test_gates::bash_permission("held-0", &format!("echo {name}"));
                     let _ = link
                         .events
                         .send(Stamped {

@@ -73,20 +73,9 @@ pub async fn connect(dir: &Path, name: &str, want: Want) -> Result<(UnixStream, 
 const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The longest paste sent to the host (its frames from a client are bounded): a longer one is
-/// cut, and says so, rather than the host letting this client go.
-// (JSON escapes a control character in six bytes.)
-const PASTE_MAX: usize = wire::MAX_FROM_CLIENT / 8;
-
-fn bounded_paste(mut text: String) -> String {
-    if text.len() > PASTE_MAX {
-        let mut end = PASTE_MAX;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
-}
+/// cut, and the host tells the user, rather than letting this client go. (JSON escapes a
+/// control character in six bytes.)
+pub const PASTE_MAX: usize = wire::MAX_FROM_CLIENT / 8;
 
 /// Attach this terminal to host `name` until detached or the host lets it go.
 pub async fn attach(dir: &Path, name: &str) -> Result<Ended, String> {
@@ -136,7 +125,10 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                 let m = match msg {
                     Some(Msg::Key(key)) => ClientMsg::Key { key, seen },
                     Some(Msg::Mouse(mouse)) => ClientMsg::Mouse { mouse, seen },
-                    Some(Msg::Paste(text)) => ClientMsg::Paste { text: bounded_paste(text), seen },
+                    Some(Msg::Paste(mut text)) => {
+                        let cut = switchboard_core::text::cut_bytes(&mut text, PASTE_MAX);
+                        ClientMsg::Paste { text, seen, cut }
+                    }
                     Some(Msg::Resize(cols, rows)) => ClientMsg::Resize { cols, rows },
                     _ => continue,
                 };

@@ -78,7 +78,7 @@ fn lock_path(dir: &Path, name: &str) -> PathBuf {
 /// The lock of a running host: held for its lifetime.
 #[derive(Debug)]
 pub struct HostLock {
-    _file: File,
+    file: File,
 }
 
 /// The inode of `path` itself (not followed), if it is there.
@@ -167,7 +167,7 @@ impl Placed {
     }
 
     fn lock_inode(&self) -> Option<(u64, u64)> {
-        self.lock._file.metadata().ok().map(|m| (m.dev(), m.ino()))
+        self.lock.file.metadata().ok().map(|m| (m.dev(), m.ino()))
     }
 
     /// Remove the socket this host bound (if it is still that one), its lock still held.
@@ -193,7 +193,7 @@ pub fn lock(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
     // SAFETY: flock on a descriptor we own.
     let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if r == 0 {
-        Ok(Some(HostLock { _file: file }))
+        Ok(Some(HostLock { file }))
     } else {
         let e = io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EWOULDBLOCK) {

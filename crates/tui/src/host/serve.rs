@@ -135,7 +135,7 @@ impl Host {
         let Some(k) = self.clients.iter().position(|c| c.id == id) else {
             return;
         };
-        let (msg, seen) = match m {
+        let (msg, seen, cut) = match m {
             ClientMsg::Resize { cols, rows } => {
                 self.clients[k].resized((cols, rows));
                 self.frames.input();
@@ -147,9 +147,9 @@ impl Host {
                 self.frames.input();
                 return;
             }
-            ClientMsg::Key { key, seen } => (Msg::Key(key), seen),
-            ClientMsg::Mouse { mouse, seen } => (Msg::Mouse(mouse), seen),
-            ClientMsg::Paste { text, seen } => (Msg::Paste(text), seen),
+            ClientMsg::Key { key, seen } => (Msg::Key(key), seen, false),
+            ClientMsg::Mouse { mouse, seen } => (Msg::Mouse(mouse), seen, false),
+            ClientMsg::Paste { text, seen, cut } => (Msg::Paste(text), seen, cut),
         };
         self.make_resident(app, k);
         self.last_active = Some(id);
@@ -175,8 +175,8 @@ impl Host {
             .as_ref()
             .is_none_or(|s| s.others != card_acts - c.own_acts);
         // Keys that would go to no gate even on a card (quit, detach, help, Tab, the quit
-        // question's `y`) pass whatever changed. A click may pick a choice, a paste fills the card's editor;
-        // scrolling acts on no gate.
+        // question's `y`) pass whatever changed. A click may pick a choice, a paste fills the
+        // card's editor; scrolling acts on no gate.
         let acts = match &msg {
             Msg::Key(key) => !switchboard_core::update::leaves_gates_alone(&app.state, *key),
             Msg::Mouse(m) => matches!(m.kind, MouseEventKind::Down(_)),
@@ -215,6 +215,12 @@ impl Host {
             self.card_acts += 1;
             c.own_acts += 1;
         }
+        if cut {
+            c.notice = Some(format!(
+                "your paste was longer than {} KiB: only its first {0} KiB went in",
+                super::attach::PASTE_MAX >> 10
+            ));
+        }
         for g in std::mem::take(&mut app.answered) {
             if self.answered_by.len() == ANSWERS_KEPT {
                 self.answered_by.pop_front();
@@ -230,12 +236,7 @@ impl Host {
             }
         }
         for mut text in std::mem::take(&mut app.pages) {
-            if text.len() > PAGE_MAX {
-                let mut end = PAGE_MAX;
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                text.truncate(end);
+            if switchboard_core::text::cut_bytes(&mut text, PAGE_MAX) {
                 text.push_str("\n[switchboard: cut here, the page is longer than 8 MiB]\n");
             }
             c.paging = true;
@@ -379,8 +380,8 @@ fn cards(app: &App) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Run `app` as the host `placed` says, on `listener`, until it is stopped (`stop`, a client's quit,
-/// SIGTERM or SIGINT). Returns the app after its backends stopped, and what to tell.
+/// Run `app` as the host `placed` says, on `listener`, until it is stopped (`stop`, a
+/// client's quit, SIGTERM or SIGINT). Returns the app after its backends stopped, and what to tell.
 pub(super) async fn run(
     mut app: App,
     mut placed: super::place::Placed,

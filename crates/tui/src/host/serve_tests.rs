@@ -39,17 +39,7 @@ impl Backend for Quiet {
 }
 
 fn open_gate(app: &mut App, id: &str) {
-    let req = serde_json::json!({"subtype":"can_use_tool","tool_name":"Bash",
-        "input":{"command":format!("echo {id}")}});
-    let gate = switchboard_core::gate::Gate {
-        id: id.into(),
-        node_key: "root".into(),
-        asked_by: None,
-        kind: switchboard_claude::gates::permission(&req),
-        opened_ms: 0,
-        default_reply: String::new(),
-        reply_definition: "",
-    };
+    let gate = crate::test_gates::bash_permission(id, &format!("echo {id}"));
     app.apply(Msg::Backend {
         session: SessionId::FIRST,
         at_ms: 0,
@@ -174,4 +164,25 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
         app.state.overlay,
         Some(switchboard_core::state::Overlay::ConfirmQuit)
     );
+}
+
+/// A paste the client cut to fit a frame goes in as cut, and its client is told.
+#[tokio::test]
+async fn a_paste_cut_by_the_client_says_so() {
+    let (sent, _commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
+    let mut host = Host::new("t", &app.state);
+    let (events, mut rx) = mpsc::channel(16);
+    let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
+    host.draw(&mut app);
+    let paste = |cut| ClientMsg::Paste {
+        text: "ls".into(),
+        seen: 1,
+        cut,
+    };
+    host.on_client(&mut app, 1, paste(false));
+    assert!(notice(&host, 1).is_none());
+    host.on_client(&mut app, 1, paste(true));
+    let n = notice(&host, 1).expect("told");
+    assert!(n.contains("only its first 128 KiB"), "{n}");
 }

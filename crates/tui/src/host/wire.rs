@@ -66,6 +66,9 @@ pub enum ClientMsg {
         text: String,
         #[serde(default)]
         seen: u64,
+        /// The client cut it to fit a frame (`attach::PASTE_MAX`): the host says so.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
     },
     Resize {
         cols: u16,

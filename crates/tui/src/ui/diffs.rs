@@ -194,8 +194,8 @@ fn pieces(
         emphasized(&mut out, text, 0, ranges, style, word);
         return out;
     }
-    let head_end = boundary_at_or_before(text, HEAD);
-    let tail_start = boundary_at_or_before(text, text.len() - TAIL);
+    let head_end = switchboard_core::text::floor_boundary(text, HEAD);
+    let tail_start = switchboard_core::text::floor_boundary(text, text.len() - TAIL);
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
     // Counting chars reads the hidden middle: done only when there are words to place.
     let tail_at = if ranges.is_empty() {
@@ -214,14 +214,6 @@ fn pieces(
     ));
     emphasized(&mut out, tail, tail_at, ranges, style, word);
     out
-}
-
-/// The largest char boundary of `s` at or before byte `i`.
-fn boundary_at_or_before(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Push `part` (whose first char is char `at` of its line) as runs in `word` style where
