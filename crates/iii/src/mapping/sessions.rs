@@ -212,7 +212,19 @@ impl Mapper {
         s.title = t.clone();
         let root = s.root.clone();
         if root == id {
-            out.info(&root, "title", Some(t));
+            // The root node's name is the session's name: a root opened before its title was
+            // known (a held call or a child listed first) takes the title when it comes.
+            out.info(&root, "title", Some(t.clone()));
+            out.ev(
+                &root,
+                BackendEvent::NodeUpdate {
+                    key: node_key(&root, id),
+                    patch: NodePatch {
+                        name: Some(t),
+                        ..NodePatch::default()
+                    },
+                },
+            );
         } else {
             out.ev(
                 &root,

@@ -295,6 +295,47 @@ fn a_re_read_sends_only_the_entries_that_changed_while_offline() {
     );
 }
 
+/// A root first seen through a held call (no title in the record) is named by its id; the
+/// listing's title, when it comes, renames its node: the session's name in the tree. CI saw the
+/// demo engine's `s-parser` keep its id for a name when the held calls were read first.
+#[test]
+fn a_root_opened_before_its_title_takes_the_title_when_listed() {
+    let mut m = online();
+    let out = m.on_event(
+        "approval::pending-created",
+        &json!({"session_id": "s7", "turn_id": "t", "function_call_id": "c1",
+            "function_id": "shell::exec", "pending_at": 1, "arguments_excerpt": {"command": "ls"}}),
+        2,
+    );
+    assert_eq!(out.roots.len(), 1);
+    assert_eq!(out.roots[0].title, "s7");
+    let out = m.on_result(
+        "session::list",
+        &json!({"order": "updated_desc", "limit": PAGE}),
+        &json!({"sessions": [{"session_id": "s7", "title": "Refactor the parser"}]}),
+        3,
+    );
+    assert!(
+        out.events.iter().any(|(r, e)| r == "s7"
+            && matches!(e, BackendEvent::NodeUpdate { key, patch }
+                if key == ROOT_KEY && patch.name.as_deref() == Some("Refactor the parser"))),
+        "{out:?}"
+    );
+    // The same title again renames nothing.
+    let again = m.on_result(
+        "session::list",
+        &json!({"order": "updated_desc", "limit": PAGE}),
+        &json!({"sessions": [{"session_id": "s7", "title": "Refactor the parser"}]}),
+        4,
+    );
+    assert!(
+        !again
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, BackendEvent::NodeUpdate { key, .. } if key == ROOT_KEY))
+    );
+}
+
 #[test]
 fn an_orphan_waits_for_its_parent() {
     let mut m = online();
