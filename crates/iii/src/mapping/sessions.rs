@@ -212,31 +212,20 @@ impl Mapper {
         s.title = t.clone();
         let root = s.root.clone();
         if root == id {
-            // The root node's name is the session's name: a root opened before its title was
-            // known (a held call or a child listed first) takes the title when it comes.
             out.info(&root, "title", Some(t.clone()));
-            out.ev(
-                &root,
-                BackendEvent::NodeUpdate {
-                    key: node_key(&root, id),
-                    patch: NodePatch {
-                        name: Some(t),
-                        ..NodePatch::default()
-                    },
-                },
-            );
-        } else {
-            out.ev(
-                &root,
-                BackendEvent::NodeUpdate {
-                    key: node_key(&root, id),
-                    patch: NodePatch {
-                        name: Some(t),
-                        ..NodePatch::default()
-                    },
-                },
-            );
         }
+        // A node's name; a root's is the session's name in the tree, so a root opened before
+        // its title was known (a held call or a child listed first) takes it when it comes.
+        out.ev(
+            &root,
+            BackendEvent::NodeUpdate {
+                key: node_key(&root, id),
+                patch: NodePatch {
+                    name: Some(t),
+                    ..NodePatch::default()
+                },
+            },
+        );
     }
 
     /// `session::list`/`status-changed` words (`idle|working|done|error`) on a child node;
