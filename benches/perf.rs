@@ -12,13 +12,15 @@
 //! Arguments after `--`: `--stream FILE` reads the stream from FILE instead of generating it;
 //! `--write-stream FILE --lines N` writes N generated lines and exits; `--replay-pass FILE`
 //! is the child that replays FILE to its last frame (for its peak memory); `--write-recording
-//! FILE [--backend claude|acp] [--lines N]` writes a realistic recording as the recorder does; `--idle-secs S` (default 30); `--ingest-only` stops
+//! FILE [--backend claude|acp|gateway|iii] [--lines N]` writes a realistic recording as the recorder does; `--kinds acp,iii` compares only those recordings with Node; `--idle-secs S` (default 30); `--ingest-only` stops
 //! after the ingest figures (for profiling); `--node-only` after the comparisons with Node; `--by-kind` shows where ingest time goes per line
 //! kind; `--keys-only` measures only the key latencies, `--replay-only` only replay seeking,
 //! `--frames-only` only the frame times.
 
 #[path = "support/checks.rs"]
 mod checks;
+#[path = "support/gen_remote.rs"]
+mod gen_remote;
 #[path = "support/gen.rs"]
 mod generator;
 #[path = "support/node_side.rs"]
@@ -591,6 +593,18 @@ fn key_latency(rate: Option<f64>, secs: f64, preload: usize) -> Vec<f64> {
 // ---------------------------------------------------------------------------------------
 // Node side by side (issue 25).
 
+/// The recordings replayed side by side with Node, each with its target of Node's parse time
+/// over ours: ACP's recordings carry permission gates and fs and terminal requests and our
+/// replies to them (issue 38).
+const REPLAY_KINDS: [&str; 4] = ["claude", "acp", "gateway", "iii"];
+
+fn replay_target(backend: &str) -> f64 {
+    match backend {
+        "acp" => 3.0,
+        _ => 2.0,
+    }
+}
+
 /// Node's JSON.parse per line against live decode+map+reduce; a replay of a realistic
 /// recording of each backend to its last frame against Node's parse of the same file, and the
 /// replay's peak memory against the file's size. Node missing fails under `CI=true`.
@@ -632,7 +646,15 @@ fn node_checks(
     }
     // A million frames, as a day-long session records (issue 25's acceptance).
     let frames = if full { 1_000_000 } else { 3_000 };
-    for backend in ["claude", "acp"] {
+    // `--kinds acp,iii` measures only those (for iterating on one).
+    let kinds: Vec<String> = std::env::args()
+        .skip_while(|a| a != "--kinds")
+        .nth(1)
+        .map_or_else(
+            || REPLAY_KINDS.iter().map(|k| k.to_string()).collect(),
+            |l| l.split(',').map(str::to_string).collect(),
+        );
+    for backend in kinds.iter().map(String::as_str) {
         let file = node_side::scratch(&format!("{backend}.jsonl"));
         node_side::write_recording(&file, backend, frames);
         let size = std::fs::metadata(&file).map_or(0, |m| m.len());
@@ -670,7 +692,7 @@ fn node_checks(
             format!("replay ({backend}): Node parse / launch to last frame"),
             node.seconds / secs,
             "x",
-            2.0,
+            replay_target(backend),
         ));
         checks.push(Check::at_most(
             format!("replay ({backend}): peak RSS / file size"),

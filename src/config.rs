@@ -48,9 +48,10 @@ pub struct Config {
     /// Defaults for `switchboard claude`.
     #[serde(default)]
     pub claude: ClaudeDefaults,
-    /// Key overrides: action name → key (e.g. `allow_once = "Y"`).
+    /// `[keys]`: key overrides (action name → key, e.g. `allow_once = "Y"`) and the settle
+    /// time.
     #[serde(default)]
-    pub keys: std::collections::BTreeMap<String, String>,
+    pub keys: KeysTable,
     /// `[[session]]` profiles for `switchboard up`, kept as raw tables here: one bad profile
     /// must not hide the others' problems, so `crate::workspace::profile` checks them key by
     /// key and reports every problem with its line.
@@ -59,6 +60,34 @@ pub struct Config {
     /// `[gateway]`: what commands run for a remote agent get, and the owner's extra tools.
     #[serde(default)]
     pub gateway: GatewayDefaults,
+    /// `[hooks]`: sessions started in their own terminals (`switchboard hooks install`).
+    #[serde(default)]
+    pub hooks: HooksDefaults,
+}
+
+/// `[keys]`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct KeysTable {
+    /// Milliseconds a card, as it is now, must have been on a terminal's screen before its
+    /// answer keys act (default 300; 0 turns it off): a key typed for the card that stood
+    /// there a moment before does nothing but say so.
+    pub settle_ms: Option<u64>,
+    /// Every other key: an action name and the key it moves to (a key that is not a string
+    /// is an error; an unknown action is one `keymap::build` reports).
+    #[serde(flatten)]
+    pub actions: std::collections::BTreeMap<String, String>,
+}
+
+/// `[hooks]`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HooksDefaults {
+    /// The host hook events go to when several are running (with one, it needs no name).
+    pub host: Option<String>,
+    /// Directories transcripts may also be read from, besides Claude's (`~/.claude/projects`)
+    /// and Codex's (`$CODEX_HOME/sessions`).
+    #[serde(default)]
+    pub transcript_dirs: Vec<PathBuf>,
 }
 
 /// `[gateway]`.

@@ -23,13 +23,3 @@ pub mod schema;
 pub use switchboard_acp::schema as schema_acp;
 pub mod screenshots;
 pub mod workspace;
-
-/// Reducer tests that drive the core with the backends' real mappings.
-#[cfg(test)]
-mod reducer_tests;
-
-/// The benches' realistic stream generator, for the unit tests that compare fast paths with
-/// general ones (one copy in the test build).
-#[cfg(test)]
-#[path = "../benches/support/gen.rs"]
-pub(crate) mod test_gen;

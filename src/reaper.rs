@@ -51,6 +51,9 @@ impl Drop for Guard {
         if self.active {
             end_descendants(GRACE);
         }
+        // The agents' cgroups, empty now (each agent's stop removes its own; one whose last
+        // process was still going then is removed here).
+        switchboard_backend::cgroup::sweep_ours();
     }
 }
 

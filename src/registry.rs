@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::backend::{acp, claude, gateway, iii};
+use crate::backend::{acp, adopt, claude, gateway, iii};
 use crate::core::BackendKind;
 use crate::core::state::ReplyCheck;
 use crate::record::Dir;
@@ -20,6 +20,7 @@ pub fn reply_check(kind: BackendKind) -> ReplyCheck {
         BackendKind::Acp => acp::session::reply_check,
         BackendKind::Iii => iii::session::reply_check,
         BackendKind::Gateway => gateway::session::reply_check,
+        BackendKind::Adopted => adopt::source::reply_check,
     }
 }
 
@@ -31,6 +32,7 @@ pub fn replay_mapper(kind: BackendKind) -> Box<dyn ReplayMapper> {
         BackendKind::Acp => Box::new(acp::mapping::Mapper::replaying(None)),
         BackendKind::Iii => Box::<iii::replay::Replay>::default(),
         BackendKind::Gateway => Box::<gateway::replay::Replay>::default(),
+        BackendKind::Adopted => Box::<adopt::replay::Replay>::default(),
     }
 }
 
@@ -43,6 +45,7 @@ pub fn rules(kind: BackendKind) -> Box<dyn Rules> {
         BackendKind::Gateway => Box::new(crate::record::check::Whole::new(
             gateway::recording::validate,
         )),
+        BackendKind::Adopted => Box::new(adopt::validate::Check::new()),
     }
 }
 
@@ -55,6 +58,19 @@ pub fn frame_verdict(kind: BackendKind, dir: Dir, text: &str, parsed: Option<&Va
         }
         (_, Dir::Err | Dir::Note, None) => "not JSON".into(),
         (BackendKind::Acp, _, _) => acp::validate::verdict(dir, text),
+        (BackendKind::Adopted, Dir::In, _) => match adopt::recorded::parse_in(text) {
+            adopt::recorded::In::Event => match adopt::event::parse(text.as_bytes()) {
+                Ok(e) => format!("valid (hook event {})", e.name_text),
+                Err(e) => format!("INVALID: {e}"),
+            },
+            adopt::recorded::In::Broken(why) => format!("INVALID: {why}"),
+            _ => "valid (switchboard's own line: the session, a transcript line)".into(),
+        },
+        (BackendKind::Adopted, Dir::Out, _) => match adopt::recorded::parse_out(text) {
+            Some(a) if a.stdout.is_some() => format!("valid (the hook of {} printed this)", a.gate),
+            Some(a) => format!("valid (the hook of {} printed nothing)", a.gate),
+            None => "INVALID: not a gate's answer".into(),
+        },
         (BackendKind::Iii, _, _) => match iii::codec::decode(text) {
             Ok(m) => format!("valid (iii frame: {})", m.kind()),
             Err(e) => format!("INVALID: {e}"),

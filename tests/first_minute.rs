@@ -3,16 +3,17 @@
 //! gate and `y` answers it (or an answer is typed and Enter sends it), and what the effect did
 //! is on screen. No other key comes first.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/peer.rs"]
+mod peer;
 #[path = "support/pty.rs"]
 mod pty;
 
+use peer::Peer;
 use pty::{STEP, Tui};
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
@@ -23,54 +24,14 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
-/// A peer command (`demo-gateway`, `demo-engine`) and the first lines it prints.
-struct Peer(Child);
-
-impl Peer {
-    fn start(args: &[&str], lines: usize) -> (Peer, Vec<String>) {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let mut read = std::io::BufReader::new(out).lines();
-        let first: Vec<String> = (0..lines).filter_map(|_| read.next()?.ok()).collect();
-        // Keep draining, so the peer never blocks on a full pipe.
-        std::thread::spawn(move || for _ in read {});
-        (Peer(child), first)
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The remote agent's first calls: a write, a command, a question; each answered by `g`
 /// then `y` (the question by typing), and each effect's result on screen.
 #[test]
 fn gateway_first_minute() {
     for size in SIZES {
         let base = scratch(&format!("gw-{}", size.0));
-        let (_host, lines) = Peer::start(&["demo-gateway", "--port", "0"], 5);
-        let token = lines
-            .iter()
-            .find_map(|l| {
-                l.trim()
-                    .strip_prefix("export SWITCHBOARD_DEMO_GATEWAY_TOKEN=")
-            })
-            .expect("the token line")
-            .to_string();
-        let run = lines
-            .iter()
-            .find(|l| l.trim().starts_with("switchboard gateway"))
-            .expect("the command line");
-        let argv = shlex::split(run.trim()).unwrap();
-        let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        let (_host, token, argv) = Peer::gateway();
+        let args: Vec<&str> = argv.iter().map(String::as_str).collect();
         let mut tui = Tui::spawn(
             &args,
             &[("SWITCHBOARD_DEMO_GATEWAY_TOKEN", &token)],
@@ -103,12 +64,7 @@ fn gateway_first_minute() {
 fn iii_first_minute() {
     for size in SIZES {
         let base = scratch(&format!("iii-{}", size.0));
-        let (_engine, lines) = Peer::start(&["demo-engine", "--port", "0"], 1);
-        let url = lines[0]
-            .split_whitespace()
-            .find(|w| w.starts_with("ws://"))
-            .expect("the engine's URL")
-            .to_string();
+        let (_engine, url) = Peer::engine();
         let mut tui = Tui::spawn(&["iii", "--engine", &url], &[], &base, size);
         let s = tui.wait(&["2 waiting", "g opens the oldest"]);
         assert!(s.contains("takes no prompt"), "{s}");

@@ -188,10 +188,15 @@ fn demo_host_served(via_up: bool) {
             screen()
         );
     }
+    // Each card's keys act once it has been on screen for the settle time (300 ms).
+    let settle = || std::thread::sleep(Duration::from_millis(400));
+    settle();
     writer.write_all(b"y").unwrap();
     wait("ls -la && wc -l README.md");
+    settle();
     writer.write_all(b"y").unwrap();
     wait("Shall I also add a CHANGELOG.md?");
+    settle();
     writer.write_all(b"\r").unwrap();
     wait("your answer");
     writer.write_all(b"not yet\r").unwrap();

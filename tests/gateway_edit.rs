@@ -89,10 +89,11 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!base.join("proj/ORIGINAL-COMMAND-RAN").exists());
-    let screen = h.screen();
+    // The audit row names the edit that ran, and beside it what the agent asked (issue 38).
     assert!(
-        screen.contains("touch EDITED-SAFE-COMMAND"),
-        "the audit row quotes what ran\n{screen}"
+        audits(h.state()).iter().any(|a| a == EDIT_ROW),
+        "the audit row quotes what ran: {:?}",
+        audits(h.state())
     );
 
     // A write: its content rewritten before it runs.
@@ -115,6 +116,41 @@ async fn an_edited_exec_and_an_edited_write_run_as_edited() {
         "from the owner"
     );
     h.quit().await;
+
+    // The same in replay and in export.
+    let rec = base.join("data/recording.jsonl");
+    let loaded = switchboard::replay::load::load(&rec, None).unwrap();
+    let replayed = switchboard::replay::feed::Feeder::until(&loaded, loaded.frames.len());
+    assert!(
+        audits(&replayed.state)
+            .iter()
+            .any(|a| a.starts_with(EDIT_ROW)),
+        "the replayed row: {:?}",
+        audits(&replayed.state)
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["export", &rec.display().to_string(), "--markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains(EDIT_ROW), "the export:\n{md}");
+}
+
+/// The exec's audit row: the edit that ran, and what was asked.
+const EDIT_ROW: &str = "allowed with an edit: workspace_exec `touch EDITED-SAFE-COMMAND` \
+                        (asked: `touch ORIGINAL-COMMAND-RAN`)";
+
+/// Every audit row of every node of every session.
+fn audits(s: &switchboard::core::State) -> Vec<String> {
+    s.sessions
+        .iter()
+        .flat_map(|se| se.tree.nodes.iter())
+        .flat_map(|n| n.transcript.items.iter())
+        .filter_map(|i| match &i.kind {
+            switchboard::core::transcript::ItemKind::Audit { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Issue 21 item 2 through the app: the exec card names the environment the command gets,

@@ -313,7 +313,8 @@ fn two_clients_answer_the_same_gate_once() {
     b.send(b"g");
     b.wait(&["Allow once"]);
     a.wait(&["Allow once"]);
-    // Both keys at once: no pause between them.
+    // Both keys at once, past the card's settle time: no pause between them.
+    std::thread::sleep(Duration::from_millis(400));
     a.send_now(b"y");
     b.send_now(b"y");
     // One allow, and the client whose key came second is told: each key names the frame
@@ -481,9 +482,11 @@ fn a_host_killed_outright_takes_its_agents_along() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // No longer a running host: a workspace that ended unexpectedly, with how to resume it.
     let t = Instant::now();
-    while p.ls().contains(p.name) {
-        assert!(t.elapsed() < STEP, "ls still lists it: {}", p.ls());
+    let resume = format!("`switchboard resume {}`", p.name);
+    while !p.ls().contains(&resume) || p.ls().contains("(pid ") {
+        assert!(t.elapsed() < STEP, "ls still lists it running: {}", p.ls());
         std::thread::sleep(Duration::from_millis(50));
     }
     let files: Vec<String> = p

@@ -290,7 +290,17 @@ fn up_names_unknown_sessions_and_needs_a_terminal_before_starting() {
     assert_eq!(s.data_files(), Vec::<PathBuf>::new());
 
     let empty = s.write("empty.toml", "bell = false\n");
+    // Under a host (the default), no profiles is an empty workspace that sessions in their own
+    // terminals join: it needs a terminal like any other.
     let o = s.run(&["up", "--config", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("the TUI needs a terminal"),
+        "{}",
+        text(&o.stderr)
+    );
+    // In this terminal alone, it has nothing to show.
+    let o = s.run(&["up", "--no-host", "--config", empty.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains("no [[session]] profiles to start"),

@@ -25,6 +25,8 @@ use fake_model::{CLAUDE_ENV_REMOVE, FakeModel, Scenario, claude_bin, claude_env,
 use portable_pty::{CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 use serde_json::Value;
 
+/// The footer's word for an answer key held for the settle time (`update::HELD`).
+const HELD: &str = "the card just changed";
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
 /// One wait for something on screen (the whole test stays well under 30 s).
@@ -180,6 +182,28 @@ impl Tui {
     }
 
     fn send(&mut self, bytes: &[u8]) {
+        // A card's answer key within its settle time is held and the footer says "the card
+        // just changed: press again": as a person does, press it again once it has settled.
+        let answer = bytes.len() == 1 && b"ynaeANRTrbd123456789\r".contains(&bytes[0]);
+        let held_before = answer && self.screen().contains(HELD);
+        self.write(bytes);
+        if !answer || held_before {
+            return;
+        }
+        for _ in 0..3 {
+            let t = Instant::now();
+            while !self.screen().contains(HELD) && t.elapsed() < Duration::from_millis(250) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if !self.screen().contains(HELD) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(350));
+            self.write(bytes);
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
         let w = self.writer.as_mut().expect("the terminal is open");
         w.write_all(bytes).expect("write to pty");
         w.flush().expect("flush pty");

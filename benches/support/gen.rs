@@ -10,9 +10,10 @@
 //! `parent_tool_use_id`); each turn ends with a `result` carrying usage. About 70% of the
 //! lines are `content_block_delta`, as in long real sessions.
 //!
-//! The ACP stream follows `fixtures/recordings/acp`: `session/prompt` out, then
-//! `session/update` notifications (thought and message chunks, tool calls and their updates,
-//! plans, sub-agent `session_info_update`s) and the prompt's `stopReason` response.
+//! The ACP session (`AcpGen`) follows claude-code-acp's traffic (`../shared/recordings/acp/`)
+//! and `fixtures/recordings/acp`: `session/prompt` out, then `session/update` notifications
+//! (thought and message chunks, tool calls and their updates, plans), permission gates, fs and
+//! terminal requests with our replies, and the prompt's `stopReason` response.
 //!
 //! Deterministic: the same seed gives the same bytes.
 
@@ -457,28 +458,84 @@ pub struct AcpLine {
     pub line: String,
 }
 
-/// An ACP agent session (after `initialize` and `session/new`), one line per `next()`.
+/// `n` lines of Rust-like source (what an agent reads and edits).
+fn code(rng: &mut Rng, n: usize) -> String {
+    const LINES: &[&str] = &[
+        "use std::time::Duration;",
+        "pub fn refresh_token(store: &mut Store, now: u64) -> Result<Token, AuthError> {",
+        "    let skew = now.saturating_sub(store.issued_at);",
+        "    if skew > MAX_SKEW_SECS {",
+        "        return Err(AuthError::ClockSkew { skew });",
+        "    }",
+        "    // Rotation uses a \"sliding\" window of one hour.",
+        "    let ttl = Duration::from_secs(3600);",
+        "    store.tokens.retain(|t| t.expires_at > now);",
+        "    Ok(Token::new(store.next_id(), now + ttl.as_secs()))",
+        "}",
+        "",
+        "#[test]",
+        "fn expired_tokens_are_dropped() {",
+        "    assert_eq!(store.len(), 0, \"ünïcode → fine\");",
+        "\tlet config = Config::load(\"config.toml\")?;",
+    ];
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(LINES[rng.range(0, LINES.len() - 1)]);
+        s.push('\n');
+    }
+    s
+}
+
+/// An ACP agent session, one line per `next()`, shaped like the real traffic of
+/// claude-code-acp (`../shared/recordings/acp/toad_*`) with switchboard's replies as its
+/// session writes them (`fixtures/recordings/acp/good.jsonl`, `wire.jsonl`): `initialize` and
+/// `session/new`, then turns of `session/prompt` out, thought chunks, sometimes a plan, tool
+/// calls, message chunks and the prompt's `stopReason`. A tool call is one of:
+/// - a read through the client: `tool_call` (kind `read`), the agent's `fs/read_text_file`
+///   and our reply with the file's text, then the `tool_call_update` that completes it with
+///   the same text;
+/// - a command: `tool_call` (kind `execute`), `session/request_permission` (allow always /
+///   allow / reject) and our recorded answer; allowed, `terminal/create`, the update that shows
+///   the terminal, `terminal/wait_for_exit`, `terminal/output` and `terminal/release`, each
+///   answered by us; rejected, the update that fails the call;
+/// - an edit: `tool_call` (kind `edit`, its diff), a permission gate and our answer; allowed,
+///   the agent reads the file and writes it (`fs/write_text_file`, a gate answered `{}`);
+/// - a read the agent does itself (its output in the update, as ACP agents without fs do).
+///
+/// The agent numbers its requests from 0 on its own, so its ids collide with ours, as on the
+/// real wire.
 pub struct AcpGen {
     rng: Rng,
     id: u64,
+    /// The agent's next request id.
+    theirs: u64,
     call: u64,
+    term: u64,
     turn: u64,
+    session: String,
     queue: VecDeque<AcpLine>,
 }
 
 impl AcpGen {
     pub fn new(seed: u64) -> AcpGen {
+        let mut rng = Rng::new(seed);
+        let session = rng.uuid();
         let mut g = AcpGen {
-            rng: Rng::new(seed),
+            rng,
             id: 2,
+            theirs: 0,
             call: 0,
+            term: 0,
             turn: 0,
+            session,
             queue: VecDeque::new(),
         };
         g.push(true, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true},"clientInfo":{"name":"switchboard","title":"switchboard","version":"0.1.0"}}}"#.into());
-        g.push(false, r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"agentInfo":{"name":"bench-agent","title":"Bench Agent","version":"1.0.0"}}}"#.into());
+        g.push(false, r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"promptCapabilities":{"image":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true}},"authMethods":[{"description":"Run `claude /login` in the terminal","name":"Log in with Claude Code","id":"claude-login"}]}}"#.into());
         g.push(true, r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#.into());
-        g.push(false, r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"},{"id":"plan","name":"Plan"}]}}}"#.into());
+        let sid = g.session.clone();
+        g.push(false, format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"sessionId":"{sid}","modes":{{"currentModeId":"default","availableModes":[{{"id":"default","name":"Always Ask","description":"Prompts for permission on first use of each tool"}},{{"id":"acceptEdits","name":"Accept Edits","description":"Automatically accepts file edit permissions for the session"}},{{"id":"plan","name":"Plan Mode","description":"Claude can analyze but not modify files or execute commands"}}]}}}}}}"#));
+        g.update(r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"compact","description":"Clear conversation history but keep a summary in context. Optional: /compact [instructions for summarization]","input":{"hint":"<optional custom summarization instructions>"}},{"name":"init","description":"Initialize a new CLAUDE.md file with codebase documentation","input":null},{"name":"review","description":"Review a pull request","input":null}]}"#.into());
         g
     }
 
@@ -487,10 +544,178 @@ impl AcpGen {
     }
 
     fn update(&mut self, u: String) {
-        self.push(
-            false,
-            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{u}}}}}"#),
+        let sid = &self.session;
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{sid}","update":{u}}}}}"#
         );
+        self.push(false, line);
+    }
+
+    /// A request of the agent's; returns its id.
+    fn ask(&mut self, method: &str, params: String) -> u64 {
+        let id = self.theirs;
+        self.theirs += 1;
+        let sid = &self.session;
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"sessionId":"{sid}",{params}}}}}"#
+        );
+        self.push(false, line);
+        id
+    }
+
+    /// Our reply to the agent's request `id`, as `codec::result` writes it.
+    fn reply(&mut self, id: u64, result: String) {
+        self.push(
+            true,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+        );
+    }
+
+    fn tool_id(&mut self) -> String {
+        self.call += 1;
+        format!("toolu_01{:06}{:016x}", self.call, self.rng.next())
+    }
+
+    /// A permission gate on tool call `tc` and our answer: whether it was allowed.
+    fn permission(&mut self, tc: &str, raw_input: &str) -> bool {
+        let id = self.ask(
+            "session/request_permission",
+            format!(r#""options":[{{"kind":"allow_always","name":"Always Allow","optionId":"allow_always"}},{{"kind":"allow_once","name":"Allow","optionId":"allow"}},{{"kind":"reject_once","name":"Reject","optionId":"reject"}}],"toolCall":{{"toolCallId":"{tc}","rawInput":{raw_input}}}"#),
+        );
+        let pick = self.rng.range(0, 9);
+        let option = match pick {
+            0 => "allow_always",
+            1 => "reject",
+            _ => "allow",
+        };
+        self.reply(
+            id,
+            format!(r#"{{"outcome":{{"outcome":"selected","optionId":"{option}"}}}}"#),
+        );
+        option != "reject"
+    }
+
+    fn rejected(&mut self, tc: &str) {
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"failed","content":[{{"type":"content","content":{{"type":"text","text":"The user doesn't want to proceed with this tool use. The tool use was rejected."}}}}]}}"#));
+    }
+
+    fn path(&mut self) -> String {
+        const FILES: &[&str] = &[
+            "src/auth.rs",
+            "src/lib.rs",
+            "src/store/session.rs",
+            "tests/rotation.rs",
+            "config.toml",
+        ];
+        format!("/w/{}", FILES[self.rng.range(0, FILES.len() - 1)])
+    }
+
+    /// A read through the client's `fs/read_text_file`.
+    fn fs_read(&mut self) {
+        let tc = self.tool_id();
+        let path = self.path();
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{{"file_path":"{path}"}},"status":"pending","title":"Read {path}","kind":"read","locations":[{{"path":"{path}","line":0}}],"content":[]}}"#));
+        let id = self.ask(
+            "fs/read_text_file",
+            format!(r#""path":"{path}","line":1,"limit":2000"#),
+        );
+        let n = self.rng.range(8, 60);
+        let text = code(&mut self.rng, n);
+        self.reply(id, format!(r#"{{"content":{}}}"#, js(&text)));
+        let shown = js(&format!("```\n{text}```"));
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{shown}}}}}]}}"#));
+    }
+
+    /// A command run in a client terminal, after its permission gate.
+    fn command(&mut self) {
+        let tc = self.tool_id();
+        let cmd = [
+            "cargo test -p auth",
+            "cargo build --release",
+            "git status --short",
+            "rg -n refresh_token src",
+        ][self.rng.range(0, 3)];
+        let raw = format!(r#"{{"command":"{cmd}","description":"Run {cmd}"}}"#);
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{raw},"status":"pending","title":"`{cmd}`","kind":"execute","content":[{{"type":"content","content":{{"type":"text","text":"Run {cmd}"}}}}]}}"#));
+        if !self.permission(&tc, &raw) {
+            return self.rejected(&tc);
+        }
+        let id = self.ask(
+            "terminal/create",
+            format!(r#""command":"{cmd}","outputByteLimit":32000"#),
+        );
+        self.term += 1;
+        let term = format!("terminal-{}", self.term);
+        self.reply(id, format!(r#"{{"terminalId":"{term}"}}"#));
+        self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"{tc}","status":"in_progress","title":"Run {cmd}","content":[{{"type":"terminal","terminalId":"{term}"}}]}}"#));
+        let code = if self.rng.chance(15) { 1 } else { 0 };
+        let id = self.ask(
+            "terminal/wait_for_exit",
+            format!(r#""terminalId":"{term}""#),
+        );
+        self.reply(id, format!(r#"{{"exitCode":{code},"signal":null}}"#));
+        let id = self.ask("terminal/output", format!(r#""terminalId":"{term}""#));
+        let mut output = String::new();
+        for k in 0..self.rng.range(3, 30) {
+            output.push_str(&format!("test store::rotation_{k} ... ok\n"));
+        }
+        output.push_str(&format!(
+            "\ntest result: ok. {} passed; 0 failed\n",
+            self.rng.range(3, 30)
+        ));
+        self.reply(
+            id,
+            format!(
+                r#"{{"output":{},"truncated":false,"exitStatus":{{"exitCode":{code},"signal":null}}}}"#,
+                js(&output)
+            ),
+        );
+        let id = self.ask("terminal/release", format!(r#""terminalId":"{term}""#));
+        self.reply(id, "{}".into());
+        self.update(format!(
+            r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"completed"}}"#
+        ));
+    }
+
+    /// An edit: its diff, the permission gate, then the agent's read and write of the file.
+    fn edit(&mut self) {
+        let tc = self.tool_id();
+        let path = self.path();
+        let n = self.rng.range(2, 8);
+        let old = code(&mut self.rng, n);
+        let new = old.replace("3600", "1800").replace("skew", "drift");
+        let (o, nw) = (js(&old), js(&new));
+        let raw = format!(r#"{{"file_path":"{path}","old_string":{o},"new_string":{nw}}}"#);
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{raw},"status":"pending","title":"Edit `{path}`","kind":"edit","content":[{{"type":"diff","path":"{path}","oldText":{o},"newText":{nw}}}],"locations":[{{"path":"{path}"}}]}}"#));
+        if !self.permission(&tc, &raw) {
+            return self.rejected(&tc);
+        }
+        let id = self.ask("fs/read_text_file", format!(r#""path":"{path}""#));
+        let n = self.rng.range(10, 50);
+        let mut file = code(&mut self.rng, n);
+        file.push_str(&old);
+        self.reply(id, format!(r#"{{"content":{}}}"#, js(&file)));
+        let written = file.replace(&old, &new);
+        let id = self.ask(
+            "fs/write_text_file",
+            format!(r#""path":"{path}","content":{}"#, js(&written)),
+        );
+        self.reply(id, "{}".into());
+        self.update(format!(
+            r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"completed"}}"#
+        ));
+    }
+
+    /// A read the agent does on its own: its output in the update.
+    fn own_read(&mut self) {
+        let tc = self.tool_id();
+        let path = self.path();
+        self.update(format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"{tc}","title":"Read {path}","kind":"read","status":"pending","locations":[{{"path":"{path}"}}],"rawInput":{{"path":"{path}"}}}}"#));
+        self.update(format!(
+            r#"{{"sessionUpdate":"tool_call_update","toolCallId":"{tc}","status":"in_progress"}}"#
+        ));
+        let body = js(&words(&mut self.rng, 40));
+        self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"{tc}","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{body}}}}}]}}"#));
     }
 
     fn turn(&mut self) {
@@ -498,9 +723,10 @@ impl AcpGen {
         self.id += 1;
         let prompt_id = self.id;
         let text = js(&words(&mut self.rng, 12));
+        let sid = self.session.clone();
         self.push(
             true,
-            format!(r#"{{"jsonrpc":"2.0","id":{prompt_id},"method":"session/prompt","params":{{"sessionId":"sess_1","prompt":[{{"type":"text","text":{text}}}]}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":{prompt_id},"method":"session/prompt","params":{{"sessionId":"{sid}","prompt":[{{"type":"text","text":{text}}}]}}}}"#),
         );
         for _ in 0..self.rng.range(5, 20) {
             let n = self.rng.range(2, 8);
@@ -511,12 +737,12 @@ impl AcpGen {
             self.update(r#"{"sessionUpdate":"plan","entries":[{"content":"Read the module","priority":"high","status":"completed"},{"content":"Fix the bug","priority":"medium","status":"in_progress"}]}"#.into());
         }
         for _ in 0..self.rng.range(1, 3) {
-            self.call += 1;
-            let c = self.call;
-            self.update(format!(r#"{{"sessionUpdate":"tool_call","toolCallId":"call_{c}","title":"Read src/lib.rs","kind":"read","status":"pending","locations":[{{"path":"/w/src/lib.rs"}}],"rawInput":{{"path":"/w/src/lib.rs"}}}}"#));
-            self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"call_{c}","status":"in_progress"}}"#));
-            let body = js(&words(&mut self.rng, 40));
-            self.update(format!(r#"{{"sessionUpdate":"tool_call_update","toolCallId":"call_{c}","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{body}}}}}]}}"#));
+            match self.rng.range(0, 9) {
+                0..=2 => self.fs_read(),
+                3..=5 => self.command(),
+                6..=7 => self.edit(),
+                _ => self.own_read(),
+            }
         }
         for _ in 0..self.rng.range(10, 60) {
             let n = self.rng.range(1, 6);

@@ -76,6 +76,16 @@ pub fn write_recording(path: &Path, backend: &str, n: usize) {
         ts
     };
     match backend {
+        "gateway" => {
+            for l in super::gen_remote::GatewayGen::new(5).take(n) {
+                record_remote(&mut r, tick(&mut rng), l);
+            }
+        }
+        "iii" => {
+            for l in super::gen_remote::IiiGen::new(5).take(n) {
+                record_remote(&mut r, tick(&mut rng), l);
+            }
+        }
         "acp" => {
             for l in AcpGen::new(5).take(n) {
                 let dir = if l.out { Dir::Out } else { Dir::In };
@@ -104,6 +114,16 @@ pub fn write_recording(path: &Path, backend: &str, n: usize) {
             }
         }
     }
+}
+
+fn record_remote(r: &mut Recorder, ts: u64, l: super::gen_remote::RecLine) {
+    use super::gen_remote::Way;
+    let dir = match l.way {
+        Way::In => Dir::In,
+        Way::Out => Dir::Out,
+        Way::Note => Dir::Note,
+    };
+    r.record_at(ts, dir, &l.line).unwrap();
 }
 
 /// The child's side: open `file`, press `End` at the first frame, work until the last frame

@@ -49,6 +49,27 @@ pub(super) fn config_check(flag: Option<PathBuf>) -> ExitCode {
             .map(|l| format!(":{l}"))
             .unwrap_or_default()
     };
+    if let Some(h) = &cfg.hooks.host
+        && let Err(e) = switchboard_tui::host::place::check_name(h)
+    {
+        println!(
+            "{}{}: hooks.host: {e}",
+            path.display(),
+            at(Some("hooks"), "host")
+        );
+        bad = true;
+    }
+    for d in &cfg.hooks.transcript_dirs {
+        if !d.is_absolute() {
+            println!(
+                "{}{}: hooks.transcript_dirs: {} is not an absolute path",
+                path.display(),
+                at(Some("hooks"), "transcript_dirs"),
+                crate::core::text::visible_line(&d.display().to_string())
+            );
+            bad = true;
+        }
+    }
     if let Some(t) = &cfg.theme
         && let Err(e) = Theme::load(t, &crate::config::themes_dir())
     {
@@ -59,17 +80,17 @@ pub(super) fn config_check(flag: Option<PathBuf>) -> ExitCode {
     // (both named, with the contexts where they meet); the whole set last, for what only the
     // set shows. Overrides are checked together: moving an action off its default frees it.
     let mut keys_bad = false;
-    for (action, key) in &cfg.keys {
+    for (action, key) in &cfg.keys.actions {
         if let Err(e) = crate::core::keymap::parse(action, key) {
             println!("{}{}: {e}", path.display(), at(Some("keys"), action));
             keys_bad = true;
         }
     }
-    for (action, e) in crate::core::bindings::collisions(&cfg.keys) {
+    for (action, e) in crate::core::bindings::collisions(&cfg.keys.actions) {
         println!("{}{}: {e}", path.display(), at(Some("keys"), &action));
         keys_bad = true;
     }
-    if !keys_bad && let Err(e) = crate::core::keymap::build(&cfg.keys) {
+    if !keys_bad && let Err(e) = crate::core::keymap::build(&cfg.keys.actions) {
         println!("{}: {e}", path.display());
         keys_bad = true;
     }

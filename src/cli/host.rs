@@ -25,6 +25,15 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Set in the host process: the name it serves under.
 static HOSTING: OnceLock<String> = OnceLock::new();
 
+/// Serve as host `name` in this process (`resume --serve`: a service manager's unit runs
+/// it, without a terminal). Checked like every host name.
+pub(super) fn serve_here(name: &str) -> Result<(), String> {
+    place::check_name(name)?;
+    HOSTING
+        .set(name.to_string())
+        .map_err(|_| "already a host".to_string())
+}
+
 /// The host name when this process is a host.
 pub fn hosting() -> Option<&'static str> {
     HOSTING.get().map(String::as_str)
@@ -61,6 +70,11 @@ pub(super) fn run_as_host(args: Vec<OsString>, run: fn(Cli) -> ExitCode) -> Exit
         say("`host` runs a workspace command given --name");
         return ExitCode::from(2);
     };
+    // The same rule as the front's: the name becomes the socket's, the lock's and the error
+    // file's paths, so `../x` or `a/b` never gets that far, however this was started.
+    if let Err(e) = place::check_name(&name) {
+        return fail(&e);
+    }
     let _ = HOSTING.set(name);
     run(cli)
 }
@@ -93,6 +107,12 @@ pub(super) fn workspace_name(config: Option<&Path>) -> String {
 
 /// The front of a hosted command (checked, with a terminal): start the host, then attach.
 pub(super) fn front(name: &str) -> ExitCode {
+    front_with(name, std::env::args_os().skip(1).collect())
+}
+
+/// `front`, the host running the command line `args` (`up` that chose to resume runs
+/// `resume NAME` there).
+pub(super) fn front_with(name: &str, args: Vec<OsString>) -> ExitCode {
     let dir = match dir_and_name(name) {
         Ok(d) => d,
         Err(e) => return fail(&e),
@@ -116,7 +136,7 @@ pub(super) fn front(name: &str) -> ExitCode {
         .and_then(|err| {
             let mut c = std::process::Command::new(std::env::current_exe()?);
             c.arg("host")
-                .args(std::env::args_os().skip(1))
+                .args(&args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(err);
@@ -212,7 +232,11 @@ fn attached(rt: &tokio::runtime::Runtime, dir: &Path, name: &str) -> ExitCode {
                     crate::core::text::neutralize(&ended.reason)
                 ));
             }
-            ExitCode::SUCCESS
+            if ended.lost {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(e) => fail(&e),
     }
@@ -246,6 +270,30 @@ pub(super) fn ls() -> ExitCode {
     if !any {
         println!(
             "no hosts running (start one with --name NAME, e.g. `switchboard demo --name demo`)"
+        );
+    }
+    // Workspaces whose host stopped without being stopped, and how to bring each back.
+    for (path, m) in crate::workspace::resume::crashed() {
+        let open = m.sessions.iter().filter(|s| s.closed_ms.is_none()).count();
+        let stopped = crate::workspace::resume::plan(&path, m.clone(), &[]).stopped_ms;
+        let (who, cmd) = match &m.name {
+            Some(n) if place::check_name(n).is_ok() => {
+                (n.clone(), format!("switchboard resume {n}"))
+            }
+            _ => (
+                "(unnamed)".to_string(),
+                format!(
+                    "switchboard resume {}",
+                    shlex::try_quote(&path.display().to_string())
+                        .map(|q| q.into_owned())
+                        .unwrap_or_else(|_| path.display().to_string())
+                ),
+            ),
+        };
+        println!(
+            "{who}  ended unexpectedly at {}: {open} session(s); `{}` brings them back",
+            crate::workspace::resume::when(stopped),
+            crate::core::text::neutralize(&cmd)
         );
     }
     ExitCode::SUCCESS

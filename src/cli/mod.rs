@@ -15,7 +15,8 @@ use crate::workspace::profile::{ProfileKind, SessionProfile};
 #[command(
     name = "switchboard",
     version,
-    about = "Supervise interactive AI-agent sessions: the session tree, the transcript and every pending gate."
+    about = "Supervise interactive AI-agent sessions: the session tree, the transcript and every pending gate.",
+    after_help = "Example:\n  switchboard demo --sessions 3"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -25,24 +26,52 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Run the real `claude` CLI under supervision (stream-json control protocol).
+    #[command(
+        after_help = "Example:\n  switchboard claude --cwd ~/src/api --prompt \"fix the flaky test\""
+    )]
     Claude(ClaudeArgs),
     /// The same TUI and Claude backend against a built-in scripted agent (no network).
+    #[command(after_help = "Example:\n  switchboard demo --sessions 3")]
     Demo(DemoArgs),
     /// Supervise any Agent Client Protocol agent (ACP v1 over stdio, with the Checkfu extension).
+    #[command(after_help = "Example:\n  switchboard acp --cwd ~/src/shop -- claude-agent-acp")]
     Acp(AcpArgs),
     /// Start the sessions of the `[[session]]` profiles in config.toml (all, or those named).
+    #[command(after_help = "Example:\n  switchboard up --session api --session review")]
     Up(UpArgs),
+    /// Bring back a workspace that ended without being stopped (a crash, a kill, a reboot):
+    /// every session resumes its own conversation by its id.
+    #[command(after_help = "Example:\n  switchboard resume demo")]
+    Resume(resume::ResumeArgs),
     /// Attach this terminal to a running host (started with --name).
+    #[command(after_help = "Example:\n  switchboard attach demo")]
     Attach {
         /// The host's name.
         name: String,
     },
     /// List the running hosts: their sessions and waiting gates.
+    #[command(after_help = "Example:\n  switchboard ls")]
     Ls,
     /// Stop a host as quitting does: every gate answered fail-closed, recordings completed.
+    #[command(after_help = "Example:\n  switchboard stop demo")]
     Stop {
         /// The host's name.
         name: String,
+    },
+    /// Sessions started in their own terminals: switchboard's hooks in Claude Code's and
+    /// Codex's settings (docs/adopt.md).
+    #[command(after_help = "Example:\n  switchboard hooks install --claude")]
+    Hooks {
+        #[command(subcommand)]
+        action: hooks::HooksCmd,
+    },
+    /// The command a CLI's hook runs (installed by `hooks install`): one event from stdin to
+    /// the running host; a permission request waits for its answer. Prints nothing and exits
+    /// 0 whenever no answer comes, so the CLI asks in its own terminal.
+    #[command(after_help = "Example:\n  switchboard hook claude < event.json")]
+    Hook {
+        /// claude or codex.
+        agent: String,
     },
     /// Internal: run the rest of the command line as a host (what --name starts).
     #[command(hide = true)]
@@ -52,13 +81,19 @@ pub enum Cmd {
     },
     /// Serve a remote agent host (ai-gateway protocol 1) the files and commands of --root,
     /// every effect behind a gate and a receipt.
+    #[command(
+        after_help = "Example:\n  switchboard gateway --url ws://127.0.0.1:8765 --workspace demo --root . --intention \"tidy the README\" --token-env SWITCHBOARD_DEMO_GATEWAY_TOKEN"
+    )]
     Gateway(GatewayArgs),
     /// A fake ai-gateway host on loopback that plays a scripted remote agent (no network).
+    #[command(after_help = "Example:\n  switchboard demo-gateway --port 8765")]
     DemoGateway(DemoGatewayArgs),
     /// Supervise the agent sessions an iii engine hosts: one workspace session per root
     /// session, held approval calls in the inbox.
+    #[command(after_help = "Example:\n  switchboard iii --engine ws://127.0.0.1:49134")]
     Iii(IiiArgs),
     /// A fake iii engine on loopback with a scripted harness world (for `switchboard iii`).
+    #[command(after_help = "Example:\n  switchboard demo-engine --port 49134")]
     DemoEngine {
         /// Loopback port to listen on (0: any free port).
         #[arg(long, default_value_t = 49134)]
@@ -72,6 +107,7 @@ pub enum Cmd {
     },
     /// Step through a recording (or a cassette, or a workspace manifest: every session's
     /// recording merged by time) in the TUI, read-only.
+    #[command(after_help = "Example:\n  switchboard replay session.jsonl --theme light")]
     Replay {
         file: PathBuf,
         /// Force the input format: recording, cassette or jsonl.
@@ -82,12 +118,14 @@ pub enum Cmd {
         theme: Option<String>,
     },
     /// Convert a cowork-harness cassette into a switchboard recording.
+    #[command(after_help = "Example:\n  switchboard import cassette.json -o session.jsonl")]
     Import {
         cassette: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Write a readable Markdown transcript of a recording.
+    #[command(after_help = "Example:\n  switchboard export session.jsonl --markdown -o session.md")]
     Export {
         file: PathBuf,
         /// Markdown output (the only format so far).
@@ -98,8 +136,10 @@ pub enum Cmd {
         output: Option<PathBuf>,
     },
     /// List recent recordings, newest first.
+    #[command(after_help = "Example:\n  switchboard sessions")]
     Sessions,
     /// Check recordings: schemas, protocol rules, decision fidelity.
+    #[command(after_help = "Example:\n  switchboard validate session.jsonl --json")]
     Validate {
         /// Recordings, cowork-harness cassettes or JSONL wire logs.
         #[arg(required = true)]
@@ -112,13 +152,27 @@ pub enum Cmd {
         json: bool,
     },
     /// Print every path switchboard uses.
+    #[command(after_help = "Example:\n  switchboard paths")]
     Paths,
     /// Configuration: `switchboard config check` validates config.toml and the rules file.
+    #[command(after_help = "Example:\n  switchboard config check")]
     Config {
         #[command(subcommand)]
         action: ConfigCmd,
     },
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Example:\n  switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of switchboard and its commands.
+    #[command(after_help = "Example:\n  switchboard man | man -l -")]
+    Man,
     /// Write SVG screenshots of the demo's main states (README pictures).
+    #[command(after_help = "Example:\n  switchboard screenshots --out screenshots")]
     Screenshots {
         /// Output directory.
         #[arg(long, default_value = "screenshots")]
@@ -130,6 +184,7 @@ pub enum Cmd {
 pub enum ConfigCmd {
     /// Parse config.toml, the rules file, the configured theme and every `[[session]]` profile;
     /// report errors with line and key.
+    #[command(after_help = "Example:\n  switchboard config check --config ./config.toml")]
     Check {
         /// Check this file instead of config.toml.
         #[arg(long, value_name = "FILE")]
@@ -328,6 +383,7 @@ impl Cmd {
             Cmd::Demo(a) => a.common.name.clone(),
             Cmd::Acp(a) => a.common.name.clone(),
             Cmd::Up(a) => up_host(a),
+            Cmd::Resume(a) => resume::host_name(a),
             Cmd::Gateway(a) => a.name.clone(),
             Cmd::Iii(a) => a.name.clone(),
             _ => None,
@@ -362,6 +418,10 @@ pub fn main() -> ExitCode {
             | Cmd::Attach { .. }
             | Cmd::Ls
             | Cmd::Stop { .. }
+            | Cmd::Hooks { .. }
+            | Cmd::Hook { .. }
+            | Cmd::Completions { .. }
+            | Cmd::Man
     );
     let _descendants = starts_processes.then(crate::reaper::Guard::start);
     if starts_processes {
@@ -392,6 +452,8 @@ fn run(cli: Cli) -> ExitCode {
             format,
             json,
         } => crate::replay::cli::validate(&files, format, json),
+        Cmd::Completions { shell } => docs::completions(shell),
+        Cmd::Man => docs::man(),
         Cmd::Paths => {
             let cfg = crate::config::load_config().unwrap_or_default();
             println!("config dir:  {}", crate::config::config_dir().display());
@@ -407,7 +469,11 @@ fn run(cli: Cli) -> ExitCode {
             action: ConfigCmd::Check { config },
         } => config_check(config),
         Cmd::Up(args) => up(args),
+        Cmd::Resume(args) => resume::resume(args),
         Cmd::Attach { name } => host::attach(&name),
+        Cmd::Hooks { action } => hooks::run(action),
+        // (`main` serves it before parsing; here only if that was bypassed.)
+        Cmd::Hook { .. } => hook::main(),
         Cmd::Ls => host::ls(),
         Cmd::Stop { name } => host::stop(&name),
         Cmd::Host { args } => host::run_as_host(args, run),
@@ -460,10 +526,19 @@ fn run(cli: Cli) -> ExitCode {
 
 mod config_cmd;
 mod demo;
+mod docs;
+mod hook;
+pub mod hooks;
 mod host;
 mod one_session;
+mod resume;
 mod run;
 
 use config_cmd::*;
 use one_session::*;
 pub use run::*;
+
+/// `switchboard hook AGENT` (see `hook`): served before the argument parser.
+pub fn hook_main() -> ExitCode {
+    hook::main()
+}

@@ -22,6 +22,7 @@ pub(super) fn launch_context(common: &Common) -> LaunchContext {
         record: !common.no_record,
         record_to: common.record.clone(),
         resume: None,
+        history_shown: false,
     }
 }
 
@@ -111,7 +112,8 @@ pub(super) fn run_gateway(args: GatewayArgs) -> ExitCode {
                 recording: args.record.clone(),
                 backend,
                 rules: crate::core::rules::Rules::default(),
-                profile: None,
+                // What `resume` starts it from again (the token by its file or variable).
+                profile: Some(gateway_profile(&args, &common)),
             };
             run_sources(vec![spec], &RunOptions::of(&common))
         }
@@ -173,4 +175,26 @@ pub(super) fn gateway_config(
         record: args.record.clone(),
         exec_env,
     })
+}
+
+/// The profile `switchboard gateway`'s flags describe, as a `[[session]]` would: kept in the
+/// manifest so `resume` connects again (the token named by its file or variable, never held).
+fn gateway_profile(args: &GatewayArgs, common: &Common) -> SessionProfile {
+    use crate::backend::gateway::session::TokenSource;
+    let mut p = profile_of(common, ProfileKind::Gateway);
+    let token = match (&args.token_file, &args.token_env) {
+        (Some(f), _) => TokenSource::File(std::path::absolute(f).unwrap_or_else(|_| f.clone())),
+        (None, Some(v)) => TokenSource::Env(v.clone()),
+        // (gateway_config refused it before.)
+        (None, None) => TokenSource::Env(String::new()),
+    };
+    p.gateway = Some(crate::workspace::profile::GatewayProfile {
+        url: args.url.clone(),
+        workspace: args.workspace.clone(),
+        root: std::path::absolute(&args.root).unwrap_or_else(|_| args.root.clone()),
+        intention: args.intention.clone(),
+        mode: args.mode.clone(),
+        token,
+    });
+    p
 }

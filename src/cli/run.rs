@@ -7,6 +7,13 @@ use super::*;
 /// start anything.
 pub(super) fn up(args: UpArgs) -> ExitCode {
     let host = super::up_host(&args);
+    // The workspace of this name ended without being stopped: ask before starting afresh.
+    if let Some(name) = &host
+        && super::host::hosting().is_none()
+        && let Some(choice) = super::resume::offer(name, &args)
+    {
+        return choice;
+    }
     let fail = |e: &str| {
         eprintln!("switchboard: {}", crate::core::text::neutralize(e));
         ExitCode::from(2)
@@ -26,9 +33,9 @@ pub(super) fn up(args: UpArgs) -> ExitCode {
             path.display()
         ));
     }
-    if checked.profiles.is_empty() {
+    if checked.profiles.is_empty() && host.is_none() {
         return fail(&format!(
-            "{}: no [[session]] profiles to start (see `switchboard config check`)",
+            "{}: no [[session]] profiles to start (see `switchboard config check`); under a              host (without --no-host) `up` opens an empty workspace that sessions in their own              terminals join through their hooks",
             path.display()
         ));
     }
@@ -62,6 +69,7 @@ pub(super) fn up(args: UpArgs) -> ExitCode {
         record: !args.no_record,
         record_to: None,
         resume: None,
+        history_shown: false,
     };
     let launcher = Launchable {
         profiles: checked.profiles.clone(),
@@ -80,9 +88,12 @@ pub(super) fn up(args: UpArgs) -> ExitCode {
             no_bell: args.no_bell,
             theme: args.theme,
             rules: Vec::new(),
-            config: Some(path),
+            // (The flag: config.toml may be missing for an empty workspace.)
+            config: args.config.clone(),
             launcher: Some(launcher),
             host,
+            record: !args.no_record,
+            resume: None,
         },
     )
 }
@@ -95,6 +106,7 @@ pub(super) struct Loaded {
     rules: crate::core::rules::Rules,
     rules_file: PathBuf,
     notify: Option<String>,
+    hooks: crate::config::HooksDefaults,
 }
 
 /// What the TUI is started with besides its sources.
@@ -110,6 +122,10 @@ pub struct RunOptions {
     pub launcher: Option<Launchable>,
     /// Run under this host (`--name`; `up` by default): this terminal attaches to it.
     pub host: Option<String>,
+    /// Record the sessions (the adopted ones too).
+    pub record: bool,
+    /// `resume`: the crashed workspace these sessions bring back.
+    pub resume: Option<super::resume::Resuming>,
 }
 
 impl RunOptions {
@@ -121,6 +137,8 @@ impl RunOptions {
             config: None,
             launcher: None,
             host: common.name.clone(),
+            record: !common.no_record,
+            resume: None,
         }
     }
 }
@@ -154,8 +172,8 @@ pub(super) fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
         }
         crate::config::load_rules(extra, &mut rules).map_err(|e| e.to_string())?;
     }
-    let keymap =
-        crate::core::keymap::build(&cfg.keys).map_err(|e| format!("{}: {e}", path.display()))?;
+    let keymap = crate::core::keymap::build(&cfg.keys.actions)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Loaded {
         keymap,
         settings: Settings {
@@ -165,11 +183,16 @@ pub(super) fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
                 .map_or(crate::core::update::cancel::DEFAULT_GRACE_MS, |s| {
                     s.saturating_mul(1000)
                 }),
+            settle_ms: cfg
+                .keys
+                .settle_ms
+                .unwrap_or(crate::core::state::DEFAULT_SETTLE_MS),
         },
         theme,
         rules,
         rules_file: rf,
         notify: cfg.notify_command.clone(),
+        hooks: cfg.hooks.clone(),
     })
 }
 
@@ -177,7 +200,8 @@ pub(super) fn load_setup(opts: &RunOptions) -> Result<Loaded, String> {
 /// the global ones for that session only). A workspace (`up`, a demo of several sessions)
 /// writes a manifest beside the recordings.
 pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
-    if specs.is_empty() {
+    // Empty is a workspace only under a host: sessions in their own terminals join it.
+    if specs.is_empty() && opts.host.is_none() {
         eprintln!("switchboard: no session to start");
         return ExitCode::from(2);
     }
@@ -189,7 +213,7 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
         }
     };
     if let Some(name) = super::host::hosting() {
-        return serve_sources(name, specs, setup, opts.launcher.clone());
+        return serve_sources(name, specs, setup, opts);
     }
     // Checked before any agent starts: without a terminal nothing could answer it.
     if let Err(e) = crate::app::term::need_terminal() {
@@ -216,7 +240,7 @@ pub fn run_sources(specs: Vec<SourceSpec>, opts: &RunOptions) -> ExitCode {
     };
     let launcher = opts.launcher.clone();
     let result = runtime.block_on(async move {
-        let app = start_workspace(specs, setup, launcher);
+        let app = start_workspace(specs, setup, launcher, None, Workspace::of(opts, None));
         app::term::run(app).await
     });
     match result {
@@ -264,14 +288,11 @@ fn left_behind(app: &App) -> Vec<String> {
 
 /// The host process (`--name`): the same workspace, served to clients instead of drawn on a
 /// terminal (`switchboard_tui::host`), until it is stopped.
-fn serve_sources(
-    name: &str,
-    specs: Vec<SourceSpec>,
-    setup: Loaded,
-    launcher: Option<Launchable>,
-) -> ExitCode {
+fn serve_sources(name: &str, specs: Vec<SourceSpec>, setup: Loaded, opts: &RunOptions) -> ExitCode {
+    let launcher = opts.launcher.clone();
     use switchboard_tui::host::{self, place};
     let _log = crate::logging::init();
+    raise_descriptor_limit();
     let dir = match place::runtime_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -305,7 +326,19 @@ fn serve_sources(
         // Listening before any agent starts: a socket that cannot be made (a path too long
         // for one) leaves no agent to stop and no gate to answer.
         let (placed, listener) = place::Placed::bind(dir, name, lock)?;
-        let app = start_workspace(specs, setup, launcher);
+        // Every host takes hook events: sessions started in their own terminals join it.
+        let adopt = crate::backend::adopt::source::Config {
+            roots: crate::backend::adopt::tail::Roots::standard(&setup.hooks.transcript_dirs),
+            record: opts.record,
+            installed: super::hooks::installed_where(),
+        };
+        let app = start_workspace(
+            specs,
+            setup,
+            launcher,
+            Some(adopt),
+            Workspace::of(opts, Some(name)),
+        );
         host::serve(app, placed, listener, left_behind).await
     });
     match result {
@@ -322,11 +355,49 @@ fn serve_sources(
     }
 }
 
+/// Every hook waiting on a card holds a connection: a host may use as many descriptors as
+/// the system lets it (the soft limit raised to the hard one), so a burst of waiting hooks
+/// does not starve its listener.
+fn raise_descriptor_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 /// What the new-session dialog can start: every profile of the config, built as `up` builds.
 #[derive(Clone, Debug)]
 pub struct Launchable {
     pub profiles: Vec<SessionProfile>,
     pub cx: LaunchContext,
+}
+
+/// What a workspace is besides its sessions: its host's name, the config it was started
+/// with, and the crashed workspace it brings back.
+pub(super) struct Workspace<'a> {
+    pub host: Option<&'a str>,
+    pub config: Option<&'a Path>,
+    /// `--rules` files added to the global rules (kept in the manifest for `resume`).
+    pub rules: &'a [PathBuf],
+    pub resume: Option<&'a super::resume::Resuming>,
+}
+
+impl<'a> Workspace<'a> {
+    fn of(opts: &'a RunOptions, host: Option<&'a str>) -> Workspace<'a> {
+        Workspace {
+            host,
+            config: opts.config.as_deref(),
+            rules: &opts.rules,
+            resume: opts.resume.as_ref(),
+        }
+    }
 }
 
 /// Open the workspace: the first source as session one, the others after it, each with its
@@ -335,29 +406,62 @@ pub(super) fn start_workspace(
     specs: Vec<SourceSpec>,
     setup: Loaded,
     launcher: Option<Launchable>,
+    adopt: Option<crate::backend::adopt::source::Config>,
+    ws: Workspace<'_>,
 ) -> App {
-    // A workspace (`up`, a demo of several sessions) ties its recordings together in a
-    // manifest; a one-session subcommand writes just its recording, as before.
-    let manifest =
-        (launcher.is_some() || specs.len() > 1) && specs.iter().any(|s| s.recording.is_some());
+    let Workspace {
+        host,
+        config,
+        rules,
+        resume,
+    } = ws;
+    // A workspace (`up`, a demo of several sessions, anything run under a host) ties its
+    // recordings together in a manifest, which is also what `resume` brings back after a
+    // crash; a one-session subcommand in a terminal writes just its recording, as before.
+    let manifest = (launcher.is_some() || specs.len() > 1 || host.is_some())
+        && (specs.iter().any(|s| s.recording.is_some())
+            || adopt.as_ref().is_some_and(|a| a.record));
+    let saved: Vec<Option<serde_json::Value>> = specs
+        .iter()
+        .map(|s| s.profile.as_ref().map(crate::workspace::saved::to_json))
+        .collect();
     let mut specs = specs.into_iter();
-    let first = specs.next().expect("checked non-empty");
-    let mut app = App::start(first.backend, setup.settings, setup.theme);
+    let mut app = match specs.next() {
+        Some(first) => {
+            let mut app = App::start(first.backend, setup.settings, setup.theme);
+            app.state.sessions[0].tree.nodes[0].name = first.name;
+            app.state.sessions[0].profile = first.profile.map(|p| p.name);
+            // Known before the backend opens it: a recording that cannot be created is still
+            // named in the exit message.
+            app.state.sessions[0].session.recording =
+                first.recording.map(|r| r.display().to_string());
+            app.state.rules = setup.rules;
+            for r in first.rules.list {
+                app.state
+                    .rules
+                    .add_scoped(r.spec, r.origin, Some(app.first_session()));
+            }
+            if let Some(adopt) = adopt {
+                app.adopt = Some(Box::new(move || adopted_sessions(adopt)));
+            }
+            app
+        }
+        None => {
+            // An empty workspace (`up` with no profiles, under a host): the adopted-sessions
+            // source is its first session.
+            let adopt = adopt.expect("an empty workspace only under a host");
+            let (name, backend, sink) = adopted_sessions(adopt);
+            let mut app = App::start(backend, setup.settings, setup.theme);
+            app.set_hook_sink(sink);
+            app.state.sessions[0].tree.nodes[0].name = name;
+            app.state.rules = setup.rules;
+            app
+        }
+    };
     app.rule_file = Some(app::RuleFile {
         append: |path, spec| crate::config::append_rule(path, spec).map_err(|e| e.to_string()),
         remove: |path, spec| crate::config::remove_rule(path, spec).map_err(|e| e.to_string()),
     });
-    app.state.sessions[0].tree.nodes[0].name = first.name;
-    app.state.sessions[0].profile = first.profile.map(|p| p.name);
-    // Known before the backend opens it: a recording that cannot be created is still named
-    // in the exit message.
-    app.state.sessions[0].session.recording = first.recording.map(|r| r.display().to_string());
-    app.state.rules = setup.rules;
-    for r in first.rules.list {
-        app.state
-            .rules
-            .add_scoped(r.spec, r.origin, Some(app.first_session()));
-    }
     app.state.keymap = setup.keymap;
     app.state.rules_file = Some(setup.rules_file.display().to_string());
     app.notify_command = setup.notify;
@@ -369,10 +473,30 @@ pub(super) fn start_workspace(
                 spec.recording.map(|r| r.display().to_string());
         }
     }
-    if manifest {
+    // Session `k` of the specs is app session `k` (the first is FIRST, the rest in order).
+    let ids: Vec<crate::core::state::SessionId> = app
+        .state
+        .sessions
+        .iter()
+        .map(|s| s.id)
+        .take(saved.len())
+        .collect();
+    for (id, p) in ids.iter().zip(saved) {
+        if let Some(p) = p {
+            app.remember_profile(*id, p);
+        }
+    }
+    if let Some(r) = resume {
+        super::resume::bring_back(&mut app, &ids, r, host, config, rules);
+    } else if manifest {
         let path = crate::paths::new_manifest_path();
         match crate::workspace::manifest::ManifestSink::create(&path, crate::record::now_ms()) {
-            Ok(w) => app.observe(Box::new(w)),
+            Ok(w) => {
+                if let Err(e) = w.describe(host, config, rules) {
+                    app.state.status_line = Some(format!("workspace manifest: {e}"));
+                }
+                app.observe(Box::new(w))
+            }
             Err(e) => app.state.status_line = Some(format!("no workspace manifest: {e}")),
         }
     }
@@ -392,18 +516,29 @@ pub(super) fn start_workspace(
     app
 }
 
+/// The adopted-sessions source of a host: its session's name, the backend, and where the
+/// host puts hook events for it.
+fn adopted_sessions(
+    config: crate::backend::adopt::source::Config,
+) -> (
+    String,
+    Box<dyn crate::backend::Backend>,
+    crate::backend::hooks::HookSink,
+) {
+    let (sink, queue) = crate::backend::hooks::HookSink::channel();
+    let source = crate::backend::adopt::source::Source::new(queue, config);
+    (
+        crate::backend::adopt::source::NAME.to_string(),
+        Box::new(source),
+        sink,
+    )
+}
+
 /// Build the source the new-session dialog (or a restart) asked for.
 pub(super) fn launch_requested(
     l: &Launchable,
     req: &crate::core::msg::NewSession,
-) -> Result<
-    (
-        String,
-        Box<dyn crate::backend::Backend>,
-        crate::core::rules::Rules,
-    ),
-    String,
-> {
+) -> Result<app::Launched, String> {
     let prompt = Some(req.prompt.clone()).filter(|p| !p.trim().is_empty());
     let spec = match (&req.profile, &req.command_line) {
         (Some(name), _) => {
@@ -426,7 +561,9 @@ pub(super) fn launch_requested(
             }
             let mut cx = l.cx.clone();
             cx.resume = req.resume.clone();
-            launch::launch(&p, &cx)?
+            let spec = launch::launch(&p, &cx)?;
+            // (A restart's `--resume` is not kept: the agent's id is, once it says it.)
+            (spec, Some(crate::workspace::saved::to_json(&p)))
         }
         (None, Some(line)) => {
             let cwd = if req.cwd.trim().is_empty() {
@@ -434,9 +571,17 @@ pub(super) fn launch_requested(
             } else {
                 PathBuf::from(req.cwd.trim())
             };
-            launch::adhoc_acp(line, &cwd, prompt, &l.cx)?
+            let spec = launch::adhoc_acp(line, &cwd, prompt, &l.cx)?;
+            let saved = spec.profile.as_ref().map(crate::workspace::saved::to_json);
+            (spec, saved)
         }
         (None, None) => return Err("choose a profile or type a command line".into()),
     };
-    Ok((spec.name, spec.backend, spec.rules))
+    let (spec, profile) = spec;
+    Ok(app::Launched {
+        name: spec.name,
+        backend: spec.backend,
+        rules: spec.rules,
+        profile,
+    })
 }

@@ -168,7 +168,17 @@ impl Feeder {
                     },
                 ),
             }],
+            // A resume's note where the host stopped: the boundary, as it was drawn live.
+            Dir::Note if crate::record::parse_host_stopped(&frame.text).is_some() => {
+                let (stopped_ms, resumed_ms) =
+                    crate::record::parse_host_stopped(&frame.text).unwrap_or_default();
+                vec![BackendEvent::HostStopped {
+                    stopped_ms,
+                    resumed_ms,
+                }]
+            }
             Dir::Note => {
+                l.mapper.note(&frame.text);
                 let line = format!("note: {}{}", l.note_prefix, frame.text);
                 self.state.push_log(line);
                 Vec::new()

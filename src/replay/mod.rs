@@ -1,5 +1,6 @@
 //! Recordings after the fact: load, validate, replay, import and export.
 
+pub mod chain;
 pub mod cli;
 // Reading recordings back is the record crate's; kept at these paths for the replay's modules.
 pub use switchboard_record::{entry, load, mapper, offsets, source};

@@ -291,7 +291,12 @@ pub async fn run(mut player: Player, theme: crate::ui::theme::Theme) -> std::io:
 
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-    terminal.clear()?;
+    // Not `terminal.clear()`: ratatui asks the terminal for the cursor position there and
+    // fails after 2 s on a terminal that never answers (as `app::term` does, clear directly).
+    crossterm::execute!(
+        terminal.backend_mut(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
     let size = terminal.size()?;
     player.feeder.state.size = (size.width, size.height);
     let mut input = EventStream::new();

@@ -84,6 +84,20 @@ struct Gates {
 }
 
 impl Gates {
+    /// Requests still unanswered are closed (a crash ended their recording).
+    fn settle(&mut self) {
+        for a in self.by_id.values_mut().flatten() {
+            a.answer.get_or_insert(None);
+        }
+    }
+
+    /// The next recording's requests after these.
+    fn extend(&mut self, more: Gates) {
+        for (id, asked) in more.by_id {
+            self.by_id.entry(id).or_default().extend(asked);
+        }
+    }
+
     fn opened(&mut self, id: &str, line: usize) {
         self.by_id
             .entry(id.to_string())
@@ -199,37 +213,50 @@ pub fn validate_manifest(path: &Path) -> ManifestReport {
                 ),
             ));
         }
-        let Some(rec) = Manifest::recording_path(path, s) else {
+        let Some(first) = Manifest::recording_path(path, s) else {
             continue;
         };
-        match scan(&rec) {
-            Ok((format, report, g)) => {
-                gates.insert(s.id, g);
-                out.recordings.push(RecordingCheck {
-                    session: s.id,
-                    file: rec,
-                    format: Some(format!("{format:?}").to_lowercase()),
-                    report: Some(report),
-                    error: None,
-                });
-            }
-            Err(e) => {
-                r.findings.push(finding(
-                    at,
-                    "recording",
-                    format!(
-                        "session {}: its recording {} cannot be read: {e}",
-                        s.id,
-                        rec.display()
-                    ),
-                ));
-                out.recordings.push(RecordingCheck {
-                    session: s.id,
-                    file: rec,
-                    format: None,
-                    report: None,
-                    error: Some(e),
-                });
+        // The first recording, then the continuations of each resume after a crash.
+        let mut parts = vec![first];
+        parts.extend(
+            crate::workspace::resume::recordings(path, s)
+                .into_iter()
+                .skip(1),
+        );
+        for rec in parts {
+            match scan(&rec) {
+                Ok((format, report, g)) => {
+                    let all = gates.entry(s.id).or_default();
+                    // What the crash left waiting was answered by nobody: a later part's request of
+                    // the same id (ACP numbers from 0 again) is a new one.
+                    all.settle();
+                    all.extend(g);
+                    out.recordings.push(RecordingCheck {
+                        session: s.id,
+                        file: rec,
+                        format: Some(format!("{format:?}").to_lowercase()),
+                        report: Some(report),
+                        error: None,
+                    });
+                }
+                Err(e) => {
+                    r.findings.push(finding(
+                        at,
+                        "recording",
+                        format!(
+                            "session {}: its recording {} cannot be read: {e}",
+                            s.id,
+                            rec.display()
+                        ),
+                    ));
+                    out.recordings.push(RecordingCheck {
+                        session: s.id,
+                        file: rec,
+                        format: None,
+                        report: None,
+                        error: Some(e),
+                    });
+                }
             }
         }
     }

@@ -79,8 +79,32 @@ impl WorkspaceSource {
                     header: None,
                     frames: Vec::new(),
                 }),
-                Some(rec) => open_recording(&rec)
-                    .map_err(|e| format!("{here}: recording {}: {e}", rec.display()))?,
+                Some(rec) => {
+                    let first = open_recording(&rec)
+                        .map_err(|e| format!("{here}: recording {}: {e}", rec.display()))?;
+                    // Resumed after a crash: its continuations follow, one timeline.
+                    let mut parts = vec![first];
+                    for c in crate::workspace::resume::recordings(path, s)
+                        .into_iter()
+                        .skip(1)
+                    {
+                        let more = open_recording(&c)
+                            .map_err(|e| format!("{here}: recording {}: {e}", c.display()))?;
+                        if more.backend() != parts[0].backend() {
+                            return Err(format!(
+                                "{here}: the continuation {} is a {} recording",
+                                c.display(),
+                                more.backend().name()
+                            ));
+                        }
+                        parts.push(more);
+                    }
+                    if parts.len() == 1 {
+                        parts.swap_remove(0)
+                    } else {
+                        Arc::new(super::chain::Chain::new(parts))
+                    }
+                }
             };
             let recorded = frames.backend();
             if recorded != kind.backend() {

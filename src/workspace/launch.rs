@@ -36,8 +36,12 @@ pub struct LaunchContext {
     pub record: bool,
     /// `--record FILE` of a one-session subcommand.
     pub record_to: Option<PathBuf>,
-    /// claude: `--resume SESSION_ID`, to restart a closed session.
+    /// claude: `--resume SESSION_ID`, to restart a closed session or resume one after a
+    /// crash; acp: `session/load` of it; demo: its scripted agent's session id.
     pub resume: Option<String>,
+    /// Resuming after a crash: the transcript already shows the session's history (from its
+    /// recording), so an ACP agent's replay of it is counted, not drawn twice.
+    pub history_shown: bool,
 }
 
 /// What only the one-session subcommands can ask for, beyond a profile.
@@ -120,10 +124,10 @@ fn build(
             config: claude_config(p, cx, extras, recording.clone())?,
         }),
         ProfileKind::Demo => Box::new(ClaudeBackend {
-            config: demo_config(p, recording.clone())?,
+            config: demo_config(p, cx, recording.clone())?,
         }),
         ProfileKind::Acp => Box::new(AcpBackend {
-            config: acp_config(p, extras, recording.clone())?,
+            config: acp_config(p, cx, extras, recording.clone())?,
         }),
         ProfileKind::Gateway => {
             Box::new(GatewayBackend::new(gateway_config(p, recording.clone())?))
@@ -212,7 +216,11 @@ fn claude_config(
 }
 
 /// The demo runs our own executable as the scripted agent, exactly like `switchboard demo`.
-fn demo_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<ClaudeConfig, String> {
+fn demo_config(
+    p: &SessionProfile,
+    cx: &LaunchContext,
+    record: Option<PathBuf>,
+) -> Result<ClaudeConfig, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
     let mut prefix_args = vec!["demo-agent".to_string()];
     if let Some(s) = &p.script {
@@ -220,12 +228,14 @@ fn demo_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<ClaudeConf
         prefix_args.push(s.clone());
     }
     let mut base = base(p, record);
-    if base.prompt.is_none() {
+    // A resumed conversation goes on where it was: no first prompt again.
+    if base.prompt.is_none() && cx.resume.is_none() {
         base.prompt = Some(DEMO_PROMPT.into());
     }
     Ok(ClaudeConfig {
         program: exe,
         prefix_args,
+        resume: cx.resume.clone(),
         breaks: if p.breaks.is_empty() {
             vec!["Grep".to_string()]
         } else {
@@ -237,6 +247,7 @@ fn demo_config(p: &SessionProfile, record: Option<PathBuf>) -> Result<ClaudeConf
 
 fn acp_config(
     p: &SessionProfile,
+    cx: &LaunchContext,
     extras: Option<&CliExtras>,
     record: Option<PathBuf>,
 ) -> Result<AcpConfig, String> {
@@ -255,6 +266,8 @@ fn acp_config(
         env: Vec::new(),
         withhold_fs: p.withhold_fs,
         withhold_terminal: p.withhold_terminal,
+        resume: cx.resume.clone(),
+        history_shown: cx.history_shown,
     })
 }
 
@@ -382,6 +395,7 @@ mod tests {
             record: false,
             record_to: None,
             resume: Some("sess-1".into()),
+            history_shown: false,
         }
     }
 
@@ -417,7 +431,7 @@ mod tests {
     fn demo_profiles_run_our_own_agent_with_their_script() {
         let mut p = SessionProfile::new("show", ProfileKind::Demo, PathBuf::from("/"));
         p.script = Some("overlap".into());
-        let c = demo_config(&p, None).unwrap();
+        let c = demo_config(&p, &LaunchContext::default(), None).unwrap();
         assert_eq!(c.program, std::env::current_exe().unwrap());
         assert_eq!(c.args()[..3], ["demo-agent", "--demo-script", "overlap"]);
         assert_eq!(c.prompt.as_deref(), Some(DEMO_PROMPT));

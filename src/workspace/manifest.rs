@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::gate::Decision;
 
+pub mod lock;
 mod read;
+mod resume;
 mod sink;
 
 pub use read::{
@@ -56,6 +58,42 @@ pub struct Manifest {
     pub decisions: Vec<DecisionEntry>,
     pub decisions_total: u64,
     pub decisions_truncated: bool,
+    /// The host's name, for a hosted workspace: `resume NAME` finds it by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The config file it was started with (`up --config`); absent: config.toml.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// Rules files added on the command line (`--rules`): `resume` adds them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    /// When it was stopped cleanly; absent while it runs, or after a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_ms: Option<u64>,
+    /// Each resume after a crash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumed>,
+}
+
+/// One resume after a crash: when the host stopped (the last thing it recorded) and when
+/// the workspace came back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Resumed {
+    pub stopped_ms: u64,
+    pub resumed_ms: u64,
+}
+
+/// What a session needs to come back after a crash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResumeInfo {
+    /// Its profile as it was started (`workspace::profile::SessionProfile`, as JSON).
+    pub profile: serde_json::Value,
+    /// The agent's own session id (Claude's `session_id`, ACP's `sessionId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<String>,
+    /// ACP: the agent declared `loadSession`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_session: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,6 +106,11 @@ pub struct SessionEntry {
     pub opened_ms: u64,
     pub closed_ms: Option<u64>,
     pub exit_code: Option<i32>,
+    /// Recordings it continued in after each resume, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub continued: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<ResumeInfo>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -92,6 +135,11 @@ impl Manifest {
             decisions: Vec::new(),
             decisions_total: 0,
             decisions_truncated: false,
+            name: None,
+            config: None,
+            rules: Vec::new(),
+            closed_ms: None,
+            resumed: Vec::new(),
         }
     }
 
@@ -123,6 +171,21 @@ impl Manifest {
         }
         out.push_str(&format!("  \"started\": {},\n", j(&self.started)));
         out.push_str(&format!("  \"started_ms\": {},\n", self.started_ms));
+        if let Some(n) = &self.name {
+            out.push_str(&format!("  \"name\": {},\n", j(n)));
+        }
+        if let Some(c) = &self.config {
+            out.push_str(&format!("  \"config\": {},\n", j(c)));
+        }
+        if !self.rules.is_empty() {
+            out.push_str(&format!("  \"rules\": {},\n", j(&self.rules)));
+        }
+        if let Some(c) = self.closed_ms {
+            out.push_str(&format!("  \"closed_ms\": {c},\n"));
+        }
+        if !self.resumed.is_empty() {
+            out.push_str(&format!("  \"resumed\": {},\n", j(&self.resumed)));
+        }
         out.push_str(&format!(
             "  \"decisions_total\": {},\n",
             self.decisions_total
@@ -182,6 +245,7 @@ pub fn decision_kind(d: &Decision) -> &'static str {
         Decision::Option { allow: true, .. } => "option_allow",
         Decision::Option { allow: false, .. } => "option_reject",
         Decision::Cancelled => "cancelled",
+        Decision::OwnTerminal { .. } => "own_terminal",
     }
 }
 
@@ -195,6 +259,13 @@ pub struct ManifestWriter {
     limit: usize,
     /// Changes update the document only; `flush` writes it (the sink's writer thread).
     deferred: bool,
+    /// App session id → manifest session id where they differ: a resumed workspace's sessions
+    /// keep their manifest ids, and sessions opened after take the next free ones.
+    ids: Vec<(u32, u32)>,
+    /// App sessions that continue a manifest session of a resumed workspace when they open.
+    aliases: Vec<(u32, u32)>,
+    /// Manifest sessions continued in this run: their recordings go to `continued`.
+    continuing: Vec<u32>,
 }
 
 impl ManifestWriter {
@@ -207,6 +278,9 @@ impl ManifestWriter {
             doc: Manifest::new(started_ms),
             limit: MAX_LISTED_DECISIONS,
             deferred: false,
+            ids: Vec::new(),
+            aliases: Vec::new(),
+            continuing: Vec::new(),
         };
         w.write()?;
         Ok(w)
@@ -234,6 +308,20 @@ impl ManifestWriter {
         recording: Option<&Path>,
         at_ms: u64,
     ) -> Result<(), String> {
+        // A session of a resumed workspace: it continues its entry (see `resume`).
+        if let Some(k) = self.aliases.iter().position(|(a, _)| *a == id) {
+            let (_, mid) = self.aliases.remove(k);
+            self.ids.push((id, mid));
+            return self.continue_session(mid, recording);
+        }
+        let id = if self.doc.resumed.is_empty() {
+            id
+        } else {
+            // A resumed workspace's new session: the next id its manifest has not used.
+            let mid = self.next_free_id();
+            self.ids.push((id, mid));
+            mid
+        };
         if self.doc.session(id).is_some() {
             return Err(format!("session {id} is already in the manifest"));
         }
@@ -271,12 +359,15 @@ impl ManifestWriter {
             opened_ms: at_ms,
             closed_ms: None,
             exit_code: None,
+            continued: Vec::new(),
+            resume: None,
         });
         self.persist()
     }
 
     /// Where session `id`'s recording goes, once its backend opened it.
     pub fn session_recording(&mut self, id: u32, recording: &Path) -> Result<(), String> {
+        let id = self.mid(id);
         let path = recording
             .to_str()
             .filter(|s| !s.is_empty())
@@ -285,7 +376,11 @@ impl ManifestWriter {
         let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
             return Err(format!("session {id} is not in the manifest"));
         };
-        s.recording = Some(path);
+        if !self.continuing.contains(&id) {
+            s.recording = Some(path);
+        } else if s.recording.as_deref() != Some(&path) && s.continued.last() != Some(&path) {
+            s.continued.push(path);
+        }
         self.persist()
     }
 
@@ -295,6 +390,7 @@ impl ManifestWriter {
         at_ms: u64,
         exit_code: Option<i32>,
     ) -> Result<(), String> {
+        let id = self.mid(id);
         let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
             return Err(format!("session {id} is not in the manifest"));
         };
@@ -315,6 +411,7 @@ impl ManifestWriter {
         decision: &Decision,
         by: &str,
     ) -> Result<(), String> {
+        let session = self.mid(session);
         if self.doc.session(session).is_none() {
             return Err(format!(
                 "decision on {gate_id:?}: session {session} is not in the manifest"
@@ -382,7 +479,13 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
         let mut f = crate::paths::create_private_file(&tmp, false)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        // The rename itself reaches the disk too: a power cut after it leaves the new
+        // document, never none.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

@@ -176,6 +176,8 @@ fn the_reader_names_the_line_and_key_of_a_problem() {
         opened_ms: 0,
         closed_ms: None,
         exit_code: None,
+        continued: Vec::new(),
+        resume: None,
     });
     for (i, by) in ["human", "robot"].iter().enumerate() {
         m.decisions.push(DecisionEntry {
@@ -289,6 +291,7 @@ fn decision_kinds_are_the_schema_enum() {
             allow: false,
         },
         Decision::Cancelled,
+        Decision::OwnTerminal { why: String::new() },
     ];
     let mut ours: Vec<&str> = all.iter().map(decision_kind).collect();
     ours.sort_unstable();

@@ -185,6 +185,12 @@ impl HttpFake {
         self.shared.log.lock().unwrap().clone()
     }
 
+    /// When the server started: `Recorded::at` counts from here (the instant a request was
+    /// answered, for latencies measured against it).
+    pub fn started(&self) -> Instant {
+        self.shared.started
+    }
+
     /// The requests so far whose route (path without query) `want` accepts.
     pub fn requests_to(&self, want: impl Fn(&str) -> bool) -> Vec<Recorded> {
         self.requests()

@@ -38,6 +38,11 @@ pub struct AcpConfig {
     /// Client capabilities withheld from the agent (`--no-fs`, `--no-terminal`, profile keys).
     pub withhold_fs: bool,
     pub withhold_terminal: bool,
+    /// Resume this session of the agent (`session/load`) instead of starting one.
+    pub resume: Option<String>,
+    /// Resuming: the transcript already shows the session's history (from its recording), so
+    /// the agent's replay of it is counted, not drawn again.
+    pub history_shown: bool,
 }
 
 pub struct AcpBackend {
@@ -441,6 +446,9 @@ async fn run(
         withhold_terminal: cfg.withhold_terminal,
     });
     mapper.now = now_ms();
+    if let Some(id) = &cfg.resume {
+        mapper.resume_session(id, cfg.history_shown);
+    }
     let init = mapper.initialize_line();
     io.write(&link, vec![init]).await;
     if let Some(p) = cfg.prompt.clone() {

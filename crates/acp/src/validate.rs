@@ -500,14 +500,21 @@ impl Rules for Check {
             Dir::Err => {}
             Dir::Note if is_exit_note(f) => {
                 // Requests pending when the agent died could not be answered: information.
+                let (rule, why) = switchboard_record::check::ended_by(f);
                 let mut left: Vec<(String, AgentReq)> = self.theirs.drain().collect();
                 left.sort_by_key(|(_, o)| o.line);
                 for (id, o) in left {
                     let m = format!(
-                        "{} request {id} was still pending when the agent exited (line {}): nobody was left to answer it",
-                        o.method, f.src_line
+                        "{} request {id} was still pending when {} (line {}): {why}",
+                        o.method,
+                        if rule == "agent-exited" {
+                            "the agent exited"
+                        } else {
+                            "the host stopped"
+                        },
+                        f.src_line
                     );
-                    self.find(o.line, "agent-exited", m);
+                    self.find(o.line, rule, m);
                 }
             }
             Dir::Note => {

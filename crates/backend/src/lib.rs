@@ -5,8 +5,10 @@
 //! of agent-supplied paths beneath a directory handle.
 
 pub mod backoff;
+pub mod cgroup;
 pub mod child_env;
 pub mod contain;
+pub mod hooks;
 pub mod link;
 pub mod process;
 pub mod watchdog;

@@ -182,6 +182,8 @@ pub struct Agent {
     group_gone: bool,
     /// Kills the group if we die without doing it (SIGKILL of a host): `watchdog.rs`.
     watchdog: Option<std::process::Child>,
+    /// The agent's own cgroup, where there can be one: it holds what left the group.
+    cgroup: Option<crate::cgroup::Cgroup>,
 }
 
 impl Agent {
@@ -205,9 +207,35 @@ impl Agent {
         // Own process group, so shutdown can signal the agent and everything it started.
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child = cmd.spawn()?;
+        // And its own cgroup where ours is delegated to us: what leaves the group (`setsid`)
+        // stays in it (`cgroup.rs`).
+        let mut cgroup = crate::cgroup::Cgroup::create();
+        if let Some(fd) = cgroup.as_ref().and_then(crate::cgroup::Cgroup::enter_fd) {
+            // SAFETY: `enter` is one write(2), async-signal-safe, to a descriptor we opened.
+            unsafe {
+                cmd.pre_exec(move || {
+                    crate::cgroup::enter(fd);
+                    Ok(())
+                });
+            }
+        }
+        let spawned = cmd.spawn();
+        if let Some(cg) = cgroup.as_mut() {
+            cg.started();
+        }
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                if let Some(cg) = &cgroup {
+                    cg.remove();
+                }
+                return Err(e);
+            }
+        };
         let pid = child.id();
-        let watchdog = match pid.map(|p| crate::watchdog::start(p as i32)) {
+        let watchdog = match pid.map(|p| {
+            crate::watchdog::start_in(p as i32, cgroup.as_ref().map(crate::cgroup::Cgroup::dir))
+        }) {
             Some(Ok(w)) => Some(w),
             Some(Err(e)) => {
                 // Without its watchdog the agent could outlive a killed switchboard: it does
@@ -217,6 +245,9 @@ impl Agent {
                     unsafe {
                         libc::kill(-(p as i32), libc::SIGKILL);
                     }
+                }
+                if let Some(cg) = &cgroup {
+                    cg.kill();
                 }
                 return Err(std::io::Error::other(format!(
                     "could not start the agent's watchdog: {e}"
@@ -263,6 +294,7 @@ impl Agent {
             stderr,
             group_gone: false,
             watchdog,
+            cgroup,
         })
     }
 
@@ -357,19 +389,29 @@ impl Agent {
         status
     }
 
-    /// The leader is gone: end what it left in its group (SIGTERM, then SIGKILL after 1 s).
+    /// The leader is gone: end what it left in its group (SIGTERM, then SIGKILL after 1 s),
+    /// and in its cgroup what left the group.
     async fn reap_group(&mut self) {
-        if !self.group_alive() {
-            self.group_gone = true;
-            return;
+        if self.group_alive() {
+            self.signal(libc::SIGTERM);
+            let until = tokio::time::Instant::now() + Duration::from_secs(1);
+            while self.group_alive() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.signal(libc::SIGKILL);
         }
-        self.signal(libc::SIGTERM);
-        let until = tokio::time::Instant::now() + Duration::from_secs(1);
-        while self.group_alive() && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.signal(libc::SIGKILL);
         self.group_gone = true;
+        if let Some(cg) = &self.cgroup {
+            if cg.populated() {
+                cg.kill();
+            }
+            // SIGKILLed processes leave it within moments; one left is removed on the way
+            // out (`cgroup::sweep_ours`).
+            let until = tokio::time::Instant::now() + Duration::from_secs(1);
+            while !cg.remove() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
     }
 }
 
@@ -379,6 +421,12 @@ impl Drop for Agent {
     fn drop(&mut self) {
         if !self.group_gone {
             self.signal(libc::SIGKILL);
+        }
+        if let Some(cg) = &self.cgroup
+            && !cg.remove()
+        {
+            // Not empty: end what is in it (removed on the way out, `cgroup::sweep_ours`).
+            cg.kill();
         }
         if let Some(w) = self.watchdog.take() {
             crate::watchdog::stop(w);

@@ -219,6 +219,7 @@ pub fn permission(req: &Value) -> GateKind {
         deny_reason: None,
         editable: true,
         environment: Vec::new(),
+        own_terminal: None,
         tool,
     })
 }
@@ -268,6 +269,7 @@ pub fn question(req: &Value) -> GateKind {
     GateKind::Question(Question {
         questions,
         malformed,
+        own_terminal: None,
     })
 }
 

@@ -46,15 +46,22 @@ impl Rules for Ledger {
                 self.ended = true;
                 // What was pending when the agent died could not be answered: say so, once,
                 // as information (answering needs an agent to answer).
+                let (rule, why) = switchboard_record::check::ended_by(f);
                 let mut left: Vec<(String, Open)> = self.open.drain().collect();
                 left.sort_by_key(|(_, o)| o.line);
                 for (id, o) in left {
                     r.findings.push(Finding {
                         line: o.line,
-                        rule: "agent-exited",
+                        rule,
                         message: format!(
-                            "{} request {id} was still pending when the agent exited (line {}): nobody was left to answer it",
-                            o.subtype, f.src_line
+                            "{} request {id} was still pending when {} (line {}): {why}",
+                            o.subtype,
+                            if rule == "agent-exited" {
+                                "the agent exited"
+                            } else {
+                                "the host stopped"
+                            },
+                            f.src_line
                         ),
                     });
                 }

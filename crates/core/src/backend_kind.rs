@@ -16,14 +16,18 @@ pub enum BackendKind {
     Iii,
     /// The ai-gateway channel (we are the workspace owner).
     Gateway,
+    /// A Claude Code or Codex session started in its own terminal, adopted through the CLI's
+    /// hooks (`switchboard hook`): its events, its transcript file and its permission prompts.
+    Adopted,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 4] = [
+    pub const ALL: [BackendKind; 5] = [
         BackendKind::Claude,
         BackendKind::Acp,
         BackendKind::Iii,
         BackendKind::Gateway,
+        BackendKind::Adopted,
     ];
 
     /// The name a recording's header gives (`"backend":"acp"`), and the one messages show.
@@ -33,6 +37,7 @@ impl BackendKind {
             BackendKind::Acp => "acp",
             BackendKind::Iii => "iii",
             BackendKind::Gateway => "gateway",
+            BackendKind::Adopted => "adopted",
         }
     }
 
@@ -48,6 +53,7 @@ impl BackendKind {
             BackendKind::Acp => "agent",
             BackendKind::Iii => "iii engine",
             BackendKind::Gateway => "gateway",
+            BackendKind::Adopted => "session",
         }
     }
 }

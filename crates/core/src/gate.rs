@@ -32,6 +32,15 @@ pub enum GateKind {
 }
 
 impl GateKind {
+    /// The agent's own terminal, for a request of an adopted session.
+    pub fn own_terminal(&self) -> Option<&OwnTerminal> {
+        match self {
+            GateKind::Permission(p) => p.own_terminal.as_ref(),
+            GateKind::Question(q) => q.own_terminal.as_ref(),
+            _ => None,
+        }
+    }
+
     pub fn label(&self) -> &'static str {
         match self {
             GateKind::Permission(_) => "permission",
@@ -93,6 +102,20 @@ pub struct Permission {
     /// owner's). The card names every variable; the detail view (`v`) shows the values. Not
     /// for rules: the agent chose none of it.
     pub environment: Vec<(String, String)>,
+    /// The request also belongs to the agent's own terminal (a session adopted through its
+    /// hooks): the card can hand it back there, and offers only what that agent accepts.
+    pub own_terminal: Option<OwnTerminal>,
+}
+
+/// A permission asked by an agent that runs in a terminal of its own (adopted through its
+/// CLI's hooks): its own prompt is the fallback for anything not answered here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnTerminal {
+    /// What that terminal shows while the card waits ("Claude shows its own dialog there too:
+    /// the first answer wins"; "its terminal is blank until this is answered").
+    pub shows: String,
+    /// The agent takes "deny and stop the turn" (Claude's `interrupt`; Codex refuses it).
+    pub interrupt: bool,
 }
 
 /// A one-line summary of a command (for audit rows and lists) that never hides that more
@@ -218,6 +241,8 @@ pub enum PermChoice {
     Deny,
     DenyInterrupt,
     EditInput,
+    /// Leave it to the agent's own terminal: no answer from here (adopted sessions).
+    HandBack,
     /// One of `Permission::options`, by index.
     AgentOption(usize),
 }
@@ -231,6 +256,7 @@ impl PermChoice {
             PermChoice::Deny => "deny",
             PermChoice::DenyInterrupt => "deny_interrupt",
             PermChoice::EditInput => "edit_input",
+            PermChoice::HandBack => "hand_back",
             PermChoice::AgentOption(_) => return None,
         };
         Some(super::bindings::PERMISSION.get(id))
@@ -269,9 +295,15 @@ impl Permission {
         if self.always_allowed {
             v.push(PermChoice::AllowAlways);
         }
-        v.extend([PermChoice::Deny, PermChoice::DenyInterrupt]);
+        v.push(PermChoice::Deny);
+        if self.own_terminal.as_ref().is_none_or(|t| t.interrupt) {
+            v.push(PermChoice::DenyInterrupt);
+        }
         if self.editable {
             v.push(PermChoice::EditInput);
+        }
+        if self.own_terminal.is_some() {
+            v.push(PermChoice::HandBack);
         }
         v
     }
@@ -322,6 +354,8 @@ pub struct Question {
     pub questions: Vec<QSpec>,
     /// Why the request cannot be answered (no question text, no questions): deny only.
     pub malformed: Option<String>,
+    /// Asked by an agent in a terminal of its own (see `Permission::own_terminal`).
+    pub own_terminal: Option<OwnTerminal>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -432,11 +466,23 @@ pub enum Decision {
     },
     /// The request is cancelled with its turn (ACP outcome `cancelled`; never a "no").
     Cancelled,
+    /// Nothing is answered from here: the agent's own terminal takes the request (an adopted
+    /// session's native prompt). `why` is the audit's words: "handed to its own terminal",
+    /// "answered in its own terminal".
+    OwnTerminal {
+        why: String,
+    },
 }
 
 impl Decision {
     /// The answer sent for a still-pending gate when switchboard exits.
     pub fn on_exit(kind: &GateKind) -> Decision {
+        if kind.own_terminal().is_some() {
+            // Never decided by our going: the agent's own prompt takes it.
+            return Decision::OwnTerminal {
+                why: "left to its own terminal (switchboard stopped)".into(),
+            };
+        }
         match kind {
             GateKind::Permission(p) if !p.options.is_empty() => Decision::Cancelled,
             GateKind::Permission(_) | GateKind::Question(_) => Decision::Deny {

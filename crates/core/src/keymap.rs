@@ -13,6 +13,8 @@ pub const DEFAULTS: &[(&str, char)] = &[
     ("deny_interrupt", 'N'),
     ("reject_always", 'R'),
     ("edit_input", 'e'),
+    // An adopted session's card: leave it to the agent's own terminal (`t` toggles diffs).
+    ("hand_back", 'T'),
     ("raw_reply", 'r'),
     ("block", 'b'),
     ("decline", 'd'),

@@ -15,6 +15,7 @@ pub mod text_field;
 pub mod transcript;
 pub mod tree;
 pub mod update;
+pub mod view_metrics;
 
 pub use backend_kind::BackendKind;
 pub use msg::{BackendEvent, Command, Effect, Msg};

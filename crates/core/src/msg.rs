@@ -16,9 +16,12 @@ pub enum Msg {
     Mouse(MouseEvent),
     Resize(u16, u16),
     /// What the last frame measured (the renderer reports it after drawing).
-    Drawn(super::state::ViewMetrics),
+    Drawn(super::view_metrics::ViewMetrics),
     /// Wall-clock time for elapsed-time displays (the reducer never reads a clock).
     Tick(u64),
+    /// An answer key the edge held back: the card it would act on had not been on this
+    /// terminal's screen for `Settings::settle_ms` (or was never drawn). Only says so.
+    Held,
     /// An event from session `session`'s backend.
     Backend {
         session: SessionId,
@@ -123,6 +126,14 @@ pub enum BackendEvent {
         online: bool,
         detail: String,
     },
+    /// The host that ran this session stopped without being stopped (a crash, a kill, a
+    /// reboot) at `stopped_ms`, and the session was resumed at `resumed_ms`: every gate still
+    /// open then is shown as not answered (the crash answered nothing), what was running as
+    /// stopped, and a boundary row between the history and the resumed session.
+    HostStopped {
+        stopped_ms: u64,
+        resumed_ms: u64,
+    },
     /// A named session fact for the footer and the status view (ACP: title, context usage,
     /// cost); `None` removes it.
     Info {
@@ -176,6 +187,9 @@ pub enum TurnState {
     Running,
     Idle,
     RequiresAction,
+    /// Idle, and the agent says it waits for the person's next prompt (Claude's idle
+    /// notification, in its own terminal).
+    AwaitingInput,
 }
 
 /// Session facts for the footer; `None` fields are unchanged.

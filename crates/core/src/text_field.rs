@@ -4,27 +4,54 @@
 //! plain state here rather than a widget: the renderer draws a field from its lines and cursor.
 //! The keys follow the emacs-style set of the textarea widget the fields used to be (Ctrl-A/E,
 //! Ctrl-B/F/N/P, Ctrl-K, Ctrl-W, Alt-B/F, …), so no typing habit changed with the move.
+//!
+//! A field is typed into by whoever holds a terminal attached to a host, so it is bounded
+//! (`MAX_BYTES`, what does not fit is refused and counted) and a key or a paste costs what it
+//! touches: the cursor is a byte offset (no walk from the line's start per key), a paste of
+//! many lines is spliced in once, and the renderer takes only the part around the cursor
+//! (`window`). What is left O(line) per key: keys that keep a column in chars across lines
+//! (Up, Down, Tab's stop) and a line split or joined amid a long line (the move of its rest).
 
 use super::input::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Spaces a Tab inserts up to (the next multiple of).
 const TAB: usize = 4;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The most a field holds, in bytes (lines and their breaks): a prompt of a megabyte is far
+/// more than anyone types, and keeps every frame and every message built from it cheap.
+pub const MAX_BYTES: usize = 1 << 20;
+
+#[derive(Clone, Debug)]
 pub struct TextField {
     /// Never empty: an empty field is one empty line.
     lines: Vec<String>,
-    /// Cursor line, and column in chars within it.
+    /// Cursor line, and byte offset within it (always on a char boundary).
     row: usize,
-    col: usize,
+    at: usize,
+    /// Bytes held: the lines' lengths and a break between each two.
+    len: usize,
+    /// Inputs refused because the field was full, ever (a caller compares before and after).
+    refused: u64,
 }
+
+/// Two fields are equal when they hold the same text with the cursor in the same place (what
+/// was refused along the way is not the field's content).
+impl PartialEq for TextField {
+    fn eq(&self, other: &Self) -> bool {
+        self.lines == other.lines && self.row == other.row && self.at == other.at
+    }
+}
+
+impl Eq for TextField {}
 
 impl Default for TextField {
     fn default() -> Self {
         TextField {
             lines: vec![String::new()],
             row: 0,
-            col: 0,
+            at: 0,
+            len: 0,
+            refused: 0,
         }
     }
 }
@@ -52,6 +79,26 @@ fn byte_at(s: &str, col: usize) -> usize {
     s.char_indices().nth(col).map_or(s.len(), |(i, _)| i)
 }
 
+/// The parts of `text` between line breaks: `\n`, `\r\n` and a lone `\r` each end a line (a
+/// paste from any terminal). One pass, no copy.
+fn parts(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        match s.find(['\r', '\n']) {
+            Some(i) => {
+                let skip = if s[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&s[i + skip..]);
+                Some(&s[..i])
+            }
+            None => {
+                rest = None;
+                Some(s)
+            }
+        }
+    })
+}
+
 impl TextField {
     /// A field holding `text`, the cursor at its end.
     pub fn new(text: &str) -> TextField {
@@ -60,14 +107,22 @@ impl TextField {
         f
     }
 
-    /// A field of these lines (none: one empty line), the cursor at the end of the last.
+    /// A field of these lines (none: one empty line), the cursor at the end of the last. They
+    /// are taken whole (an agent's text to edit); typing stops at `MAX_BYTES`.
     pub fn from_lines(mut lines: Vec<String>) -> TextField {
         if lines.is_empty() {
             lines.push(String::new());
         }
         let row = lines.len() - 1;
-        let col = lines[row].chars().count();
-        TextField { lines, row, col }
+        let at = lines[row].len();
+        let len = lines.iter().map(String::len).sum::<usize>() + lines.len() - 1;
+        TextField {
+            lines,
+            row,
+            at,
+            len,
+            refused: 0,
+        }
     }
 
     pub fn lines(&self) -> &[String] {
@@ -83,63 +138,134 @@ impl TextField {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
 
-    /// (line, column in chars).
-    pub fn cursor(&self) -> (usize, usize) {
-        (self.row, self.col)
+    /// Bytes held (the text's length).
+    pub fn len(&self) -> usize {
+        self.len
     }
 
-    fn line_len(&self, row: usize) -> usize {
-        self.lines[row].chars().count()
+    /// How many inputs (a char, a line break, a paste's rest) were refused because the field
+    /// was full, ever: whoever typed is told when it grows.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// (line, column in chars). O(the cursor's column): for a frame, not for every key.
+    pub fn cursor(&self) -> (usize, usize) {
+        (self.row, self.lines[self.row][..self.at].chars().count())
+    }
+
+    /// What a view of at most `rows` × `cols` cells around the cursor can show: up to `rows`
+    /// lines either side of the cursor's, each cut to `cols` chars either side of its column,
+    /// and the cursor within them. A widget scrolled to the cursor shows the same as with the
+    /// whole text, at the cost of the view, not of the field.
+    pub fn window(&self, rows: usize, cols: usize) -> (Vec<String>, (usize, usize)) {
+        let (row, col) = self.cursor();
+        let first = row.saturating_sub(rows);
+        let last = (row + rows).min(self.lines.len() - 1);
+        let from = col.saturating_sub(cols);
+        let lines = self.lines[first..=last]
+            .iter()
+            .map(|l| {
+                // Lines other than the cursor's are cut at the same columns, so what scrolls
+                // sideways scrolls together.
+                let start = byte_at(l, from);
+                let rest = &l[start..];
+                rest[..byte_at(rest, cols * 2)].to_string()
+            })
+            .collect();
+        (lines, (row - first, col - from))
+    }
+
+    /// The cursor's column in chars.
+    fn col(&self) -> usize {
+        self.lines[self.row][..self.at].chars().count()
     }
 
     pub fn clear(&mut self) {
+        let refused = self.refused;
         *self = TextField::default();
+        self.refused = refused;
+    }
+
+    /// Room for `n` more bytes; when there is none, the input is counted as refused.
+    fn room(&mut self, n: usize) -> bool {
+        let ok = self.len + n <= MAX_BYTES;
+        if !ok {
+            self.refused += 1;
+        }
+        ok
     }
 
     /// Insert at the cursor; `\n`, `\r\n` and a lone `\r` start new lines (a paste from any
-    /// terminal).
-    pub fn insert_str(&mut self, text: &str) {
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        for (i, part) in text.split('\n').enumerate() {
-            if i > 0 {
-                self.insert_newline();
-            }
-            let line = &mut self.lines[self.row];
-            let at = byte_at(line, self.col);
-            line.insert_str(at, part);
-            self.col += part.chars().count();
+    /// terminal). What does not fit in `MAX_BYTES` is refused (counted in `refused`); returns
+    /// whether all of it went in. O(text + the lines after the cursor), in one splice.
+    pub fn insert_str(&mut self, text: &str) -> bool {
+        let room = MAX_BYTES.saturating_sub(self.len);
+        // (A `\r\n` counts as two bytes here and one in the field: never over the bound.)
+        let whole = text.len() <= room;
+        let text = &text[..crate::text::floor_boundary(text, room.min(text.len()))];
+        if !whole {
+            self.refused += 1;
         }
+        let mut parts = parts(text);
+        let first = parts.next().unwrap_or("");
+        let line = &mut self.lines[self.row];
+        let mut added: Vec<String> = parts.map(str::to_string).collect();
+        if added.is_empty() {
+            line.insert_str(self.at, first);
+            self.at += first.len();
+            self.len += first.len();
+            return whole;
+        }
+        // The cursor's line ends with the first part; the text after the cursor goes to the
+        // end of the last line, where the cursor stays.
+        let tail = line.split_off(self.at);
+        line.push_str(first);
+        self.len += first.len() + added.iter().map(|p| p.len() + 1).sum::<usize>();
+        let last = added.last_mut().expect("not empty");
+        self.at = last.len();
+        last.push_str(&tail);
+        let n = added.len();
+        self.lines.splice(self.row + 1..self.row + 1, added);
+        self.row += n;
+        whole
     }
 
     pub fn insert_char(&mut self, c: char) {
-        let line = &mut self.lines[self.row];
-        let at = byte_at(line, self.col);
-        line.insert(at, c);
-        self.col += 1;
+        if !self.room(c.len_utf8()) {
+            return;
+        }
+        self.lines[self.row].insert(self.at, c);
+        self.at += c.len_utf8();
+        self.len += c.len_utf8();
     }
 
     pub fn insert_newline(&mut self) {
-        let line = &mut self.lines[self.row];
-        let at = byte_at(line, self.col);
-        let rest = line.split_off(at);
+        if !self.room(1) {
+            return;
+        }
+        let rest = self.lines[self.row].split_off(self.at);
         self.row += 1;
         self.lines.insert(self.row, rest);
-        self.col = 0;
+        self.at = 0;
+        self.len += 1;
     }
 
     /// Backspace: the char before the cursor, or the line break before the line.
     fn delete_char(&mut self) -> bool {
-        if self.col > 0 {
+        if self.at > 0 {
             let line = &mut self.lines[self.row];
-            let at = byte_at(line, self.col - 1);
-            line.remove(at);
-            self.col -= 1;
+            let c = line[..self.at].chars().next_back().expect("a char before");
+            self.at -= c.len_utf8();
+            line.remove(self.at);
+            self.len -= c.len_utf8();
             true
         } else if self.row > 0 {
             let line = self.lines.remove(self.row);
             self.row -= 1;
-            self.col = self.line_len(self.row);
+            self.at = self.lines[self.row].len();
             self.lines[self.row].push_str(&line);
+            self.len -= 1;
             true
         } else {
             false
@@ -148,14 +274,14 @@ impl TextField {
 
     /// Delete: the char under the cursor, or the line break after the line.
     fn delete_next_char(&mut self) -> bool {
-        if self.col < self.line_len(self.row) {
-            let line = &mut self.lines[self.row];
-            let at = byte_at(line, self.col);
-            line.remove(at);
+        if self.at < self.lines[self.row].len() {
+            let c = self.lines[self.row].remove(self.at);
+            self.len -= c.len_utf8();
             true
         } else if self.row + 1 < self.lines.len() {
             let next = self.lines.remove(self.row + 1);
             self.lines[self.row].push_str(&next);
+            self.len -= 1;
             true
         } else {
             false
@@ -164,117 +290,114 @@ impl TextField {
 
     /// Delete from the line's start to the cursor.
     pub fn delete_line_by_head(&mut self) -> bool {
-        if self.col == 0 {
+        if self.at == 0 {
             return self.delete_char();
         }
-        let line = &mut self.lines[self.row];
-        let at = byte_at(line, self.col);
-        line.replace_range(..at, "");
-        self.col = 0;
+        self.lines[self.row].replace_range(..self.at, "");
+        self.len -= self.at;
+        self.at = 0;
         true
     }
 
     /// Delete from the cursor to the line's end.
     fn delete_line_by_end(&mut self) -> bool {
-        if self.col == self.line_len(self.row) {
+        let line = &mut self.lines[self.row];
+        if self.at == line.len() {
             return self.delete_next_char();
         }
-        let line = &mut self.lines[self.row];
-        let at = byte_at(line, self.col);
-        line.truncate(at);
+        self.len -= line.len() - self.at;
+        line.truncate(self.at);
         true
     }
 
-    /// The column where the word before the cursor starts (0 at a line's start).
+    /// The byte offset where the word before the cursor starts (0 at a line's start): a walk
+    /// back over that word only.
     fn word_back(&self) -> usize {
-        let chars: Vec<char> = self.lines[self.row].chars().take(self.col).collect();
-        let mut i = chars.len();
-        while i > 0 && class(chars[i - 1]) == Class::Space {
-            i -= 1;
+        let mut it = self.lines[self.row][..self.at]
+            .char_indices()
+            .rev()
+            .peekable();
+        while it.next_if(|(_, c)| class(*c) == Class::Space).is_some() {}
+        if let Some(&(_, c)) = it.peek() {
+            let k = class(c);
+            while it.next_if(|(_, c)| class(*c) == k).is_some() {}
         }
-        if i > 0 {
-            let c = class(chars[i - 1]);
-            while i > 0 && class(chars[i - 1]) == c {
-                i -= 1;
-            }
-        }
-        i
+        it.peek().map_or(0, |(i, c)| i + c.len_utf8())
     }
 
-    /// The column just past the word at or after the cursor.
+    /// The byte offset just past the word at or after the cursor.
     fn word_forward(&self) -> usize {
-        let chars: Vec<char> = self.lines[self.row].chars().collect();
-        let mut i = self.col;
-        while i < chars.len() && class(chars[i]) == Class::Space {
-            i += 1;
+        let line = &self.lines[self.row];
+        let mut it = line[self.at..].char_indices().peekable();
+        while it.next_if(|(_, c)| class(*c) == Class::Space).is_some() {}
+        if let Some(&(_, c)) = it.peek() {
+            let k = class(c);
+            while it.next_if(|(_, c)| class(*c) == k).is_some() {}
         }
-        if i < chars.len() {
-            let c = class(chars[i]);
-            while i < chars.len() && class(chars[i]) == c {
-                i += 1;
-            }
-        }
-        i
+        self.at + it.peek().map_or(line.len() - self.at, |(i, _)| *i)
     }
 
     fn delete_word(&mut self) -> bool {
-        if self.col == 0 {
+        if self.at == 0 {
             return self.delete_char();
         }
         let from = self.word_back();
-        let line = &mut self.lines[self.row];
-        let (a, b) = (byte_at(line, from), byte_at(line, self.col));
-        line.replace_range(a..b, "");
-        self.col = from;
+        self.lines[self.row].replace_range(from..self.at, "");
+        self.len -= self.at - from;
+        self.at = from;
         true
     }
 
     fn delete_next_word(&mut self) -> bool {
-        if self.col == self.line_len(self.row) {
+        if self.at == self.lines[self.row].len() {
             return self.delete_next_char();
         }
         let to = self.word_forward();
-        let line = &mut self.lines[self.row];
-        let (a, b) = (byte_at(line, self.col), byte_at(line, to));
-        line.replace_range(a..b, "");
+        self.lines[self.row].replace_range(self.at..to, "");
+        self.len -= to - self.at;
         true
     }
 
     fn insert_tab(&mut self) -> bool {
-        let n = TAB - self.col % TAB;
+        let (n, len) = (TAB - self.col() % TAB, self.len);
         self.insert_str(&" ".repeat(n));
-        true
+        self.len != len
+    }
+
+    /// To line `row`, at the same column in chars (or its end).
+    fn move_to_row(&mut self, row: usize) {
+        let col = self.col();
+        self.row = row;
+        self.at = byte_at(&self.lines[row], col);
     }
 
     fn up(&mut self) {
         if self.row > 0 {
-            self.row -= 1;
-            self.col = self.col.min(self.line_len(self.row));
+            self.move_to_row(self.row - 1);
         }
     }
 
     fn down(&mut self) {
         if self.row + 1 < self.lines.len() {
-            self.row += 1;
-            self.col = self.col.min(self.line_len(self.row));
+            self.move_to_row(self.row + 1);
         }
     }
 
     fn left(&mut self) {
-        if self.col > 0 {
-            self.col -= 1;
+        if let Some(c) = self.lines[self.row][..self.at].chars().next_back() {
+            self.at -= c.len_utf8();
         } else if self.row > 0 {
             self.row -= 1;
-            self.col = self.line_len(self.row);
+            self.at = self.lines[self.row].len();
         }
     }
 
     fn right(&mut self) {
-        if self.col < self.line_len(self.row) {
-            self.col += 1;
+        if let Some(c) = self.lines[self.row][self.at..].chars().next() {
+            self.at += c.len_utf8();
         } else if self.row + 1 < self.lines.len() {
             self.row += 1;
-            self.col = 0;
+            self.at = 0;
         }
     }
 
@@ -282,14 +405,15 @@ impl TextField {
     pub fn input(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let len = self.len;
         match (key.code, ctrl, alt) {
             (KeyCode::Enter, _, _) | (KeyCode::Char('m'), true, false) => {
                 self.insert_newline();
-                true
+                self.len != len
             }
             (KeyCode::Char(c), false, false) => {
                 self.insert_char(c);
-                true
+                self.len != len
             }
             (KeyCode::Tab, false, false) => self.insert_tab(),
             (KeyCode::Backspace, false, false) | (KeyCode::Char('h'), true, false) => {
@@ -326,31 +450,31 @@ impl TextField {
                 if ctrl && key.code == KeyCode::Home {
                     self.row = 0;
                 }
-                self.col = 0;
+                self.at = 0;
                 false
             }
             (KeyCode::End, _, false) | (KeyCode::Char('e'), true, false) => {
                 if ctrl && key.code == KeyCode::End {
                     self.row = self.lines.len() - 1;
                 }
-                self.col = self.line_len(self.row);
+                self.at = self.lines[self.row].len();
                 false
             }
             (KeyCode::Right, true, false) | (KeyCode::Char('f'), false, true) => {
-                self.col = self.word_forward();
+                self.at = self.word_forward();
                 false
             }
             (KeyCode::Left, true, false) | (KeyCode::Char('b'), false, true) => {
-                self.col = self.word_back();
+                self.at = self.word_back();
                 false
             }
             (KeyCode::Char('<'), false, true) => {
-                (self.row, self.col) = (0, 0);
+                (self.row, self.at) = (0, 0);
                 false
             }
             (KeyCode::Char('>'), false, true) => {
                 self.row = self.lines.len() - 1;
-                self.col = self.line_len(self.row);
+                self.at = self.lines[self.row].len();
                 false
             }
             _ => false,
@@ -359,92 +483,5 @@ impl TextField {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
-        KeyEvent::new(code, m)
-    }
-    fn typed(f: &mut TextField, s: &str) {
-        for c in s.chars() {
-            f.input(key(KeyCode::Char(c), KeyModifiers::NONE));
-        }
-    }
-
-    #[test]
-    fn typing_and_deleting_across_lines() {
-        let mut f = TextField::default();
-        assert!(f.is_empty());
-        typed(&mut f, "héllo");
-        f.input(key(KeyCode::Enter, KeyModifiers::NONE));
-        typed(&mut f, "wörld");
-        assert_eq!(f.lines(), ["héllo", "wörld"]);
-        assert_eq!(f.cursor(), (1, 5));
-        f.input(key(KeyCode::Home, KeyModifiers::NONE));
-        assert!(f.input(key(KeyCode::Backspace, KeyModifiers::NONE)));
-        assert_eq!(f.text(), "héllowörld");
-        assert_eq!(f.cursor(), (0, 5));
-        assert!(f.input(key(KeyCode::Delete, KeyModifiers::NONE)));
-        assert_eq!(f.text(), "hélloörld");
-        f.input(key(KeyCode::Char('a'), KeyModifiers::CONTROL));
-        assert!(!f.input(key(KeyCode::Backspace, KeyModifiers::NONE)));
-        f.input(key(KeyCode::Char('e'), KeyModifiers::CONTROL));
-        assert!(!f.input(key(KeyCode::Delete, KeyModifiers::NONE)));
-        assert_eq!(f.cursor(), (0, 9));
-    }
-
-    #[test]
-    fn paste_splits_lines_from_any_terminal() {
-        let mut f = TextField::new("ab");
-        f.input(key(KeyCode::Left, KeyModifiers::NONE));
-        f.insert_str("1\r\n2\r3\n4");
-        assert_eq!(f.lines(), ["a1", "2", "3", "4b"]);
-        assert_eq!(f.cursor(), (3, 1));
-    }
-
-    #[test]
-    fn words_and_line_kills() {
-        let mut f = TextField::new("let x = foo.bar(1);");
-        f.input(key(KeyCode::Char('w'), KeyModifiers::CONTROL));
-        assert_eq!(f.text(), "let x = foo.bar(1");
-        f.input(key(KeyCode::Char('b'), KeyModifiers::ALT));
-        assert_eq!(f.cursor(), (0, 16));
-        f.input(key(KeyCode::Left, KeyModifiers::CONTROL));
-        assert_eq!(f.cursor(), (0, 15));
-        f.input(key(KeyCode::Left, KeyModifiers::CONTROL));
-        assert_eq!(f.cursor(), (0, 12));
-        f.input(key(KeyCode::Char('k'), KeyModifiers::CONTROL));
-        assert_eq!(f.text(), "let x = foo.");
-        f.input(key(KeyCode::Char('a'), KeyModifiers::CONTROL));
-        f.input(key(KeyCode::Char('f'), KeyModifiers::ALT));
-        assert_eq!(f.cursor(), (0, 3));
-        f.input(key(KeyCode::Char('d'), KeyModifiers::ALT));
-        assert_eq!(f.text(), "let = foo.");
-        f.input(key(KeyCode::End, KeyModifiers::NONE));
-        assert!(f.delete_line_by_head());
-        assert!(f.is_empty());
-    }
-
-    #[test]
-    fn cursor_moves_stay_inside_the_text() {
-        let mut f = TextField::new("long line\nab");
-        f.input(key(KeyCode::Up, KeyModifiers::NONE));
-        assert_eq!(f.cursor(), (0, 2));
-        f.input(key(KeyCode::End, KeyModifiers::NONE));
-        f.input(key(KeyCode::Down, KeyModifiers::NONE));
-        assert_eq!(f.cursor(), (1, 2));
-        f.input(key(KeyCode::Right, KeyModifiers::NONE));
-        assert_eq!(f.cursor(), (1, 2));
-        f.input(key(KeyCode::Home, KeyModifiers::NONE));
-        f.input(key(KeyCode::Left, KeyModifiers::NONE));
-        assert_eq!(f.cursor(), (0, 9));
-        f.input(key(KeyCode::Tab, KeyModifiers::NONE));
-        assert_eq!(f.lines()[0], "long line   ");
-        f.input(key(KeyCode::Char('<'), KeyModifiers::ALT));
-        assert_eq!(f.cursor(), (0, 0));
-        // Chords with no meaning type nothing.
-        assert!(!f.input(key(KeyCode::Char('x'), KeyModifiers::CONTROL)));
-        assert!(!f.input(key(KeyCode::F(2), KeyModifiers::NONE)));
-        assert_eq!(f.text(), "long line   \nab");
-    }
-}
+#[path = "text_field_tests.rs"]
+mod tests;

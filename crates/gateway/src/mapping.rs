@@ -256,6 +256,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
             deny_reason: None,
             editable: g.editable.is_some(),
             environment: g.environment.clone(),
+            own_terminal: None,
         })
     };
     let kind = match &g.ask {
@@ -328,6 +329,7 @@ fn card(g: &engine::Gate, node: String, now_ms: u64) -> Gate {
                 options: Vec::new(),
             }],
             malformed: None,
+            own_terminal: None,
         }),
     };
     Gate {
@@ -393,6 +395,7 @@ pub fn settle_card(
             deny_reason: None,
             editable: false,
             environment: Vec::new(),
+            own_terminal: None,
         }),
         opened_ms: now_ms,
         default_reply: "{}".into(),

@@ -184,6 +184,20 @@ pub fn validate(loaded: &Loaded) -> Report {
     r
 }
 
+/// The note a session records before an edited answer goes to the engine: `edit: GATE ARGS`,
+/// what the owner's edit runs (the wire's result says only that an edit ran).
+pub fn edit_note_text(gate: &str, args: &Value) -> String {
+    format!("edit: {gate} {args}")
+}
+
+/// Read an `edit:` note back: the gate and the edited arguments.
+pub fn edit_note(line: &str) -> Option<(String, Value)> {
+    let rest = line.strip_prefix("edit: ")?;
+    let (gate, args) = rest.split_once(' ')?;
+    let v: Value = serde_json::from_str(args).ok()?;
+    v.is_object().then(|| (gate.to_string(), v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,8 @@ pub struct Replay {
     open: HashMap<(String, String), (u64, Option<String>)>,
     next: u64,
     now: u64,
+    /// What the owner's edits ran, by gate (the `edit:` notes the session records).
+    edits: HashMap<String, Value>,
 }
 
 /// `Nodes` is not `Clone` (it needs none live); replay checkpoints copy it.
@@ -85,6 +87,14 @@ fn ask_of(tool: &str, args: &Map<String, Value>) -> Ask {
 }
 
 impl ReplayMapper for Replay {
+    fn note(&mut self, line: &str) {
+        if let Some((gate, args)) = super::recording::edit_note(line)
+            && self.edits.len() < 10_000
+        {
+            self.edits.insert(gate, args);
+        }
+    }
+
     fn set_now(&mut self, ms: u64) {
         self.now = ms;
     }
@@ -180,13 +190,17 @@ impl ReplayMapper for Replay {
                 }),
                 code.replace('_', " "),
             ),
-            // The owner's edit ran (the result says so; what ran is in its audit row).
+            // The owner's edit ran (the result says so; what ran, the session's note).
             ("ok", None) if v["result"]["structuredContent"]["editedByOwner"] == true => (
                 Some(Decision::Allow {
-                    updated_input: Some(Value::Object(Default::default())),
+                    updated_input: Some(
+                        self.edits
+                            .remove(&id)
+                            .unwrap_or_else(|| Value::Object(Default::default())),
+                    ),
                     always: false,
                 }),
-                "allowed with edited input".to_string(),
+                "allowed with an edit".to_string(),
             ),
             ("ok", None) => (
                 Some(Decision::Allow {

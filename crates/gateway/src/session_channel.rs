@@ -189,6 +189,7 @@ pub(super) async fn run(
                 Command::Shutdown => convs.close(&events, &conv, "conversation closed").await,
                 Command::Answer { gate_id, decision } => {
                     convs.answered(&gate_id);
+                    record_edit(recorder.as_ref(), &gate_id, &decision);
                     if let (Some(g), Some(tx)) = (mapping::engine_gate(&gate_id), dtx.as_ref()) {
                         let _ = tx.send((g, mapping::decision(&decision)));
                     }
@@ -235,6 +236,7 @@ pub(super) async fn run(
                 }
                 Some(Command::Answer { gate_id, decision }) => {
                     convs.answered(&gate_id);
+                    record_edit(recorder.as_ref(), &gate_id, &decision);
                     if let (Some(g), Some(tx)) = (mapping::engine_gate(&gate_id), dtx.as_ref()) {
                         let _ = tx.send((g, mapping::decision(&decision)));
                     }
@@ -263,4 +265,26 @@ pub(super) async fn run(
         },
     )
     .await;
+}
+
+/// Before an edited answer goes to the engine, the recording notes what the edit runs: the
+/// wire's result says only that an edit ran, and replay and export name what did.
+fn record_edit(
+    recorder: Option<&Arc<Mutex<Recorder>>>,
+    gate_id: &str,
+    decision: &switchboard_core::gate::Decision,
+) {
+    if let (
+        Some(r),
+        switchboard_core::gate::Decision::Allow {
+            updated_input: Some(args),
+            ..
+        },
+    ) = (recorder, decision)
+    {
+        let _ = r
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(Dir::Note, &crate::recording::edit_note_text(gate_id, args));
+    }
 }

@@ -19,3 +19,7 @@ pub mod replay;
 pub mod session;
 pub mod transport;
 pub mod validate;
+
+/// The core's reducer driven through this backend's mapper (docs/architecture.md).
+#[cfg(test)]
+mod reducer_tests;

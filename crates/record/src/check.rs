@@ -30,7 +30,7 @@ pub struct Report {
 /// `agent-exited`: a request was pending when the agent ended, so nobody could answer it.
 /// `unchecked`: a manifest's decision could not be checked (its session has no recording, or the
 /// document is too broken to read); the reason it could not is a finding of its own.
-pub const INFORMATIONAL: &[&str] = &["agent-exited", "unchecked"];
+pub const INFORMATIONAL: &[&str] = &["agent-exited", "host-stopped", "unchecked"];
 
 impl Report {
     /// Findings that count as problems (exit 1).
@@ -102,9 +102,24 @@ pub fn unreadable_note(f: &Frame, r: &mut Report) -> bool {
     true
 }
 
-/// The note the recorder writes when the agent's process ends.
+/// The note the recorder writes when the agent's process ends, or the one a resume writes
+/// when the host stopped without being stopped (see [`ended_by`]).
 pub fn is_exit_note(f: &Frame) -> bool {
-    f.dir == Dir::Note && f.text.starts_with("agent exited")
+    f.dir == Dir::Note
+        && (f.text.starts_with("agent exited") || f.text.starts_with(crate::HOST_STOPPED))
+}
+
+/// What ended the session at an exit note: `(rule, why)` for what was still waiting then.
+/// Both are information, not protocol violations: nobody was left to answer.
+pub fn ended_by(f: &Frame) -> (&'static str, &'static str) {
+    if f.text.starts_with(crate::HOST_STOPPED) {
+        (
+            "host-stopped",
+            "the host stopped unexpectedly (a crash, a kill, a reboot): nobody answered it, and the resume did not",
+        )
+    } else {
+        ("agent-exited", "nobody was left to answer it")
+    }
 }
 
 /// Keys sorted recursively, no insignificant whitespace.

@@ -21,6 +21,9 @@ pub trait ReplayMapper: Send {
     /// The recorded time of the frame about to be read.
     fn set_now(&mut self, _ms: u64) {}
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent>;
+    /// A remark of ours in the recording (`note`): most mappings have no use for them; one
+    /// that recorded what an answer held beyond the wire (the gateway's edit) reads it here.
+    fn note(&mut self, _line: &str) {}
     fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>);
     /// A copy of the mapping state (replay checkpoints).
     fn clone_box(&self) -> Box<dyn ReplayMapper>;
@@ -32,7 +35,7 @@ pub fn decision_label(d: &Decision) -> String {
         Decision::Allow {
             updated_input: Some(_),
             ..
-        } => "allowed with edited input".into(),
+        } => "allowed with an edit".into(),
         Decision::Allow { .. } => "allowed once".into(),
         Decision::Deny { message, interrupt } => format!(
             "denied{}: {message}",
@@ -60,6 +63,7 @@ pub fn decision_label(d: &Decision) -> String {
             if *allow { "allow" } else { "reject" }
         ),
         Decision::Cancelled => "cancelled".into(),
+        Decision::OwnTerminal { why } => why.clone(),
     }
 }
 

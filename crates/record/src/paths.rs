@@ -160,6 +160,31 @@ pub fn create_private_file(path: &Path, append: bool) -> io::Result<File> {
     Ok(f)
 }
 
+/// Open an existing file of ours to read it and append to it, never through a link, and
+/// only a regular file we own (a resume appends a note to a recording the crash left).
+pub fn open_private_append(path: &Path) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    let m = f.metadata()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() != uid() {
+            return Err(io::Error::other("not our file"));
+        }
+    }
+    if !m.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
 /// Default path of a new recording: `<data dir>/recordings/<UTC time>-<backend>.jsonl`.
 pub fn new_recording_path(backend: &str) -> PathBuf {
     // Sessions of a workspace are built in the same second, before any of them creates its

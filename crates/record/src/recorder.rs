@@ -109,10 +109,65 @@ impl Recorder {
     }
 
     pub fn record_at(&mut self, ts: u64, dir: Dir, line: &str) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, &Entry { ts, dir, line })?;
-        self.out.write_all(b"\n")?;
+        // The whole entry in one write: serialised straight into the buffered writer, an
+        // entry larger than its buffer would reach the file in pieces, and a kill between two
+        // of them would tear the line.
+        let mut entry = serde_json::to_vec(&Entry { ts, dir, line })?;
+        entry.push(b'\n');
+        self.out.write_all(&entry)?;
         self.out.flush()
     }
+}
+
+/// The note that ends a recording whose host stopped without being stopped (a crash, a kill,
+/// a reboot): written by the resume, with when the host stopped and when it came back. Replay
+/// draws the boundary from it; validate reports what was waiting then as left by the crash.
+pub const HOST_STOPPED: &str = "host stopped unexpectedly:";
+
+/// The note's text.
+pub fn host_stopped_note(stopped_ms: u64, resumed_ms: u64) -> String {
+    format!("{HOST_STOPPED} stopped_ms={stopped_ms} resumed_ms={resumed_ms}")
+}
+
+/// `(stopped_ms, resumed_ms)` of a host-stopped note's text.
+pub fn parse_host_stopped(text: &str) -> Option<(u64, u64)> {
+    let rest = text.strip_prefix(HOST_STOPPED)?;
+    let mut stopped = None;
+    let mut resumed = None;
+    for word in rest.split_whitespace() {
+        if let Some(v) = word.strip_prefix("stopped_ms=") {
+            stopped = v.parse().ok();
+        } else if let Some(v) = word.strip_prefix("resumed_ms=") {
+            resumed = v.parse().ok();
+        }
+    }
+    Some((stopped?, resumed?))
+}
+
+/// Append the host-stopped note to the recording at `path` (left by a crash; nobody writes it
+/// any more). A recording whose last line the crash tore is left as it is: a note after it
+/// would be glued to the torn line.
+pub fn append_host_stopped(path: &Path, stopped_ms: u64, resumed_ms: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = crate::paths::open_private_append(path)?;
+    let len = f.metadata()?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::Start(len - 1))?;
+        f.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            return Err(io::Error::other("its last line was torn by the crash"));
+        }
+    }
+    let text = host_stopped_note(stopped_ms, resumed_ms);
+    let mut entry = serde_json::to_vec(&Entry {
+        ts: resumed_ms,
+        dir: Dir::Note,
+        line: &text,
+    })?;
+    entry.push(b'\n');
+    f.write_all(&entry)?;
+    f.sync_all()
 }
 
 pub fn now_ms() -> u64 {

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod host;
+pub mod settle;
 pub mod ui;
 
 #[cfg(test)]

@@ -18,12 +18,21 @@ pub struct ManifestSink {
     dirty: std::sync::Arc<(std::sync::Mutex<DirtyState>, std::sync::Condvar)>,
     writer: Option<std::thread::JoinHandle<()>>,
     errors: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Held from taking the document's text to its rename: two writers (the thread and
+    /// `write_now`) never share the temporary file, and the newer text is always the last.
+    writing: std::sync::Arc<std::sync::Mutex<()>>,
+    /// Held while the workspace lives (see `lock`): a free lock on an unclosed manifest is a
+    /// crashed workspace.
+    _lock: Option<std::fs::File>,
 }
 
 #[derive(Debug, Default)]
 struct DirtyState {
     dirty: bool,
     closing: bool,
+    /// A change a resume needs (a session, its profile, its agent's id, its recording): written
+    /// at once, not at the next period.
+    urgent: bool,
 }
 
 /// How often the sink rewrites a changed manifest at most.
@@ -32,7 +41,41 @@ pub const MANIFEST_WRITE_EVERY: std::time::Duration = std::time::Duration::from_
 impl ManifestSink {
     /// Create the manifest at `path` (written once at once) and start its writer thread.
     pub fn create(path: &Path, started_ms: u64) -> Result<ManifestSink, String> {
-        let mut w = ManifestWriter::create(path, started_ms)?;
+        // A new file's lock is free; were it not, the workspace runs all the same.
+        let lock = super::lock::hold(path).ok().flatten();
+        ManifestSink::over(ManifestWriter::create(path, started_ms)?, lock)
+    }
+
+    /// A manifest reopened for a resume (see `ManifestWriter::reopen`), written at once.
+    /// `lock`: the workspace's lock, taken by the resume before it looked.
+    pub fn reopen(
+        path: &Path,
+        doc: super::Manifest,
+        aliases: Vec<(u32, u32)>,
+        stopped_ms: u64,
+        resumed_ms: u64,
+        lock: std::fs::File,
+    ) -> Result<ManifestSink, String> {
+        ManifestSink::over(
+            ManifestWriter::reopen(path, doc, aliases, stopped_ms, resumed_ms)?,
+            Some(lock),
+        )
+    }
+
+    /// The workspace's host name and config file, when it has them.
+    pub fn describe(
+        &self,
+        host: Option<&str>,
+        config: Option<&Path>,
+        rules: &[std::path::PathBuf],
+    ) -> Result<(), String> {
+        self.change(|w| w.describe(host, config, rules))
+    }
+
+    /// Keep `w` (already written once) and start its writer thread.
+    fn over(mut w: ManifestWriter, lock: Option<std::fs::File>) -> Result<ManifestSink, String> {
+        let path = w.path().to_path_buf();
+        let path = path.as_path();
         w.deferred = true;
         let doc = std::sync::Arc::new(std::sync::Mutex::new(w));
         let dirty = std::sync::Arc::new((
@@ -40,8 +83,10 @@ impl ManifestSink {
             std::sync::Condvar::new(),
         ));
         let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let writing = std::sync::Arc::new(std::sync::Mutex::new(()));
         let writer = {
             let (doc, dirty, errors) = (doc.clone(), dirty.clone(), errors.clone());
+            let writing = writing.clone();
             let path = path.to_path_buf();
             std::thread::Builder::new()
                 .name("manifest".into())
@@ -54,19 +99,29 @@ impl ManifestSink {
                                 st = cv.wait(st).unwrap_or_else(|e| e.into_inner());
                             }
                             st.dirty = false;
+                            st.urgent = false;
                             st.closing
                         };
                         // Serialised under the lock (one consistent state), written and synced
                         // outside it: a change from the UI never waits on the disk.
+                        let held = writing.lock().unwrap_or_else(|e| e.into_inner());
                         let text = doc.lock().unwrap_or_else(|e| e.into_inner()).text();
                         let r = write_atomically(&path, &text);
+                        drop(held);
                         if let Err(e) = r {
                             errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
                         }
                         if closing {
                             return;
                         }
-                        std::thread::sleep(MANIFEST_WRITE_EVERY);
+                        // At most one write per period, but a close is never kept waiting.
+                        let (lock, cv) = &*dirty;
+                        let st = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        let _ = cv
+                            .wait_timeout_while(st, MANIFEST_WRITE_EVERY, |s| {
+                                !s.closing && !s.urgent
+                            })
+                            .unwrap_or_else(|e| e.into_inner());
                     }
                 })
                 .map_err(|e| format!("cannot start the manifest writer: {e}"))?
@@ -77,6 +132,8 @@ impl ManifestSink {
             dirty,
             writer: Some(writer),
             errors,
+            writing,
+            _lock: lock,
         })
     }
 
@@ -94,6 +151,31 @@ impl ManifestSink {
         lock.lock().unwrap_or_else(|e| e.into_inner()).dirty = true;
         cv.notify_one();
         r
+    }
+
+    /// `change`, written at once: what a resume after a crash needs must not wait for the
+    /// period (decisions may: their recording holds them first).
+    pub fn change_now(
+        &self,
+        f: impl FnOnce(&mut ManifestWriter) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let r = f(&mut self.doc.lock().unwrap_or_else(|e| e.into_inner()));
+        let (lock, cv) = &*self.dirty;
+        {
+            let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+            st.dirty = true;
+            st.urgent = true;
+        }
+        cv.notify_one();
+        r
+    }
+
+    /// Write the document now, on this thread (serialised under the lock, written outside
+    /// it): a workspace's start is on disk before its agents have said anything.
+    pub fn write_now(&self) -> Result<(), String> {
+        let _held = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let text = self.doc.lock().unwrap_or_else(|e| e.into_inner()).text();
+        write_atomically(&self.path, &text)
     }
 
     /// Write failures since the last call.
@@ -128,10 +210,10 @@ impl WorkspaceObserver for ManifestSink {
         backend: crate::core::BackendKind,
         at_ms: u64,
     ) -> Result<(), String> {
-        self.change(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
+        self.change_now(|w| w.session_opened(id.0, name, backend.name(), None, at_ms))
     }
     fn session_recording(&mut self, id: SessionId, path: &str) -> Result<(), String> {
-        self.change(|w| w.session_recording(id.0, std::path::Path::new(path)))
+        self.change_now(|w| w.session_recording(id.0, std::path::Path::new(path)))
     }
     fn session_ended(
         &mut self,
@@ -150,6 +232,21 @@ impl WorkspaceObserver for ManifestSink {
         at_ms: u64,
     ) -> Result<(), String> {
         self.change(|w| w.decision(at_ms, id.0, gate_id, decision, by))
+    }
+    fn session_resume(
+        &mut self,
+        id: SessionId,
+        profile: Option<serde_json::Value>,
+        agent_session: Option<&str>,
+        load_session: Option<bool>,
+    ) -> Result<(), String> {
+        self.change_now(|w| w.session_resume(id.0, profile, agent_session, load_session))
+    }
+    fn closed(&mut self, at_ms: u64) -> Result<(), String> {
+        self.change_now(|w| w.closed(at_ms))
+    }
+    fn sync(&mut self) -> Result<(), String> {
+        self.write_now()
     }
     fn path(&self) -> Option<std::path::PathBuf> {
         Some(ManifestSink::path(self).to_path_buf())

@@ -109,6 +109,7 @@ impl Mapper {
             self.queued.push_front(text);
             return;
         };
+        self.prompting();
         self.turn = true;
         self.turn_no += 1;
         self.seg = 0;

@@ -14,6 +14,7 @@ mod edits;
 mod fast;
 #[cfg(test)]
 mod fast_tests;
+mod load;
 #[cfg(test)]
 mod options_tests;
 mod permissions;
@@ -99,6 +100,8 @@ impl Out {
 enum Ours {
     Initialize,
     NewSession,
+    /// `session/load` of this session id (a resumed session).
+    LoadSession(String),
     Prompt,
     SetMode(String),
     /// `session/set_config_option` (option id, value).
@@ -184,6 +187,8 @@ struct TermView {
 #[derive(Clone, Debug, Default)]
 pub struct Mapper {
     opts: AcpOptions,
+    /// Resuming: load this session, and whether its replayed history is already shown.
+    load: Option<load::Load>,
     next_id: u64,
     ours: HashMap<String, Ours>,
     theirs: BTreeMap<String, Incoming>,
@@ -211,7 +216,9 @@ pub struct Mapper {
     /// repeated whole message (Codex adapters). Emptied when the turn ends.
     streamed: HashMap<String, updates::Streamed>,
     user_text: HashMap<String, String>,
-    terms: HashMap<String, TermView>,
+    /// Shared with the copies of this mapping (replay checkpoints), as `tools`: a copy pays
+    /// for a terminal's output only when it changes it.
+    terms: HashMap<String, std::sync::Arc<TermView>>,
     subagents: HashMap<String, String>,
     tool_uses: u64,
     usage: usage::UsageState,
@@ -321,6 +328,9 @@ impl Mapper {
     /// Classify and map one stdout line of the agent.
     pub fn on_line(&mut self, line: &str) -> Out {
         let line = line.trim_end_matches(['\r', '\n']);
+        if self.replayed_quietly(line) {
+            return Out::default();
+        }
         if let Some(c) = fast::chunk(line) {
             let mut out = Out::default();
             self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);

@@ -118,6 +118,7 @@ impl Mapper {
             deny_reason: None,
             editable: false,
             environment: Vec::new(),
+            own_terminal: None,
         });
         self.theirs.insert(
             gid.clone(),
@@ -227,6 +228,7 @@ impl Mapper {
             deny_reason: None,
             editable: false,
             environment: Vec::new(),
+            own_terminal: None,
         };
         self.client_gate(
             id,
@@ -290,6 +292,7 @@ impl Mapper {
             deny_reason: None,
             editable: false,
             environment: Vec::new(),
+            own_terminal: None,
         };
         self.client_gate(
             id,

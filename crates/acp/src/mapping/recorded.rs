@@ -287,7 +287,18 @@ impl Mapper {
                 }
                 Ours::NewSession
             }
+            "session/load" => {
+                if let Some(cwd) = s(params, "cwd") {
+                    self.opts.cwd = PathBuf::from(cwd);
+                }
+                let id = s(params, "sessionId").unwrap_or_default();
+                // As live: the agent's replay of the history is counted, not drawn twice.
+                self.resume_session(&id, true);
+                self.start_loading();
+                Ours::LoadSession(id)
+            }
             "session/prompt" => {
+                self.prompting();
                 self.turn = true;
                 self.turn_no += 1;
                 self.seg = 0;

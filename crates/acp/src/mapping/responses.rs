@@ -25,6 +25,7 @@ impl Mapper {
         match ours {
             Ours::Initialize => self.initialized(&result, out),
             Ours::NewSession => self.session_created(&result, out),
+            Ours::LoadSession(id) => self.session_loaded(&id, &result, out),
             Ours::Prompt => self.turn_ended(&result, out),
             Ours::SetMode(mode) => {
                 out.ev(BackendEvent::Session(SessionPatch {
@@ -98,6 +99,7 @@ impl Mapper {
             Ours::NewSession => {
                 out.protocol(Level::Error, format!("session/new failed: {what}"));
             }
+            Ours::LoadSession(id) => self.load_failed(&id, &what, out),
             Ours::Prompt => {
                 out.protocol(Level::Error, format!("session/prompt failed: {what}"));
                 // The cost reported during the failed turn counts all the same.
@@ -236,6 +238,12 @@ impl Mapper {
                 format!("extension declared: {}", list.join(", ")),
             );
         }
+        let can_load = ac.get("loadSession").and_then(Value::as_bool) == Some(true);
+        self.start_session(can_load, out);
+    }
+
+    /// Ask for a new session.
+    pub(super) fn new_session(&mut self, out: &mut Out) {
         let params = self.new_session_params(out);
         let line = self.request("session/new", params, Ours::NewSession);
         out.lines.push(line);
@@ -252,6 +260,12 @@ impl Mapper {
             out.protocol(Level::Error, "session/new result without a sessionId");
             return;
         };
+        self.session_ready(sid, result, "started", out);
+    }
+
+    /// The session `sid` is ready (`verb`: started, loaded): what it offers, then queued
+    /// prompts.
+    pub(super) fn session_ready(&mut self, sid: String, result: &Value, verb: &str, out: &mut Out) {
         self.session_id = Some(sid.clone());
         let modes = result.get("modes").cloned().unwrap_or(Value::Null);
         self.caps.modes = modes
@@ -309,7 +323,7 @@ impl Mapper {
         out.system(
             "session",
             format!(
-                "started {}: {mode_n} mode(s), {model_n} model(s){options}",
+                "{verb} {}: {mode_n} mode(s), {model_n} model(s){options}",
                 sanitize(&sid)
             ),
         );

@@ -13,7 +13,7 @@ impl Mapper {
         let mut out = Out::default();
         out.lines
             .push(codec::result(id, json!({"terminalId": terminal_id})));
-        let tv = self.terms.entry(terminal_id.to_string()).or_default();
+        let tv = std::sync::Arc::make_mut(self.terms.entry(terminal_id.to_string()).or_default());
         tv.command = command.to_string();
         let row = term_row(terminal_id, tv);
         out.item(None, row);
@@ -29,7 +29,7 @@ impl Mapper {
         exit: Option<String>,
     ) -> Out {
         let mut out = Out::default();
-        let tv = self.terms.entry(terminal_id.to_string()).or_default();
+        let tv = std::sync::Arc::make_mut(self.terms.entry(terminal_id.to_string()).or_default());
         let tail = if output.len() > SHOWN_OUTPUT {
             let mut cut = output.len() - SHOWN_OUTPUT;
             while !output.is_char_boundary(cut) {

@@ -220,7 +220,9 @@ impl Mapper {
         }
         for t in &view.terminals {
             let tv = self.terms.entry(t.clone()).or_default();
-            tv.tool = Some(id.to_string());
+            if tv.tool.as_deref() != Some(id) {
+                std::sync::Arc::make_mut(tv).tool = Some(id.to_string());
+            }
             let row = term_row(t, tv);
             out.item(None, row);
         }

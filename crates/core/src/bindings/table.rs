@@ -303,6 +303,12 @@ pub static PERMISSION: Context = Context {
             "edit the tool input as JSON, then allow",
         ),
         b(
+            "hand_back",
+            &[Act("hand_back")],
+            "Own terminal",
+            "an agent in its own terminal: leave the request to its own prompt (nothing is answered here)",
+        ),
+        b(
             "save_rule",
             &[Act("save_rule")],
             "rule",
@@ -370,6 +376,12 @@ pub static QUESTION: Context = Context {
             &[Act("deny")],
             "deny with a message",
             "a question that cannot be answered: deny it",
+        ),
+        b(
+            "hand_back",
+            &[Act("hand_back")],
+            "own terminal",
+            "an agent in its own terminal: answer it there instead",
         ),
     ],
 };

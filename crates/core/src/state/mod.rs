@@ -8,17 +8,20 @@ use std::collections::{HashMap, VecDeque};
 
 use super::backend_kind::BackendKind;
 use super::gate::Gate;
-use super::input::Rect;
 use super::text_field::TextField;
 use super::tree::NodeId;
 
 mod client_view;
+mod closed_gates;
 mod gate_ui;
 mod overlay;
 mod session;
 
 pub use crate::session_id::SessionId;
+/// What a frame drew (its own module: `Msg::Drawn` carries it).
+pub use crate::view_metrics::ViewMetrics;
 pub use client_view::ClientView;
+pub use closed_gates::ClosedGates;
 pub use gate_ui::{Editor, EditorPurpose, GateUi};
 pub use overlay::{NewSessionField, NewSessionForm, Overlay, ProfileChoice, QueueEdit};
 pub use session::{GateRef, Pick, ReplyCheck, Session, SessionState};
@@ -60,39 +63,28 @@ pub struct Settings {
     pub bell: bool,
     /// How long after a cancel with no turn end the agent counts as not responding.
     pub cancel_grace_ms: u64,
+    /// How long a card, as it is now, must have been on a terminal's screen before its
+    /// answer keys act (`[keys] settle_ms`; 0: at once). The edge measures it per terminal
+    /// from the frame that terminal drew (`switchboard_tui::settle`); the reducer only says
+    /// so when a key was held (`Msg::Held`).
+    pub settle_ms: u64,
 }
 
 /// Default grace period between a cancel and the "not responding" prompt.
 pub const DEFAULT_GRACE_MS: u64 = 10_000;
+
+/// Default settle time: browsers hold a permission prompt's keys for about this long after
+/// it appears, so a key typed for what stood there before cannot answer it.
+pub const DEFAULT_SETTLE_MS: u64 = 300;
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             bell: true,
             cancel_grace_ms: DEFAULT_GRACE_MS,
+            settle_ms: DEFAULT_SETTLE_MS,
         }
     }
-}
-
-/// What the renderer measured in the last frame, for page-sized moves, mouse hits and the
-/// card's scroll. Plain data the UI hands the reducer after each frame (`Msg::Drawn`), so
-/// `update` reads only its state and its message, never the renderer.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ViewMetrics {
-    pub transcript_height: u16,
-    /// The scroll offset actually drawn, in lines from the bottom.
-    pub drawn_scroll_back: usize,
-    pub tree_top: usize,
-    /// Inner areas of the tree and transcript panes, for the mouse.
-    pub tree_area: Rect,
-    pub transcript_area: Rect,
-    /// (Session index, node) shown on each drawn tree row (two rows per node), from the top
-    /// of the pane.
-    pub tree_rows: Vec<(usize, NodeId)>,
-    /// Transcript item shown on each drawn row, from the top of the pane.
-    pub item_rows: Vec<usize>,
-    /// How far the gate card's body can scroll at the size last drawn (0: it all fits).
-    pub card_max_scroll: usize,
 }
 
 /// A transcript search (`/` in the selected node, Ctrl-F in all nodes).

@@ -67,7 +67,7 @@ pub struct SessionState {
     pub active_gate: Option<String>,
     pub session: Session,
     /// Answered or withdrawn request ids, to refuse a second answer.
-    pub closed_gates: VecDeque<String>,
+    pub closed_gates: super::ClosedGates,
     /// Ids of requests answered during this session, for the footer count.
     pub answered: u64,
     /// When the first cancel of the running turn went out (cleared when the turn ends).
@@ -103,7 +103,7 @@ impl SessionState {
                 backend,
                 ..Session::default()
             },
-            closed_gates: VecDeque::new(),
+            closed_gates: Default::default(),
             answered: 0,
             cancel_sent_ms: None,
             cancel_stuck: false,
@@ -244,6 +244,10 @@ impl SessionState {
             return "closed".into();
         }
         if let Some((code, _, _)) = &self.session.exited {
+            if self.session.backend == BackendKind::Adopted {
+                // It ran in its own terminal and ended there (SessionEnd).
+                return "ended".into();
+            }
             return match code {
                 Some(c) => format!("exited {c}"),
                 None => "exited".into(),
@@ -263,6 +267,7 @@ impl SessionState {
             None if self.session.program.is_none() => "starting".into(),
             Some(TurnState::Running) => "running".into(),
             Some(TurnState::RequiresAction) => "waiting on held calls".into(),
+            Some(TurnState::AwaitingInput) => "waiting for input".into(),
             _ => "idle".into(),
         }
     }

@@ -85,11 +85,11 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 let status = match t {
                     TurnState::Running => NodeStatus::Running,
                     TurnState::RequiresAction => NodeStatus::Waiting,
-                    TurnState::Idle => NodeStatus::Idle,
+                    TurnState::Idle | TurnState::AwaitingInput => NodeStatus::Idle,
                 };
                 state.tree.set_status(0, status);
             }
-            if t == TurnState::Idle {
+            if matches!(t, TurnState::Idle | TurnState::AwaitingInput) {
                 // A finished turn ends its streaming rows even if the agent never settled them
                 // (only the nodes that still stream are visited).
                 state.tree.end_turn();
@@ -193,6 +193,10 @@ pub(super) fn on_event(state: &mut State, event: BackendEvent, at: u64, fx: &mut
                 rules_after_reconnect(state, fx);
             }
         }
+        BackendEvent::HostStopped {
+            stopped_ms,
+            resumed_ms,
+        } => super::resumed::host_stopped(state, stopped_ms, resumed_ms, at),
         BackendEvent::Recording(path) => state.session.recording = Some(path),
         BackendEvent::RecordingFailed(why) => state.session.recording_failed = Some(why),
         BackendEvent::Info { key, value } => {
@@ -269,7 +273,7 @@ fn open_gate(state: &mut State, gate: super::super::gate::Gate, fx: &mut Vec<Eff
     }
     if state.closed_gates.contains(&gate.id) {
         // Pending again: a gate is open or closed, never both.
-        state.closed_gates.retain(|c| *c != gate.id);
+        state.closed_gates.remove(&gate.id);
         protocol(
             state,
             Level::Warn,

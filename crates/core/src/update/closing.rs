@@ -4,10 +4,7 @@
 use super::super::state::{CLOSED_CAP, Focus, State};
 
 pub(super) fn remember_closed(state: &mut State, id: String) {
-    if state.closed_gates.len() == CLOSED_CAP {
-        state.closed_gates.pop_front();
-    }
-    state.closed_gates.push_back(id.clone());
+    state.closed_gates.push(id.clone(), CLOSED_CAP);
     state.gate_ui.remove(&id);
 }
 

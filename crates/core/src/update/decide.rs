@@ -13,6 +13,18 @@ pub fn answer(state: &mut State, id: &str, decision: Decision) -> Vec<Effect> {
     answer_noted(state, id, decision, None)
 }
 
+/// Leave gate `id` to the agent's own terminal (an adopted session): nothing is answered
+/// from here, its own prompt decides.
+pub(super) fn hand_back(state: &mut State, id: &str) -> Vec<Effect> {
+    answer(
+        state,
+        id,
+        Decision::OwnTerminal {
+            why: "handed to its own terminal".into(),
+        },
+    )
+}
+
 /// Allow `id` without a card: an earlier approval covers it (`why` names it).
 pub fn answer_covered(state: &mut State, id: &str, why: &str) -> Vec<Effect> {
     let allow = Decision::Allow {
@@ -167,6 +179,22 @@ fn subject(tool: &str, summary: &str) -> String {
     }
 }
 
+/// One line of what an edited input runs: its command, else the file it names, else the
+/// tool's own summary of it.
+fn edited_summary(p: &super::super::gate::Permission, edit: &serde_json::Value) -> String {
+    let field = |k: &str| edit.get(k).and_then(serde_json::Value::as_str);
+    if let Some(c) = field("command") {
+        return super::super::gate::command_summary(c);
+    }
+    match field("file_path")
+        .or_else(|| field("notebook_path"))
+        .or_else(|| field("path"))
+    {
+        Some(path) => path.to_string(),
+        None => super::super::text::tool_input_summary(&p.tool, edit),
+    }
+}
+
 /// The audit row for a decision: "allowed once: Bash `touch x`".
 pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
     let what = gate_subject(gate);
@@ -178,14 +206,36 @@ pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
         }
     };
     match decision {
+        // What ran is the edit: the row names it, and beside it what the agent asked.
         Decision::Allow {
-            updated_input,
-            always,
-        } => {
-            let head = match (always, updated_input.is_some()) {
-                (true, _) => "allowed always (session rule)",
-                (false, true) => "allowed with edited input",
-                (false, false) => "allowed once",
+            updated_input: Some(edit),
+            always: false,
+        } => match &gate.kind {
+            GateKind::Permission(p) => (
+                format!(
+                    "allowed with an edit: {} (asked: `{}`)",
+                    subject(&p.tool, &edited_summary(p, edit)),
+                    // The command as asked, where it is one (a summary may add where it runs).
+                    truncate(
+                        &visible_line(
+                            p.command
+                                .as_deref()
+                                .map(super::super::gate::command_summary)
+                                .as_deref()
+                                .unwrap_or(p.summary.trim())
+                        ),
+                        80
+                    )
+                ),
+                Tone::Allowed,
+            ),
+            _ => (format!("allowed with an edit: {what}"), Tone::Allowed),
+        },
+        Decision::Allow { always, .. } => {
+            let head = if *always {
+                "allowed always (session rule)"
+            } else {
+                "allowed once"
             };
             (format!("{head}: {what}"), Tone::Allowed)
         }
@@ -225,6 +275,7 @@ pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
             if *allow { Tone::Allowed } else { Tone::Denied },
         ),
         Decision::Cancelled => (format!("cancelled: {what}"), Tone::Neutral),
+        Decision::OwnTerminal { why } => (format!("{}: {what}", one_line(why, 80)), Tone::Neutral),
         Decision::Raw { body } => (
             format!(
                 "raw reply sent: {what} {}",

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::super::gate::{Decision, FieldKind, GateKind, PermChoice};
 use super::super::msg::Effect;
 use super::super::state::{EditorPurpose, State};
-use super::decide::{answer, decisions_blocked};
+use super::decide::{answer, decisions_blocked, hand_back};
 use super::gate_card::{
     active_ui_mut, elicitation_content, move_choice, move_cursor, open_editor, set_error,
 };
@@ -26,7 +26,12 @@ pub(super) fn paste(state: &mut State, text: &str) {
         } else {
             text.replace('\n', " ")
         };
-        ed.area.insert_str(&text);
+        if !ed.area.insert_str(&text) {
+            state.status_line = Some(format!(
+                "an editor holds at most {} KiB: the rest of the paste was not taken",
+                crate::text_field::MAX_BYTES >> 10
+            ));
+        }
     }
 }
 
@@ -154,6 +159,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                         .unwrap_or_else(|_| p.input.clone());
                     open_editor(state, EditorPurpose::EditInput, &pretty)
                 }
+                Some(PermChoice::HandBack) => fx.extend(hand_back(state, &id)),
                 Some(PermChoice::AgentOption(i)) => match p.options.get(i) {
                     // Its deny carries a reason the model reads: ask for it first (empty
                     // sends the backend's default).
@@ -254,8 +260,12 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         }
         GateKind::Question(q) => {
             if q.malformed.is_some() {
-                if key.code == KeyCode::Char('n') {
-                    open_editor(state, EditorPurpose::DenyMessage, "");
+                match key.code {
+                    KeyCode::Char('n') => open_editor(state, EditorPurpose::DenyMessage, ""),
+                    KeyCode::Char('T') if q.own_terminal.is_some() => {
+                        fx.extend(hand_back(state, &id))
+                    }
+                    _ => {}
                 }
                 return;
             }

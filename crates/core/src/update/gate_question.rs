@@ -86,6 +86,9 @@ pub(super) fn question_key(
                 interrupt: false,
             },
         )),
+        KeyCode::Char('T') if q.own_terminal.is_some() => {
+            fx.extend(super::decide::hand_back(state, id))
+        }
         _ => {}
     }
 }

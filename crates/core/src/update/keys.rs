@@ -111,7 +111,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
 }
 
 /// `[keys]` overrides: the key the user pressed as the key it stands for.
-fn translate(state: &State, mut key: KeyEvent) -> KeyEvent {
+pub(super) fn translate(state: &State, mut key: KeyEvent) -> KeyEvent {
     if let KeyCode::Char(c) = key.code
         && !typing(state)
         && !key.modifiers.contains(KeyModifiers::CONTROL)
@@ -293,7 +293,12 @@ pub(super) fn on_paste(state: &mut State, text: &str) {
         gate_keys::paste(state, &text);
     } else if state.session.abilities.prompt {
         state.focus = Focus::Prompt;
-        state.prompt.insert_str(&text);
+        if !state.prompt.insert_str(&text) {
+            state.status_line = Some(format!(
+                "the prompt holds at most {} KiB: the rest of the paste was not taken",
+                crate::text_field::MAX_BYTES >> 10
+            ));
+        }
     } else {
         state.status_line = Some(no_prompt_here(state));
     }

@@ -13,8 +13,13 @@ mod new_session;
 mod overlay_keys;
 pub mod queue;
 mod quit;
+mod resumed;
 mod rules;
+mod settle;
 mod shutdown;
+/// The reducer's tests: no terminal, no IO, no backend (cards as plain data).
+#[cfg(test)]
+mod tests;
 mod view;
 pub mod workspace;
 
@@ -23,7 +28,9 @@ use super::state::State;
 
 pub use decide::{answer, audit_text, gate_subject};
 pub use keys::leaves_gates_alone;
+pub use resumed::utc_clock;
 pub use rules::subject as rule_subject;
+pub use settle::{HELD, answers_gate};
 pub use view::visible_nodes;
 pub use workspace::{row_count, row_index, row_totals, rows_from, tree_rows};
 
@@ -37,6 +44,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Resize(w, h) => state.size = (w, h),
         Msg::Drawn(view) => state.view = view,
         Msg::Tick(now) => state.now_ms = now,
+        Msg::Held => state.status_line = Some(HELD.into()),
         Msg::Backend {
             session,
             at_ms,

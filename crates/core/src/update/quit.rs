@@ -30,12 +30,15 @@ pub(super) fn request_quit(state: &mut State, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Answer every pending gate with its exit answer, then shut the backend down.
+/// Answer every pending gate with its exit answer, then shut the backend down. Each session
+/// counts as closed from here: a request its agent sends while it stops gets its exit answer
+/// at once (every request gets exactly one final answer, also the ones that cross the quit).
 pub(super) fn quit_now(state: &mut State, fx: &mut Vec<Effect>) {
     for i in 0..state.sessions.len() {
         state.with_session(i, |st| {
             if st.session.exited.is_none() {
                 super::shutdown::answer_all_and_shut_down(st, fx);
+                st.closed = true;
             }
         });
     }

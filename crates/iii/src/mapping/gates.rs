@@ -311,7 +311,8 @@ impl Mapper {
     }
 
     fn full_args(&self, r: &Record) -> Option<Value> {
-        let (f, args) = self.sessions.get(&r.session)?.msgs.calls.get(&r.call)?;
+        let call = self.sessions.get(&r.session)?.msgs.calls.get(&r.call)?;
+        let (f, args) = &**call;
         (*f == r.function_id).then(|| args.clone())
     }
 

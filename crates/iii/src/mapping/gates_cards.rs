@@ -290,6 +290,7 @@ pub(super) fn card(
             deny_reason: Some(DEFAULT_DENY.into()),
             editable: false,
             environment: Vec::new(),
+            own_terminal: None,
         }),
         opened_ms: opened,
         default_reply: pretty_json(&allow),

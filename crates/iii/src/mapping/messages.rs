@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -46,8 +47,9 @@ pub struct Msgs {
     /// delivered late still never overwrites.
     refresh: bool,
     orphans: Vec<Orphan>,
-    /// function_call id → (function id, arguments), from `function_call` blocks.
-    pub calls: HashMap<String, (String, Value)>,
+    /// function_call id → (function id, arguments), from `function_call` blocks. Shared with
+    /// the copies of this mapping (replay checkpoints): a copy does not copy the arguments.
+    pub calls: HashMap<String, Arc<(String, Value)>>,
 }
 
 impl Msgs {
@@ -112,7 +114,11 @@ fn text_of(content: Option<&Value>, kinds: &[&str]) -> String {
 }
 
 /// The rows of one entry (`message` or `custom`), each keyed so a later revision replaces it.
-fn render(entry: &str, body: &Value, calls: &mut HashMap<String, (String, Value)>) -> Vec<ItemOp> {
+fn render(
+    entry: &str,
+    body: &Value,
+    calls: &mut HashMap<String, Arc<(String, Value)>>,
+) -> Vec<ItemOp> {
     let mut ops = Vec::new();
     let key = format!("e:{entry}");
     let up = |k: String, kind: ItemKind| ItemOp::Upsert { key: k, kind };
@@ -182,7 +188,7 @@ fn render(entry: &str, body: &Value, calls: &mut HashMap<String, (String, Value)
                     // Arguments past the display bound are not kept whole: the card then
                     // falls back to the excerpt rather than show a cut argument as full.
                     if args.to_string().len() <= MAX_TEXT {
-                        calls.insert(id.to_string(), (f.to_string(), args.clone()));
+                        calls.insert(id.to_string(), Arc::new((f.to_string(), args.clone())));
                     }
                 }
                 ops.push(up(

@@ -22,6 +22,24 @@ impl App {
             let r = o.session_recording(*session, path);
             self.observed(r);
         }
+        // What a session needs to come back after a crash, as its agent says it.
+        if let (Some(o), Msg::Backend { session, event, .. }) = (self.observer.as_mut(), &msg) {
+            let told = match event {
+                BackendEvent::Session(p) if p.session_id.is_some() => {
+                    Some((p.session_id.as_deref(), None))
+                }
+                BackendEvent::Capabilities(c) => c
+                    .extra
+                    .iter()
+                    .find(|(k, _)| k == "loadSession")
+                    .map(|(_, v)| (None, Some(v == "true"))),
+                _ => None,
+            };
+            if let Some((agent_session, load)) = told {
+                let r = o.session_resume(*session, None, agent_session, load);
+                self.observed(r);
+            }
+        }
         // A gate the backend closed itself (an ACP cancel) is a decision too, by the backend.
         let by_backend = match &msg {
             Msg::Backend {
@@ -134,8 +152,16 @@ impl App {
             return;
         };
         match launch(req) {
-            Ok((name, backend, rules)) => {
+            Ok(super::Launched {
+                name,
+                backend,
+                rules,
+                profile,
+            }) => {
                 let id = self.add_session(&name, backend, rules);
+                if let Some(p) = profile {
+                    self.remember_profile(id, p);
+                }
                 if let Some(i) = self.state.index_of(id) {
                     self.state.sessions[i].profile = req.profile.clone();
                     self.state.select_session(i, 0);

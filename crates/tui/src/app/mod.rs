@@ -75,9 +75,20 @@ pub struct App {
     pub launcher: Option<Launcher>,
     /// Told every session opened and closed and every decision sent (the workspace manifest).
     pub observer: Option<Box<dyn WorkspaceObserver>>,
+    /// Stopped by a signal or a lost terminal, not by its owner (`q`, `stop`): the manifest
+    /// stays open, so `resume` brings the workspace back (a reboot's SIGTERM among them).
+    pub interrupted: bool,
     /// Saves and removes rules in the rules file (`r` in a card, the rules view); set by the
     /// command line, which owns the config. Without it a rule applies for this run only.
     pub rule_file: Option<RuleFile>,
+    /// Where hook events go (the adopted-sessions source), once it runs.
+    hook_sink: Option<switchboard_backend::hooks::HookSink>,
+    /// Builds the adopted-sessions source the first time a hook calls (a host's workspace
+    /// that did not start with one): its backend, and where its events go.
+    pub adopt: Option<AdoptFactory>,
+    /// How each session that can be started again was started (its profile as JSON): the
+    /// manifest keeps it, so a crashed workspace can be resumed.
+    profiles: std::collections::HashMap<SessionId, serde_json::Value>,
     /// Sources that host several sessions ask for more here.
     spawner: switchboard_backend::Spawner,
     spawns: mpsc::UnboundedReceiver<switchboard_backend::SpawnRequest>,
@@ -93,12 +104,28 @@ pub struct RuleFile {
     pub remove: RuleEdit,
 }
 
-/// Builds a backend for a new session: `(root name, backend, the session's own rules)`.
-pub type Launcher = Box<
-    dyn FnMut(
-            &switchboard_core::msg::NewSession,
-        ) -> Result<(String, Box<dyn Backend>, switchboard_core::rules::Rules), String>
-        + Send,
+/// Builds a backend for a new session.
+pub type Launcher =
+    Box<dyn FnMut(&switchboard_core::msg::NewSession) -> Result<Launched, String> + Send>;
+
+/// A session the launcher built, not yet started.
+pub struct Launched {
+    /// Its root's name in the tree.
+    pub name: String,
+    pub backend: Box<dyn Backend>,
+    /// Its own rules, added to the workspace's for it.
+    pub rules: switchboard_core::rules::Rules,
+    /// How to start it again after a crash (the workspace manifest keeps it).
+    pub profile: Option<serde_json::Value>,
+}
+
+/// Builds the adopted-sessions source: `(its session's name, the backend, its hook sink)`.
+pub type AdoptFactory = Box<
+    dyn FnOnce() -> (
+            String,
+            Box<dyn Backend>,
+            switchboard_backend::hooks::HookSink,
+        ) + Send,
 >;
 
 /// What the workspace manifest records, told by the app as it happens. A failure is shown
@@ -127,6 +154,26 @@ pub trait WorkspaceObserver: Send {
         by: &str,
         at_ms: u64,
     ) -> Result<(), String>;
+    /// What a session needs to come back after a crash: its profile as started (the command
+    /// line sets it, as the session opens), the agent's own session id and whether it can
+    /// load a session (the app tells them as the agent says them).
+    fn session_resume(
+        &mut self,
+        _id: SessionId,
+        _profile: Option<serde_json::Value>,
+        _agent_session: Option<&str>,
+        _load_session: Option<bool>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// The workspace stopped cleanly (nothing to resume).
+    fn closed(&mut self, _at_ms: u64) -> Result<(), String> {
+        Ok(())
+    }
+    /// Write what is known now, before returning (a workspace's start).
+    fn sync(&mut self) -> Result<(), String> {
+        Ok(())
+    }
     /// Where the manifest is.
     fn path(&self) -> Option<std::path::PathBuf>;
     /// Failures of writes done in the background since the last call.
@@ -161,10 +208,37 @@ impl App {
             pages: Vec::new(),
             launcher: None,
             observer: None,
+            interrupted: false,
             rule_file: None,
+            hook_sink: None,
+            adopt: None,
+            profiles: Default::default(),
         };
         app.run_source(SessionId::FIRST, backend);
         app
+    }
+
+    /// Hook events go to `sink` (the adopted-sessions source already runs).
+    pub fn set_hook_sink(&mut self, sink: switchboard_backend::hooks::HookSink) {
+        self.hook_sink = Some(sink);
+    }
+
+    /// A hook event from a CLI: to the adopted-sessions source, started now if it is not
+    /// yet. Without one (or while quitting) the call is dropped and its hook falls through.
+    pub fn hook_call(&mut self, call: switchboard_backend::hooks::HookCall) {
+        if self.state.quitting {
+            return;
+        }
+        if self.hook_sink.as_ref().is_none_or(|s| s.closed())
+            && let Some(make) = self.adopt.take()
+        {
+            let (name, backend, sink) = make();
+            self.add_session(&name, backend, switchboard_core::rules::Rules::default());
+            self.hook_sink = Some(sink);
+        }
+        if let Some(sink) = &self.hook_sink {
+            sink.offer(call);
+        }
     }
 
     /// Start `backend` as one more session of the workspace, named `name` in the tree, with
@@ -231,6 +305,16 @@ impl App {
         (ev_tx, cmd_rx)
     }
 
+    /// Session `id` was started from `profile` (as JSON): kept for the manifest, so the
+    /// session can be started again after a crash.
+    pub fn remember_profile(&mut self, id: SessionId, profile: serde_json::Value) {
+        if let Some(o) = self.observer.as_mut() {
+            let r = o.session_resume(id, Some(profile.clone()), None, None);
+            self.observed(r);
+        }
+        self.profiles.insert(id, profile);
+    }
+
     /// Write the workspace manifest through `observer`, starting with the sessions already
     /// open (their recordings too, when known).
     pub fn observe(&mut self, mut observer: Box<dyn WorkspaceObserver>) {
@@ -240,9 +324,17 @@ impl App {
             if let (Ok(()), Some(path)) = (&r, &s.session.recording) {
                 r = observer.session_recording(s.id, path);
             }
+            if let (Ok(()), Some(p)) = (&r, self.profiles.get(&s.id)) {
+                r = observer.session_resume(s.id, Some(p.clone()), None, None);
+            }
             if let Err(e) = r {
                 errors.push(e);
             }
+        }
+        // On disk before the workspace's agents have said anything: a kill right after the
+        // start still leaves every session's way back.
+        if let Err(e) = observer.sync() {
+            errors.push(e);
         }
         self.observer = Some(observer);
         for e in errors {
@@ -305,7 +397,9 @@ impl App {
             .state
             .session_by_id(id)
             .is_none_or(|s| s.session.exited.is_some());
-        if let Some(o) = self.observer.as_mut() {
+        // Stopped with the workspace by a signal (a shutdown): still open for `resume`.
+        let resumable = self.interrupted && self.state.quitting;
+        if let (false, Some(o)) = (resumable, self.observer.as_mut()) {
             let code = self
                 .state
                 .session_by_id(id)
@@ -437,6 +531,11 @@ impl App {
             }
         }
         self.drain_backend(usize::MAX);
+        // Stopped by its owner (a quit, `stop`): nothing to resume.
+        if let (false, Some(o)) = (self.interrupted, self.observer.as_mut()) {
+            let r = o.closed(now_ms());
+            self.observed(r);
+        }
     }
 
     /// Where the workspace manifest is written, if one is.

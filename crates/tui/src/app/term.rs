@@ -237,6 +237,8 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut title = String::new();
     let mut backend_open = true;
+    // What this terminal's frames showed of the card, and since when (issue 38).
+    let mut settle = crate::settle::Settle::default();
     #[cfg(unix)]
     let (mut sigterm, mut sighup) = {
         use tokio::signal::unix::{SignalKind, signal};
@@ -257,6 +259,12 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
                     None => break,
                 };
                 if let Some(msg) = msg {
+                    let msg = match msg {
+                        Msg::Key(k) if settle.holds(&app.state, k, 0, std::time::Instant::now()) => {
+                            Msg::Held
+                        }
+                        m => m,
+                    };
                     app.apply(msg);
                     frames.input();
                 }
@@ -276,6 +284,7 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
                 execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
                 app.draw(&mut terminal)?;
                 execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+                settle.drawn(crate::settle::Card::of(&app.state, 0), std::time::Instant::now());
                 frames.drawn();
                 app.dirty = false;
             }
@@ -325,8 +334,15 @@ async fn event_loop(app: &mut App) -> io::Result<()> {
     Ok(())
 }
 
-/// SIGTERM/SIGHUP: answer every gate fail-closed and leave.
+/// SIGTERM/SIGHUP, a lost terminal: answer every gate fail-closed and leave, the workspace
+/// left open for `resume` (a reboot stops it this way).
 pub(crate) fn quit_on_signal(app: &mut App) {
+    app.interrupted = true;
+    quit_now(app);
+}
+
+/// Stop as asked (`switchboard stop`): every gate answered fail-closed, the workspace closed.
+pub(crate) fn quit_now(app: &mut App) {
     use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
     app.state.overlay = None;
     app.apply(Msg::Key(KeyEvent::new(

@@ -20,6 +20,8 @@ use switchboard_core::Msg;
 pub struct Ended {
     pub reason: String,
     pub lines: Vec<String>,
+    /// The host died under this client (killed, crashed): nothing goes on.
+    pub lost: bool,
 }
 
 /// Connect to host `name` in `dir` and say `want`; the host's first answer.
@@ -88,10 +90,48 @@ pub async fn attach(dir: &Path, name: &str) -> Result<Ended, String> {
     let guard = TerminalGuard::enter().map_err(|e| e.to_string())?;
     let ended = client_loop(stream).await;
     drop(guard);
-    ended.map_err(|e| format!("host {name}: {e}"))
+    match ended {
+        Ok(Some(e)) => Ok(e),
+        // The connection ended without a goodbye. A host lets a client go with one (detach,
+        // stop), or drops one that fell behind and lives on; a host that is gone (SIGKILL, a
+        // crash) took its agents with it (their watchdogs), and saying "they go on" would
+        // be a lie. Its lock says which.
+        Ok(None) | Err(_) if died(dir, name).await => Ok(host_died(name)),
+        Ok(None) => Ok(gone(
+            "the host closed the connection (a client that falls behind is let go; attach again)",
+        )),
+        Err(e) => Err(format!("host {name}: {e}")),
+    }
 }
 
-async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
+/// Whether host `name` is gone: its lock is free. The kernel closes a dead process's socket
+/// and its lock in the same exit, but not at the same instant: allow it a moment.
+pub async fn died(dir: &Path, name: &str) -> bool {
+    for _ in 0..20 {
+        if !super::place::running(dir, name) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// What a client whose host died is told: it is gone, so are its agents, and how to get the
+/// sessions back.
+pub fn host_died(name: &str) -> Ended {
+    Ended {
+        reason: format!("the host {name} stopped unexpectedly"),
+        lines: vec![format!(
+            "the host {name} stopped unexpectedly; its agents stopped with it; \
+             `switchboard resume {name}` brings its sessions back"
+        )],
+        lost: true,
+    }
+}
+
+/// Serve this terminal until the host lets it go (`Some`: detached, stopped, or this terminal
+/// left) or the connection ends without a word (`None`).
+async fn client_loop(stream: UnixStream) -> io::Result<Option<Ended>> {
     let (mut rd, mut wr) = stream.into_split();
     let (tx, mut frames) = mpsc::channel::<io::Result<Option<Frame>>>(64);
     let reader = tokio::spawn(async move {
@@ -120,7 +160,7 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                     Some(Ok(e)) => crate::app::input::msg(e),
                     Some(Err(e)) => break Err(e),
                     // The terminal is gone: leave the host as it is.
-                    None => break Ok(gone("this terminal closed")),
+                    None => break Ok(Some(gone("this terminal closed"))),
                 };
                 let m = match msg {
                     Some(Msg::Key(key)) => ClientMsg::Key { key, seen },
@@ -134,8 +174,8 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                 };
                 send(&mut wr, &m).await?;
             }
-            _ = sigterm.recv() => break Ok(gone("terminated")),
-            _ = sighup.recv() => break Ok(gone("this terminal hung up")),
+            _ = sigterm.recv() => break Ok(Some(gone("terminated"))),
+            _ = sighup.recv() => break Ok(Some(gone("this terminal hung up"))),
             f = frames.recv() => match f {
                 Some(Ok(Some(Frame::Output(bytes)))) => {
                     let mut out = stdout();
@@ -154,15 +194,15 @@ async fn client_loop(stream: UnixStream) -> io::Result<Ended> {
                         send(&mut wr, &ClientMsg::Repaint).await?;
                     }
                     Ok(HostMsg::Drawn { seq }) => seen = seq,
-                    Ok(HostMsg::Bye { reason, lines }) => break Ok(Ended { reason, lines }),
+                    Ok(HostMsg::Bye { reason, lines }) => {
+                        break Ok(Some(Ended { reason, lines, lost: false }));
+                    }
                     Ok(other) => tracing::warn!("attach: unexpected {other:?}"),
                     Err(e) => break Err(io::Error::new(io::ErrorKind::InvalidData, e)),
                 },
+                Some(Ok(Some(Frame::Event(_)))) => tracing::warn!("attach: a hook event from the host"),
                 Some(Err(e)) => break Err(e),
-                Some(Ok(None)) | None => break Ok(gone(
-                    "the host closed the connection (a client that falls behind is let go; \
-                     attach again)",
-                )),
+                Some(Ok(None)) | None => break Ok(None),
             },
         }
     };
@@ -174,6 +214,7 @@ fn gone(reason: &str) -> Ended {
     Ended {
         reason: reason.to_string(),
         lines: Vec::new(),
+        lost: false,
     }
 }
 

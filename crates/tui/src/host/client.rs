@@ -38,6 +38,10 @@ pub struct Shown {
     /// less this client's own): the card's highlight, page, editor and which gate it shows
     /// are shared, so a key typed against a card someone else moved since is refused.
     pub others: u64,
+    /// The card it showed (`settle::Card`) and since when this client's frames have shown
+    /// it: its answer keys wait for `Settings::settle_ms` from then.
+    pub card: crate::settle::Card,
+    pub since: std::time::Instant,
 }
 
 pub struct Client {
@@ -67,12 +71,17 @@ pub struct Client {
     /// its queue would fill while its terminal is away and it would be dropped as slow.
     pub paging: bool,
     title: String,
+    /// What its frames showed of the card, and since when (issue 38).
+    settle: crate::settle::Settle,
 }
 
 /// The largest terminal drawn for a client: a hostile hello cannot make the host allocate
-/// screens of billions of cells (a bigger terminal shows this much, top left).
-const MAX_COLS: u16 = 1000;
-const MAX_ROWS: u16 = 400;
+/// screens of billions of cells (a bigger terminal shows this much, top left). A client's
+/// screens (ratatui's two buffers, a cell about 48 bytes) then take at most about 10 MB, so
+/// `serve::MAX_CLIENTS` of them at most about 300 MB (a 1000 × 400 hello took 30 MB); 500 ×
+/// 200 is a 4K monitor in an 8-pixel font.
+pub const MAX_COLS: u16 = 500;
+pub const MAX_ROWS: u16 = 200;
 
 fn clamp((cols, rows): (u16, u16)) -> (u16, u16) {
     (cols.clamp(1, MAX_COLS), rows.clamp(1, MAX_ROWS))
@@ -97,6 +106,7 @@ impl Client {
             own_acts: 0,
             paging: false,
             title: String::new(),
+            settle: Default::default(),
         }
     }
 
@@ -157,13 +167,18 @@ impl Client {
         if self.shown.len() == FRAMES_KEPT {
             self.shown.pop_front();
         }
+        let others = card_acts - self.own_acts;
+        let card = crate::settle::Card::of(&app.state, others);
+        let since = self.settle.drawn(card.clone(), std::time::Instant::now());
         self.shown.push_back((
             self.seq,
             Shown {
                 changes: app.state.gate_changes(),
                 gate: shown_gate(app),
                 on_gates: on_gates(app),
-                others: card_acts - self.own_acts,
+                others,
+                card,
+                since,
             },
         ));
         out.append(&mut self.sink.0.lock().expect("the sink is never poisoned"));

@@ -24,6 +24,8 @@ pub enum ConnEvent {
         out: Outbox,
     },
     Msg(u64, ClientMsg),
+    /// A CLI's hook event, for the adopted-sessions source; its connection waits on `replies`.
+    Hook(switchboard_backend::hooks::HookCall),
     /// The client hung up, broke the wire, or sent more than a frame may hold.
     Gone(u64, Option<String>),
 }
@@ -122,6 +124,10 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
                 return;
             }
         };
+        if let wire::Want::Hook { agent, waits, size } = &hello.want {
+            hook(rd, out, agent, *waits, *size, &events).await;
+            return;
+        }
         if events
             .send(ConnEvent::Hello { id, hello, out })
             .await
@@ -142,6 +148,81 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
         };
         let _ = events.send(ConnEvent::Gone(id, why)).await;
     });
+}
+
+/// How long a hook's event may take to arrive after its hello.
+const HOOK_EVENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Serve a hook's connection: read its event, hand it to the host loop, and write back what
+/// the adopted-sessions source answers, until the final reply or the hook hanging up. A hook
+/// that hears nothing (its event refused, the source gone, the host stopping) prints nothing:
+/// the CLI's own prompt decides.
+async fn hook(
+    mut rd: tokio::net::unix::OwnedReadHalf,
+    mut out: Outbox,
+    agent: &str,
+    waits: bool,
+    size: u64,
+    events: &mpsc::Sender<ConnEvent>,
+) {
+    use switchboard_backend::hooks::{HookAgent, HookCall, HookReplies, HookReply, MAX_EVENT};
+    use tokio::io::AsyncReadExt;
+    let Some(agent) = HookAgent::from_name(agent) else {
+        tracing::warn!("host: a hook of an unknown agent refused");
+        return;
+    };
+    let oversize = (size > MAX_EVENT as u64).then_some(size);
+    let event = if oversize.is_some() {
+        Vec::new()
+    } else {
+        match tokio::time::timeout(HOOK_EVENT_TIMEOUT, wire::read_frame(&mut rd, MAX_EVENT + 1))
+            .await
+        {
+            Ok(Ok(Some(wire::Frame::Event(bytes)))) => bytes,
+            _ => {
+                tracing::warn!("host: a {} hook sent no event", agent.name());
+                return;
+            }
+        }
+    };
+    let (replies, line) = HookReplies::channel();
+    // Dropped when this task ends, however: the source then knows the hook is gone.
+    let (mut rx, _alive) = (line.replies, line.alive);
+    let call = HookCall {
+        agent,
+        event,
+        waits,
+        oversize,
+        at_ms: switchboard_record::now_ms(),
+        replies,
+    };
+    if events.send(ConnEvent::Hook(call)).await.is_err() || !waits {
+        return;
+    }
+    let mut probe = [0u8; 1];
+    loop {
+        tokio::select! {
+            r = rx.recv() => {
+                let msg = match r {
+                    Some(HookReply::Accepted) => {
+                        if out.send(wire::json_frame(&wire::HostMsg::HookAccepted)) {
+                            continue;
+                        }
+                        return;
+                    }
+                    Some(HookReply::Decision(stdout)) => wire::HostMsg::HookDecision { stdout },
+                    Some(HookReply::Pass(why)) => wire::HostMsg::HookPass { why },
+                    None => return,
+                };
+                out.close_with(wire::json_frame(&msg));
+                out.flushed(HOOK_EVENT_TIMEOUT).await;
+                return;
+            }
+            // The hook said all it had to say: a read ending means it went away (the CLI's
+            // timeout, or the CLI stopped waiting); dropping `rx` tells the source.
+            n = rd.read(&mut probe) => if !matches!(n, Ok(n) if n > 0) { return },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -180,5 +261,79 @@ mod tests {
             }) => assert_eq!(h, hello),
             _ => panic!("no hello"),
         }
+    }
+
+    /// A hook's connection: its event reaches the host as a `HookCall`; what the source
+    /// answers is written back; a hook that hangs up first is told to the source as gone.
+    #[tokio::test]
+    async fn a_hook_is_handed_over_answered_and_its_going_seen() {
+        use switchboard_backend::hooks::HookReply;
+        let (events, mut rx) = mpsc::channel(4);
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(3, ours, events.clone());
+        let hello = Hello {
+            version: wire::VERSION,
+            want: wire::Want::Hook {
+                agent: "claude".into(),
+                waits: true,
+                size: 2,
+            },
+        };
+        let mut bytes = wire::json_frame(&hello);
+        bytes.extend(wire::event_frame(b"{}"));
+        theirs.write_all(&bytes).await.unwrap();
+        let Some(ConnEvent::Hook(mut call)) = rx.recv().await else {
+            panic!("no hook call")
+        };
+        assert_eq!(call.event, b"{}");
+        assert!(call.waits && call.oversize.is_none());
+        call.replies.accepted();
+        call.replies.finish(HookReply::Decision("{\"x\":1}".into()));
+        let m: wire::HostMsg = wire::read_msg(&mut theirs, wire::MAX_FROM_HOST)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(m, wire::HostMsg::HookAccepted);
+        let m: wire::HostMsg = wire::read_msg(&mut theirs, wire::MAX_FROM_HOST)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            m,
+            wire::HostMsg::HookDecision {
+                stdout: "{\"x\":1}".into()
+            }
+        );
+
+        // A hook that goes away (its CLI's timeout) before an answer.
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(4, ours, events.clone());
+        theirs.write_all(&bytes).await.unwrap();
+        let Some(ConnEvent::Hook(mut call)) = rx.recv().await else {
+            panic!("no hook call")
+        };
+        let gone = call.replies.on_gone();
+        drop(theirs);
+        tokio::time::timeout(Duration::from_secs(5), gone)
+            .await
+            .expect("the source hears the hook is gone");
+
+        // An event larger than a hook may send is not read: only its size reaches the host.
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(5, ours, events);
+        let big = Hello {
+            version: wire::VERSION,
+            want: wire::Want::Hook {
+                agent: "codex".into(),
+                waits: false,
+                size: u64::MAX,
+            },
+        };
+        theirs.write_all(&wire::json_frame(&big)).await.unwrap();
+        let Some(ConnEvent::Hook(call)) = rx.recv().await else {
+            panic!("no hook call")
+        };
+        assert_eq!(call.oversize, Some(u64::MAX));
+        assert!(call.event.is_empty());
     }
 }

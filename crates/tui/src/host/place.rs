@@ -23,6 +23,17 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// Where hosts listen, if that directory is there and private (never created: a hook asks
+/// where a host is without leaving anything behind).
+pub fn existing_runtime_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() && d.is_dir() => d.join("switchboard"),
+        _ => std::env::temp_dir().join(format!("switchboard-{}", uid())),
+    };
+    let m = std::fs::symlink_metadata(&dir).ok()?;
+    (m.is_dir() && m.uid() == uid() && m.mode() & 0o077 == 0).then_some(dir)
+}
+
 /// Create `dir` 0700, or check the one there is ours, a directory (not a link) and closed to
 /// others: in a shared `/tmp` another user could have made it first.
 pub fn private_dir(dir: &Path) -> Result<(), String> {
@@ -75,6 +86,18 @@ fn lock_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.lock"))
 }
 
+/// What a host whose socket was gone did about it (`Placed::replace_if_gone`).
+#[derive(Debug)]
+pub enum Relisten {
+    /// It listens again where clients look, on this.
+    Again(tokio::net::UnixListener),
+    /// It cannot now (the directory, the lock or the socket failed): tried again later.
+    Later(String),
+    /// Another live host of the same name holds the name there: this one is unreachable for
+    /// good and must stop (docs/host.md, "one reachable host per name").
+    Lost(String),
+}
+
 /// The lock of a running host: held for its lifetime.
 #[derive(Debug)]
 pub struct HostLock {
@@ -120,42 +143,54 @@ impl Placed {
     /// The socket this host bound is still where clients look for it.
     fn intact(&self, dir: &Path) -> bool {
         dir == self.dir
+            && self.lock_linked()
             && self.socket.is_some()
             && inode(&socket_path(dir, &self.name)) == self.socket
     }
 
+    /// Our lock file is still in a directory: once it is not (the directory was removed), an
+    /// inode number seen there again is another file's, however equal.
+    fn lock_linked(&self) -> bool {
+        self.lock.file.metadata().is_ok_and(|m| m.nlink() > 0)
+    }
+
     /// If the socket is gone from where clients look (the runtime directory was removed, as
     /// logind does at a user's last logout, or the socket was deleted), make it again there:
-    /// a host that outlives its terminal must stay reachable. `None`: nothing to do, or it
-    /// cannot be done now (tried again later).
-    pub fn replace_if_gone(&mut self) -> Option<Result<tokio::net::UnixListener, String>> {
+    /// a host that outlives its terminal must stay reachable. `None`: nothing to do, or the
+    /// directory cannot be had now (tried again later).
+    pub fn replace_if_gone(&mut self) -> Option<Relisten> {
         self.replace_in(runtime_dir().ok()?)
     }
 
-    fn replace_in(&mut self, dir: PathBuf) -> Option<Result<tokio::net::UnixListener, String>> {
+    fn replace_in(&mut self, dir: PathBuf) -> Option<Relisten> {
         if self.intact(&dir) {
             return None;
         }
-        // Our lock file, if it is still there, is held by us; otherwise take a new one (a
-        // host of this name that started meanwhile holds it: that place is its own now).
-        let lock = if dir == self.dir && inode(&lock_path(&dir, &self.name)) == self.lock_inode() {
+        // Our lock file, if it is still there, is held by us; otherwise take a new one.
+        let lock = if dir == self.dir
+            && self.lock_linked()
+            && inode(&lock_path(&dir, &self.name)) == self.lock_inode()
+        {
             None
         } else {
             match lock(&dir, &self.name) {
                 Ok(Some(l)) => Some(l),
+                // A host of this name started while ours was unreachable, and holds the name
+                // where clients look: it is the one they reach now. Ours can never be reached
+                // again, so it must not go on running agents nobody sees.
                 Ok(None) => {
-                    return Some(Err(format!(
-                        "another host named {} now listens in {}",
+                    return Some(Relisten::Lost(format!(
+                        "another host named {} started in {} while this one's directory was                          gone, and is the one clients reach now",
                         self.name,
                         dir.display()
                     )));
                 }
-                Err(e) => return Some(Err(e)),
+                Err(e) => return Some(Relisten::Later(e)),
             }
         };
         let listener = match bind(&dir, &self.name, lock.as_ref().unwrap_or(&self.lock)) {
             Ok(l) => l,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Relisten::Later(e)),
         };
         self.remove_socket();
         if let Some(l) = lock {
@@ -163,7 +198,7 @@ impl Placed {
         }
         self.dir = dir;
         self.socket = inode(&socket_path(&self.dir, &self.name));
-        Some(Ok(listener))
+        Some(Relisten::Again(listener))
     }
 
     fn lock_inode(&self) -> Option<(u64, u64)> {
@@ -181,6 +216,9 @@ impl Placed {
 
 /// Take host `name`'s lock. `Ok(None)`: another host of that name holds it.
 pub fn lock(dir: &Path, name: &str) -> Result<Option<HostLock>, String> {
+    // Every path a host makes is built from its name: one that is not a plain word (`../x`)
+    // never reaches one, whoever passed it.
+    check_name(name)?;
     let path = lock_path(dir, name);
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -225,6 +263,7 @@ pub fn running(dir: &Path, name: &str) -> bool {
 /// Listen as host `name` (the lock held): a crashed host's socket is removed first; the new
 /// one is 0600.
 pub fn bind(dir: &Path, name: &str, _held: &HostLock) -> Result<tokio::net::UnixListener, String> {
+    check_name(name)?;
     let path = socket_path(dir, name);
     match std::fs::remove_file(&path) {
         Ok(()) => tracing::info!(
@@ -397,7 +436,9 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
         assert!(!placed.intact(&d));
         private_dir(&d).unwrap();
-        let listener = placed.replace_in(d.clone()).expect("gone").unwrap();
+        let Some(Relisten::Again(listener)) = placed.replace_in(d.clone()) else {
+            panic!("not listening again")
+        };
         assert!(placed.intact(&d));
         assert!(running(&d, "g"), "the new lock is held");
         let _c = tokio::net::UnixStream::connect(socket_path(&d, "g"))
@@ -406,6 +447,45 @@ mod tests {
         listener.accept().await.unwrap();
         // Intact now: nothing to do.
         assert!(placed.replace_in(d.clone()).is_none());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The directory removed while this host could not act (stopped, suspended), and a second
+    /// host of the name started in the new one: the first finds the name held there and is
+    /// told it is unreachable for good (the host loop then stops its workspace), never left
+    /// running unseen; the second keeps its socket.
+    #[tokio::test]
+    async fn a_host_whose_name_was_taken_meanwhile_is_told_it_lost() {
+        let d = temp("lost");
+        private_dir(&d).unwrap();
+        let (mut first, _l1) =
+            Placed::bind(d.clone(), "n", lock(&d, "n").unwrap().unwrap()).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+        private_dir(&d).unwrap();
+        let (second, _l2) =
+            Placed::bind(d.clone(), "n", lock(&d, "n").unwrap().expect("free")).unwrap();
+        match first.replace_in(d.clone()) {
+            Some(Relisten::Lost(why)) => assert!(why.contains("another host named n"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(second.intact(&d), "the second host's socket stays");
+        first.remove_socket();
+        assert!(
+            second.intact(&d),
+            "the loser removes nothing of the winner's"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// No name that is not a plain word reaches a path, whoever passes it.
+    #[test]
+    fn a_path_in_a_name_reaches_no_path() {
+        let d = temp("names");
+        private_dir(&d).unwrap();
+        for bad in ["../x", "a/b", "/abs", ".."] {
+            assert!(lock(&d, bad).is_err(), "{bad}");
+        }
+        assert!(!d.parent().unwrap().join("x.lock").exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 }

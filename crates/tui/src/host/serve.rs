@@ -4,13 +4,14 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
 use super::client::{Client, on_gates};
 use super::conn::{self, ConnEvent, Outbox};
+use super::place::Relisten;
 use super::wire::{self, ClientMsg, HostMsg, Status, Want};
 use crate::app::App;
 use crate::app::frames::{FRAME_INTERVAL, FrameScheduler};
@@ -28,6 +29,11 @@ const PAGE_MAX: usize = 8 << 20;
 
 /// Gates one look at the unattended inbox notifies one by one.
 const NOTIFY_BURST: usize = 10;
+
+/// Clients attached at once. Each costs its screens (two buffers of its size, `client.rs`)
+/// and a frame per change: a bound keeps a flood of hellos from taking the host's memory;
+/// the next one is told why it is refused.
+pub(super) const MAX_CLIENTS: usize = 32;
 
 pub(super) struct Host {
     name: String,
@@ -102,7 +108,21 @@ impl Host {
                     Want::Stop => {
                         tracing::info!("host {}: stop asked", self.name);
                         self.stoppers.push(out);
-                        crate::app::term::quit_on_signal(app);
+                        crate::app::term::quit_now(app);
+                    }
+                    // (conn serves hooks itself.)
+                    Want::Hook { .. } => {}
+                    Want::Attach { .. } if self.clients.len() >= MAX_CLIENTS => {
+                        tracing::warn!(
+                            "host {}: an attach refused ({MAX_CLIENTS} clients attached)",
+                            self.name
+                        );
+                        out.close_with(wire::json_frame(&HostMsg::Refused {
+                            reason: format!(
+                                "{MAX_CLIENTS} clients are attached, the most a host serves: \
+                                 detach one (Ctrl-\\) first"
+                            ),
+                        }));
                     }
                     Want::Attach { cols, rows } => {
                         let welcome = wire::json_frame(&HostMsg::Welcome {
@@ -118,6 +138,7 @@ impl Host {
                 }
             }
             ConnEvent::Msg(id, m) => self.on_client(app, id, m),
+            ConnEvent::Hook(call) => app.hook_call(call),
             ConnEvent::Gone(id, why) => {
                 if let Some(k) = self.clients.iter().position(|c| c.id == id) {
                     let mut c = self.clients.remove(k);
@@ -202,8 +223,22 @@ impl Host {
             });
             return;
         }
+        // Settle time (issue 38): an answer key acts only on a card this client's frames
+        // have shown, as it is now, for `settle_ms` (measured from the frame drawn for it).
+        if let Msg::Key(key) = &msg
+            && app.state.settings.settle_ms > 0
+            && switchboard_core::update::answers_gate(&app.state, *key)
+        {
+            let now = crate::settle::Card::of(&app.state, card_acts - c.own_acts);
+            let since = shown.as_ref().filter(|s| s.card == now).map(|s| s.since);
+            if crate::settle::holds_since(since, app.state.settings.settle_ms, Instant::now()) {
+                c.notice = Some(switchboard_core::update::HELD.to_string());
+                return;
+            }
+        }
         let was_on_gates = on_gates(app);
         let cards_before = cards(app);
+        let refused_before = refused(app);
         app.answered.clear();
         app.apply(msg);
         // What acted on the shared cards: a key a card (or the inbox) took, one that put a
@@ -219,6 +254,12 @@ impl Host {
             c.notice = Some(format!(
                 "your paste was longer than {} KiB: only its first {0} KiB went in",
                 super::attach::PASTE_MAX >> 10
+            ));
+        }
+        if refused(app) != refused_before {
+            c.notice = Some(format!(
+                "this text field holds at most {} KiB: what went past that was not taken",
+                switchboard_core::text_field::MAX_BYTES >> 10
             ));
         }
         for g in std::mem::take(&mut app.answered) {
@@ -370,6 +411,17 @@ impl Host {
     }
 }
 
+/// Inputs the text fields a client types into refused as full (the prompt in the state, the
+/// open card's editor): O(1).
+fn refused(app: &App) -> u64 {
+    app.state.prompt.refused()
+        + app
+            .state
+            .active_ui()
+            .and_then(|ui| ui.editor.as_ref())
+            .map_or(0, |ed| ed.area.refused())
+}
+
 /// The gate each session's card shows (shared by every client): O(sessions), per client
 /// input only.
 fn cards(app: &App) -> Vec<Option<String>> {
@@ -391,6 +443,8 @@ pub(super) async fn run(
     let name = &placed.name.clone();
     // The last failure to listen again, said once.
     let mut replace_failed: Option<String> = None;
+    // Why this host stopped when another of its name took its place.
+    let mut lost: Option<String> = None;
     app.state.hosted = Some(name.to_string());
     app.notify_on_bell = false;
     let mut host = Host::new(name, &app.state);
@@ -442,7 +496,7 @@ pub(super) async fn run(
                     app.apply(Msg::Tick(now_ms()));
                 }
                 match placed.replace_if_gone() {
-                    Some(Ok(l)) => {
+                    Some(Relisten::Again(l)) => {
                         tracing::warn!(
                             "host {name}: its socket was gone (the runtime directory removed?); \
                              listening again in {}",
@@ -450,11 +504,21 @@ pub(super) async fn run(
                         );
                         listener = l;
                     }
-                    Some(Err(e)) => {
+                    Some(Relisten::Later(e)) => {
                         if replace_failed.as_ref() != Some(&e) {
                             tracing::warn!("host {name}: cannot listen again: {e}");
                             replace_failed = Some(e);
                         }
+                    }
+                    // One reachable host per name: the other one is it. This one stops its
+                    // workspace as a quit does (gates fail-closed, agents ended, recordings
+                    // completed) rather than run agents nobody can reach.
+                    Some(Relisten::Lost(why)) => {
+                        let why = format!("host {name} stopped: {why}");
+                        tracing::error!("{why}");
+                        eprintln!("switchboard: {why}");
+                        lost = Some(why);
+                        crate::app::term::quit_on_signal(&mut app);
                     }
                     None => replace_failed = None,
                 }
@@ -473,7 +537,12 @@ pub(super) async fn run(
     }
     placed.remove_socket();
     app.finish().await;
-    let lines = farewell(&app);
+    let mut lines = farewell(&app);
+    if let Some(why) = &lost {
+        lines.insert(0, why.clone());
+    }
+    // The manifest's last state is on disk before anyone is told the host stopped.
+    app.observer = None;
     let bye = |reason: &str| {
         wire::json_frame(&HostMsg::Bye {
             reason: reason.to_string(),

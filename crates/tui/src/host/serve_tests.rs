@@ -135,6 +135,15 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
         .gate
         .clone()
         .unwrap();
+    // At once, it is held: the card changed on B's screen in the frame just drawn for it
+    // (the settle time, measured per client). Once settled, it answers.
+    host.on_client(&mut app, 2, key('y', seq(&host, 2)));
+    assert_eq!(
+        notice(&host, 2).as_deref(),
+        Some(switchboard_core::update::HELD)
+    );
+    assert_eq!(app.state.pending_total(), 2, "nothing was answered");
+    tokio::time::sleep(Duration::from_millis(app.state.settings.settle_ms + 50)).await;
     host.on_client(&mut app, 2, key('y', seq(&host, 2)));
     assert!(notice(&host, 2).is_none(), "{:?}", notice(&host, 2));
     assert_eq!(app.state.pending_total(), 1);
@@ -185,4 +194,120 @@ async fn a_paste_cut_by_the_client_says_so() {
     host.on_client(&mut app, 1, paste(true));
     let n = notice(&host, 1).expect("told");
     assert!(n.contains("only its first 128 KiB"), "{n}");
+}
+
+/// A paste flood into one client's prompt: 40 pastes of a frame's worth (40 MB, as a client
+/// that ignores its own cut could send) leave the prompt at its bound, the client is told
+/// what was not taken, and a frame drawn meanwhile costs what it shows. A key typed past the
+/// bound is refused the same way; one that fits is taken without a word.
+#[tokio::test]
+async fn a_paste_flood_is_bounded_and_its_client_told() {
+    use switchboard_core::text_field::MAX_BYTES;
+    let (sent, _commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
+    let mut host = Host::new("t", &app.state);
+    let (events, mut rx) = mpsc::channel(16);
+    let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
+    host.draw(&mut app);
+    let chunk = "x".repeat(wire::MAX_FROM_CLIENT - 64);
+    let t = std::time::Instant::now();
+    for _ in 0..40 {
+        host.on_client(
+            &mut app,
+            1,
+            ClientMsg::Paste {
+                text: chunk.clone(),
+                seen: seq(&host, 1),
+                cut: false,
+            },
+        );
+        host.draw(&mut app);
+    }
+    assert_eq!(app.state.prompt.len(), MAX_BYTES);
+    let n = notice(&host, 1).expect("told");
+    assert!(n.contains("at most 1024 KiB"), "{n}");
+    host.on_client(&mut app, 1, key('z', seq(&host, 1)));
+    assert!(
+        notice(&host, 1).is_some(),
+        "a key past the bound is refused"
+    );
+    // Room again: a key that fits goes in, and the notice is gone.
+    let ctrl_w = ClientMsg::Key {
+        key: KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL),
+        seen: seq(&host, 1),
+    };
+    host.on_client(&mut app, 1, ctrl_w);
+    host.on_client(&mut app, 1, key('z', seq(&host, 1)));
+    assert!(notice(&host, 1).is_none(), "{:?}", notice(&host, 1));
+    assert_eq!(app.state.prompt_text(), "z");
+    // (It took 12 s of the host's loop before: the prompt was 40 MB, copied whole for every
+    // frame. Generous for a debug build on a busy machine; the bound is what matters.)
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+/// Clients are bounded in number (the next one is refused and told why) and in the screen
+/// each takes (a hello of 1000 × 400 is drawn at most 500 × 200).
+#[tokio::test]
+async fn clients_are_bounded_in_number_and_in_screen() {
+    let (sent, _commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
+    let mut host = Host::new("t", &app.state);
+    let (events, mut rx) = mpsc::channel(16);
+    let mut ends = Vec::new();
+    for id in 1..=MAX_CLIENTS as u64 {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        conn::spawn(id, ours, events.clone());
+        let hello = wire::Hello {
+            version: wire::VERSION,
+            want: Want::Attach {
+                cols: 1000,
+                rows: 400,
+            },
+        };
+        wire::write_msg(&mut theirs, &hello).await.unwrap();
+        host.on_conn(&mut app, rx.recv().await.unwrap());
+        ends.push(theirs);
+    }
+    assert_eq!(host.clients.len(), MAX_CLIENTS);
+    assert!(
+        host.clients.iter().all(|c| c.size
+            == (
+                super::super::client::MAX_COLS,
+                super::super::client::MAX_ROWS
+            )),
+        "screens clamped"
+    );
+    let (ours, mut theirs) = UnixStream::pair().unwrap();
+    conn::spawn(99, ours, events.clone());
+    let hello = wire::Hello {
+        version: wire::VERSION,
+        want: Want::Attach { cols: 80, rows: 24 },
+    };
+    wire::write_msg(&mut theirs, &hello).await.unwrap();
+    host.on_conn(&mut app, rx.recv().await.unwrap());
+    assert_eq!(
+        host.clients.len(),
+        MAX_CLIENTS,
+        "the next one is not let in"
+    );
+    let answer: HostMsg = tokio::time::timeout(
+        Duration::from_secs(5),
+        wire::read_msg(&mut theirs, wire::MAX_FROM_HOST),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    .unwrap();
+    let HostMsg::Refused { reason } = answer else {
+        panic!("{answer:?}")
+    };
+    assert!(reason.contains("32 clients are attached"), "{reason}");
+    // One leaves: a place is free again.
+    host.on_conn(&mut app, ConnEvent::Gone(1, None));
+    let (ours, mut theirs) = UnixStream::pair().unwrap();
+    conn::spawn(100, ours, events.clone());
+    wire::write_msg(&mut theirs, &hello).await.unwrap();
+    host.on_conn(&mut app, rx.recv().await.unwrap());
+    assert_eq!(host.clients.len(), MAX_CLIENTS);
+    assert!(host.clients.iter().any(|c| c.id == 100));
 }

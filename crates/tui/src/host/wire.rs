@@ -3,7 +3,8 @@
 //!
 //! A frame is a 4-byte big-endian length, then that many bytes: a tag byte and the payload.
 //! Tag `J`: one JSON message (`Hello`, `ClientMsg`, `HostMsg`). Tag `O` (host to client only):
-//! bytes for the client's terminal, exactly as the host rendered them.
+//! bytes for the client's terminal, exactly as the host rendered them. Tag `E` (a hook client
+//! only, once, after its hello): a hook event's bytes exactly as the CLI wrote them.
 
 use serde::{Deserialize, Serialize};
 use switchboard_core::input::{KeyEvent, MouseEvent};
@@ -18,6 +19,7 @@ pub const MAX_FROM_HOST: usize = 16 << 20;
 
 const TAG_JSON: u8 = b'J';
 const TAG_OUTPUT: u8 = b'O';
+const TAG_EVENT: u8 = b'E';
 
 /// What a client wants, said once as it connects.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,6 +31,15 @@ pub enum Want {
     Status,
     /// Stop the host as quitting does; the answer comes when it has stopped.
     Stop,
+    /// One hook event from a CLI's hook (`switchboard hook AGENT`): an `E` frame of `size`
+    /// bytes follows, unless `size` is over `hooks::MAX_EVENT` (then nothing follows and the
+    /// host shows the refusal). `waits`: a PermissionRequest, whose hook waits for
+    /// `HookAccepted` and then one `HookDecision` or `HookPass`; other hooks hear nothing.
+    Hook {
+        agent: String,
+        waits: bool,
+        size: u64,
+    },
 }
 
 /// Why a client speaking wire version `theirs` is refused.
@@ -103,6 +114,16 @@ pub enum HostMsg {
         reason: String,
         lines: Vec<String>,
     },
+    /// To a hook: its card is up, keep waiting.
+    HookAccepted,
+    /// To a hook: print `stdout` exactly and exit 0.
+    HookDecision {
+        stdout: String,
+    },
+    /// To a hook: print nothing (the CLI's own prompt decides).
+    HookPass {
+        why: String,
+    },
 }
 
 /// One host, as `switchboard ls` prints it.
@@ -145,6 +166,7 @@ impl Status {
 pub enum Frame {
     Json(serde_json::Value),
     Output(Vec<u8>),
+    Event(Vec<u8>),
 }
 
 /// A JSON message as one frame.
@@ -156,6 +178,11 @@ pub fn json_frame<T: Serialize>(msg: &T) -> Vec<u8> {
 /// Terminal output as one frame.
 pub fn output_frame(bytes: &[u8]) -> Vec<u8> {
     frame(TAG_OUTPUT, bytes)
+}
+
+/// A hook event as one frame.
+pub fn event_frame(bytes: &[u8]) -> Vec<u8> {
+    frame(TAG_EVENT, bytes)
 }
 
 fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
@@ -190,6 +217,7 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(
             .map(|v| Some(Frame::Json(v)))
             .map_err(|e| invalid(format!("a JSON frame that does not parse: {e}"))),
         TAG_OUTPUT => Ok(Some(Frame::Output(payload))),
+        TAG_EVENT => Ok(Some(Frame::Event(payload))),
         t => Err(invalid(format!("a frame of unknown type {t:#04x}"))),
     }
 }
@@ -204,7 +232,9 @@ pub async fn read_msg<T: serde::de::DeserializeOwned, R: AsyncReadExt + Unpin>(
         Some(Frame::Json(v)) => serde_json::from_value(v)
             .map(Some)
             .map_err(|e| invalid(format!("an unexpected message: {e}"))),
-        Some(Frame::Output(_)) => Err(invalid("terminal output where a message belongs".into())),
+        Some(Frame::Output(_) | Frame::Event(_)) => {
+            Err(invalid("raw bytes where a message belongs".into()))
+        }
     }
 }
 

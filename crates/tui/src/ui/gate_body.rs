@@ -50,6 +50,16 @@ pub(super) fn card_parts(
             pad(2),
         ));
     };
+    if let Some(t) = gate.kind.own_terminal() {
+        // Where else the request waits, before anything else on the card.
+        l.extend(wrap(
+            &t.shows,
+            w,
+            theme.warn,
+            Span::styled("its own terminal: ", theme.dim),
+            pad(2),
+        ));
+    }
     match &gate.kind {
         GateKind::Permission(p) => {
             if let Some(t) = &p.title {
@@ -261,7 +271,11 @@ pub(super) fn card_parts(
                     pad(0),
                     pad(0),
                 ));
-                l.push(hints(state, &[(&keys::QUESTION, "deny")], theme));
+                let mut h: Vec<Hint> = vec![(&keys::QUESTION, "deny")];
+                if q.own_terminal.is_some() {
+                    h.push((&keys::QUESTION, "hand_back"));
+                }
+                l.push(hints(state, &h, theme));
                 key_lines.push(l.len() - 1);
             } else if q.questions[ui.page.min(q.questions.len() - 1)]
                 .options
@@ -354,6 +368,9 @@ pub(super) fn card_parts(
                     h.push((q_, "page"));
                 }
                 h.extend([(q_, "confirm"), (q_, "decline")]);
+                if q.own_terminal.is_some() {
+                    h.push((q_, "hand_back"));
+                }
                 let mut line = hints(state, &h, theme);
                 if spec.multi {
                     line.spans.insert(

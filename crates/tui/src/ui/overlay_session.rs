@@ -11,10 +11,11 @@ use switchboard_core::state::State;
 pub(super) fn status_lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
     let s = &state.session;
     let mut l = Vec::new();
+    // Agent-supplied facts (a model name, a cwd): control characters shown, on one line.
     let kv = |l: &mut Vec<Line<'static>>, k: &str, v: String| {
         l.push(Line::from(vec![
             Span::styled(format!("{k:<20} "), theme.dim),
-            Span::raw(v),
+            Span::raw(switchboard_core::text::visible_line(&v).into_owned()),
         ]));
     };
     kv(&mut l, "backend", s.backend.name().to_string());

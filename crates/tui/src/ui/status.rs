@@ -14,6 +14,7 @@ use super::wrap::clip;
 use switchboard_core::msg::TurnState;
 use switchboard_core::state::{Focus, State};
 use switchboard_core::text::human_count;
+use switchboard_core::text::visible_line;
 
 /// Sessions named on the strip before "+N more".
 const STRIP_NAMES: usize = 3;
@@ -127,15 +128,17 @@ pub fn render_footer(state: &State, theme: &Theme, f: &mut Frame, area: Rect) {
             Some(TurnState::Running) => "running",
             Some(TurnState::RequiresAction) => "waiting",
             Some(TurnState::Idle) => "idle",
+            Some(TurnState::AwaitingInput) => "waiting for input",
             None => "starting",
         };
         add(turn.into(), theme.footer, 4);
     }
+    // As the agent named them: shown visibly, never interpreted.
     if let Some(m) = &s.permission_mode {
-        add(m.clone(), theme.footer, 5);
+        add(visible_line(m).into_owned(), theme.footer, 5);
     }
     if let Some(m) = &s.model {
-        add(m.clone(), theme.footer, 6);
+        add(visible_line(m).into_owned(), theme.footer, 6);
     }
     if a.usage {
         add(
@@ -268,6 +271,7 @@ mod tests {
             kind: GateKind::Question(Question {
                 questions: Vec::new(),
                 malformed: Some("test".into()),
+                own_terminal: None,
             }),
             opened_ms: 0,
             default_reply: "{}".into(),
@@ -401,6 +405,7 @@ mod tests {
                     options: Vec::new(),
                 }],
                 malformed: None,
+                own_terminal: None,
             }),
             opened_ms: 1,
             default_reply: "{}".into(),

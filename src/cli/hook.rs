@@ -1,0 +1,212 @@
+//! `switchboard hook claude|codex`: the command a CLI's hook runs (installed by `hooks
+//! install`). It reads one event from stdin, hands it to the running host over the host's
+//! private socket, and prints the decision the CLI expects: for a PermissionRequest it waits
+//! for the answer; any other event is sent and the hook exits at once.
+//!
+//! Fail-safe, always: no host, a host that does not take the event within `ACCEPT`, a host
+//! that dies while the hook waits, a malformed event or anything unexpected, and the hook
+//! prints nothing and exits 0, so the CLI shows its own prompt. It never prints on stderr (a
+//! CLI may show it in the agent's screen), never exits with another code (Codex reads 2 as a
+//! deny), and never panics aloud. It runs before anything else the binary does (no runtime,
+//! no logging, no argument parser): a hook must not slow the agent.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use switchboard_adopt::HookAgent;
+use switchboard_backend::hooks::MAX_EVENT;
+use switchboard_tui::host::{place, wire};
+
+/// How long the host may take to take the event (and, for a PermissionRequest, to put its
+/// card up) before the hook falls through to the CLI's own prompt.
+pub const ACCEPT: Duration = Duration::from_millis(200);
+
+/// The largest reply read from the host (a decision holds an edited input at most).
+const MAX_REPLY: usize = 8 << 20;
+
+/// Run the hook: always exit 0; stdout holds a decision or nothing.
+pub fn main() -> std::process::ExitCode {
+    // Nothing may reach stderr, a panic's message included.
+    std::panic::set_hook(Box::new(|_| {}));
+    let agent = std::env::args().nth(2);
+    if let Ok(Some(out)) = std::panic::catch_unwind(|| run(agent.as_deref())) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+#[derive(Deserialize)]
+struct Head {
+    hook_event_name: Option<String>,
+}
+
+/// The decision to print, or `None` (fall through).
+fn run(agent: Option<&str>) -> Option<String> {
+    let agent = HookAgent::from_name(agent?)?;
+    let mut event = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_EVENT as u64 + 1)
+        .read_to_end(&mut event)
+        .ok()?;
+    // Too big to read: the rest stays unread, the host is told the size and shows the refusal.
+    let oversize = event.len() > MAX_EVENT;
+    let waits = !oversize
+        && serde_json::from_slice::<Head>(&event)
+            .ok()
+            .and_then(|h| h.hook_event_name)
+            .as_deref()
+            == Some("PermissionRequest");
+    let dir = place::existing_runtime_dir()?;
+    let mut stream = pick_host(&dir)?;
+    stream.set_write_timeout(Some(ACCEPT)).ok()?;
+    let hello = wire::Hello {
+        version: wire::VERSION,
+        want: wire::Want::Hook {
+            agent: agent.name().to_string(),
+            waits,
+            size: if oversize {
+                // (At least this many: the rest was not read.)
+                MAX_EVENT as u64 + 1
+            } else {
+                event.len() as u64
+            },
+        },
+    };
+    let mut out = wire::json_frame(&hello);
+    if !oversize {
+        out.extend(wire::event_frame(&event));
+    }
+    stream.write_all(&out).ok()?;
+    if !waits {
+        return None;
+    }
+    // The card must be up within ACCEPT; then the answer may take as long as the person does
+    // (the CLI's own timeout bounds it). A host that dies closes the socket: nothing printed.
+    stream.set_read_timeout(Some(ACCEPT)).ok()?;
+    match read_msg(&mut stream)? {
+        wire::HostMsg::HookAccepted => {}
+        _ => return None,
+    }
+    stream.set_read_timeout(None).ok()?;
+    match read_msg(&mut stream)? {
+        wire::HostMsg::HookDecision { stdout } => Some(stdout),
+        _ => None,
+    }
+}
+
+/// One JSON message from the host, or `None` (closed, timed out, anything else).
+fn read_msg(s: &mut UnixStream) -> Option<wire::HostMsg> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).ok()?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len == 0 || len > MAX_REPLY {
+        return None;
+    }
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).ok()?;
+    (body[0] == b'J')
+        .then(|| serde_json::from_slice(&body[1..]).ok())
+        .flatten()
+}
+
+/// The host hook events go to: the one `[hooks] host` in config.toml names, else the only
+/// one running. With several running and none named, nobody (the CLI's prompt decides;
+/// `switchboard hooks status` says why).
+pub fn pick_host(dir: &Path) -> Option<UnixStream> {
+    let names = place::names(dir);
+    if names.is_empty() {
+        return None;
+    }
+    if names.len() > 1
+        && let Some(name) = configured_host()
+    {
+        return connect(&place::socket_path(dir, &name));
+    }
+    let mut live = names
+        .iter()
+        .filter_map(|n| connect(&place::socket_path(dir, n)));
+    let first = live.next()?;
+    live.next().is_none().then_some(first)
+}
+
+/// `[hooks] host` of config.toml, if set to a host name.
+pub fn configured_host() -> Option<String> {
+    let path = crate::config::config_file();
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .ok()?;
+    let t: toml::Table = toml::from_str(&text).ok()?;
+    let name = t.get("hooks")?.get("host")?.as_str()?.to_string();
+    place::check_name(&name).ok().map(|()| name)
+}
+
+/// Connect to a host's socket, giving up at once when it cannot take a connection (a host
+/// that stopped accepting fills its backlog: a blocking connect would wait on it), and only to
+/// a listener of our own uid.
+pub fn connect(path: &Path) -> Option<UnixStream> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: a zeroed sockaddr_un is valid; the path is copied in bounds below.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return None;
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: plain socket calls on a descriptor we own.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    // SAFETY: addr is a valid sockaddr_un of `len` bytes.
+    let r = unsafe { libc::connect(fd, (&raw const addr).cast(), len) };
+    if r != 0 {
+        // EAGAIN: its backlog is full; ECONNREFUSED: nobody listens (a crashed host's socket).
+        return None;
+    }
+    let stream = UnixStream::from(owned);
+    stream.set_nonblocking(false).ok()?;
+    // SAFETY: getuid cannot fail.
+    let ours = unsafe { libc::getuid() };
+    let cred = peer_uid(&stream)?;
+    (cred == ours).then_some(stream)
+}
+
+fn peer_uid(s: &UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a zeroed ucred is valid; getsockopt writes at most `len` bytes into it.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: as above, on a descriptor we own.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(cred.uid)
+}

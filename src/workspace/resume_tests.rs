@@ -1,0 +1,137 @@
+use super::*;
+use crate::workspace::manifest::{ManifestWriter, lock};
+use crate::workspace::saved;
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sb-resume-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn recording(path: &Path, lines: &[&str]) {
+    let mut text = String::from(
+        "{\"switchboard_recording\":1,\"backend\":\"claude\",\"argv\":[],\"cwd\":\"/\",\"started_ms\":1000}\n",
+    );
+    for l in lines {
+        text.push_str(l);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alone() {
+    let dir = temp("plan");
+    let m = dir.join("workspace-20261207T000000Z.json");
+    let rec = dir.join("claude-1.jsonl");
+    recording(
+        &rec,
+        &[
+            "{\"ts\":2000,\"dir\":\"in\",\"line\":\"{}\"}\n",
+            "{\"ts\":5000,\"dir\":\"in\",\"line\":\"{}\"}\n",
+            // Torn by the kill: not counted.
+            "{\"ts\":9000,\"dir\":\"in\",\"li",
+        ],
+    );
+    let mut w = ManifestWriter::create(&m, 1000).unwrap();
+    let extra = dir.join("extra-rules.toml");
+    w.describe(Some("work"), None, std::slice::from_ref(&extra))
+        .unwrap();
+    w.session_opened(0, "api", "claude", Some(&rec), 1000)
+        .unwrap();
+    let mut p = SessionProfile::new("api", ProfileKind::Claude, dir.clone());
+    p.model = Some("m".into());
+    w.session_resume(0, Some(saved::to_json(&p)), Some("sess-1"), None)
+        .unwrap();
+    w.session_opened(1, "own terminals", "adopted", None, 1000)
+        .unwrap();
+    w.session_opened(2, "done", "claude", None, 1000).unwrap();
+    w.session_resume(2, Some(saved::to_json(&p)), None, None)
+        .unwrap();
+    w.session_closed(2, 1500, Some(0)).unwrap();
+    drop(w);
+
+    assert_eq!(last_ts(&rec), Some(5000));
+    let Found::Crashed { path, manifest } = find(Some(m.to_str().unwrap())).unwrap() else {
+        panic!("an unclosed manifest nobody holds is crashed");
+    };
+    // The `--rules` files it was started with, for the resume to add again.
+    assert_eq!(manifest.rules, vec![extra.display().to_string()]);
+    let plan = plan(&path, *manifest, &[]);
+    assert_eq!(
+        plan.sessions.len(),
+        1,
+        "the closed session does not restart"
+    );
+    let b = &plan.sessions[0];
+    assert_eq!((b.mid, b.agent_session.as_deref()), (0, Some("sess-1")));
+    assert_eq!(b.profile.model.as_deref(), Some("m"));
+    assert_eq!(b.history, vec![rec.clone()]);
+    assert!(plan.stopped_ms >= 5000);
+    assert_eq!(plan.left.len(), 1, "{:?}", plan.left);
+    assert!(plan.left[0].contains("hooks"), "{:?}", plan.left);
+
+    // Held by a live process: running, not crashed.
+    let held = lock::hold(&m).unwrap().unwrap();
+    assert!(matches!(
+        find(Some(m.to_str().unwrap())).unwrap(),
+        Found::Running { .. }
+    ));
+    drop(held);
+
+    // Stopped cleanly: nothing to resume.
+    let doc = manifest::load_manifest(&m).unwrap();
+    let mut w = ManifestWriter::reopen(&m, doc, Vec::new(), 5000, 6000).unwrap();
+    w.closed(7000).unwrap();
+    drop(w);
+    assert!(matches!(
+        find(Some(m.to_str().unwrap())).unwrap(),
+        Found::Closed {
+            closed_ms: 7000,
+            ..
+        }
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_reopened_manifest_continues_its_sessions_and_numbers_new_ones_after_them() {
+    let dir = temp("reopen");
+    let m = dir.join("workspace-x.json");
+    let mut w = ManifestWriter::create(&m, 1000).unwrap();
+    w.session_opened(0, "a", "claude", Some(&dir.join("a1.jsonl")), 1000)
+        .unwrap();
+    w.session_opened(1, "b", "acp", Some(&dir.join("b1.jsonl")), 1000)
+        .unwrap();
+    drop(w);
+    let doc = manifest::load_manifest(&m).unwrap();
+    // Only b comes back, as app session 0; a new session 1 opens after it.
+    let mut w = ManifestWriter::reopen(&m, doc, vec![(0, 1)], 4000, 5000).unwrap();
+    w.session_opened(0, "b", "acp", None, 5000).unwrap();
+    w.session_recording(0, &dir.join("b2.jsonl")).unwrap();
+    w.session_opened(1, "c", "claude", None, 5100).unwrap();
+    let d = crate::core::gate::Decision::Continue;
+    w.decision(5200, 0, "g1", &d, "human").unwrap();
+    w.decision(5300, 1, "g2", &d, "human").unwrap();
+    drop(w);
+    let doc = manifest::load_manifest(&m).unwrap();
+    assert_eq!(doc.resumed.len(), 1);
+    assert_eq!(
+        (doc.resumed[0].stopped_ms, doc.resumed[0].resumed_ms),
+        (4000, 5000)
+    );
+    let b = doc.session(1).unwrap();
+    assert_eq!(b.recording.as_deref(), dir.join("b1.jsonl").to_str());
+    assert_eq!(
+        b.continued,
+        vec![dir.join("b2.jsonl").display().to_string()]
+    );
+    let c = doc
+        .session(2)
+        .expect("the new session takes the next free id");
+    assert_eq!(c.name, "c");
+    let by_session: Vec<u32> = doc.decisions.iter().map(|d| d.session).collect();
+    assert_eq!(by_session, [1, 2], "decisions name the manifest's ids");
+    assert!(doc.closed_ms.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
