@@ -17,6 +17,10 @@
 //! kind; `--keys-only` measures only the key latencies, `--replay-only` only replay seeking,
 //! `--frames-only` only the frame times.
 
+/// The binary's allocator (src/main.rs): the replay figures are the shipped binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "support/checks.rs"]
 mod checks;
 #[path = "support/gen_remote.rs"]

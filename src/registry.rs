@@ -11,7 +11,7 @@ use crate::core::BackendKind;
 use crate::core::state::ReplyCheck;
 use crate::record::Dir;
 use crate::record::check::Rules;
-use crate::replay::mapper::ReplayMapper;
+use crate::replay::mapper::{Parser, ReplayMapper};
 
 /// The check a hand-written reply to a gate of this backend must pass (as live).
 pub fn reply_check(kind: BackendKind) -> ReplyCheck {
@@ -33,6 +33,18 @@ pub fn replay_mapper(kind: BackendKind) -> Box<dyn ReplayMapper> {
         BackendKind::Iii => Box::<iii::replay::Replay>::default(),
         BackendKind::Gateway => Box::<gateway::replay::Replay>::default(),
         BackendKind::Adopted => Box::<adopt::replay::Replay>::default(),
+    }
+}
+
+/// The parser replay's background pass runs on its reader thread, ahead of this backend's
+/// mapping, when it has one (Claude's lines mostly take its live fast paths, which read and
+/// map in one go).
+pub fn parser(kind: BackendKind) -> Option<Parser> {
+    match kind {
+        BackendKind::Acp => Some(acp::replay::parse_ahead),
+        BackendKind::Iii => Some(iii::replay::parse_ahead),
+        BackendKind::Gateway => Some(gateway::replay::parse_ahead),
+        BackendKind::Claude | BackendKind::Adopted => None,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::core::{Msg, State, update};
 use crate::record::Dir;
 
 use super::load::{Frame, Loaded};
-use super::mapper::ReplayMapper;
+use super::mapper::{Parsed, ReplayMapper};
 use super::source::{FrameSource, Lane};
 use crate::core::BackendKind;
 use crate::registry;
@@ -129,13 +129,20 @@ impl Feeder {
 
     /// Apply one frame to the session of `lane`.
     pub fn apply_to(&mut self, lane: usize, frame: &Frame) {
-        self.apply_seeing(lane, frame, None);
+        self.apply_seeing(lane, frame, None, None);
     }
 
     /// `apply_to`, telling `seen` (when given) whether the frame opened a gate and which
     /// gates it answered: the background pass builds the gate index from what it applies
-    /// instead of a second mapping of every frame.
-    pub fn apply_seeing(&mut self, lane: usize, frame: &Frame, mut seen: Option<&mut Seen>) {
+    /// instead of a second mapping of every frame. `parsed` is what the backend's parser
+    /// (`registry::parser`) made of the frame ahead of time, if it did.
+    pub fn apply_seeing(
+        &mut self,
+        lane: usize,
+        frame: &Frame,
+        parsed: Option<Parsed>,
+        mut seen: Option<&mut Seen>,
+    ) {
         if let Some(s) = seen.as_deref_mut() {
             s.opened_gate = false;
             s.answered.clear();
@@ -149,9 +156,15 @@ impl Feeder {
         let at = frame.ts.unwrap_or(l.start_ms);
         l.mapper.set_now(at);
         let events = match frame.dir {
-            Dir::In => l.mapper.inbound(&frame.text),
+            Dir::In => match parsed {
+                Some(p) => l.mapper.inbound_parsed(&frame.text, p),
+                None => l.mapper.inbound(&frame.text),
+            },
             Dir::Out => {
-                let (events, answered) = l.mapper.outbound(&frame.text);
+                let (events, answered) = match parsed {
+                    Some(p) => l.mapper.outbound_parsed(&frame.text, p),
+                    None => l.mapper.outbound(&frame.text),
+                };
                 if let Some(seen) = seen.as_deref_mut() {
                     seen.answered = answered;
                 }

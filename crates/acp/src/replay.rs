@@ -3,7 +3,11 @@
 
 use switchboard_core::gate::Decision;
 use switchboard_core::msg::BackendEvent;
-use switchboard_record::mapper::{Answered, ReplayMapper, decision_label};
+use switchboard_record::Dir;
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label};
+
+use crate::codec::Frame;
+use crate::mapping::{Inbound, read_inbound, read_outbound};
 
 impl ReplayMapper for crate::mapping::Mapper {
     fn clone_box(&self) -> Box<dyn ReplayMapper> {
@@ -18,8 +22,43 @@ impl ReplayMapper for crate::mapping::Mapper {
         self.on_recorded_inbound(line).events
     }
 
+    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
+        match parsed.downcast::<Inbound>() {
+            Ok(read) => self.on_recorded_read(line, *read).events,
+            Err(_) => self.inbound(line),
+        }
+    }
+
     fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let (out, answered) = self.on_outbound(line);
+        let frame = read_outbound(line);
+        self.outbound_frame(line, frame)
+    }
+
+    fn outbound_parsed(
+        &mut self,
+        line: &str,
+        parsed: Parsed,
+    ) -> (Vec<BackendEvent>, Vec<Answered>) {
+        match parsed.downcast::<Frame>() {
+            Ok(frame) => self.outbound_frame(line, *frame),
+            Err(_) => self.outbound(line),
+        }
+    }
+}
+
+/// The background pass's parser for ACP recordings: each line read as `on_recorded_read`
+/// and `on_outbound_frame` take it.
+pub fn parse_ahead(dir: Dir, line: &str) -> Option<Parsed> {
+    match dir {
+        Dir::In => Some(Box::new(read_inbound(line))),
+        Dir::Out => Some(Box::new(read_outbound(line))),
+        _ => None,
+    }
+}
+
+impl crate::mapping::Mapper {
+    fn outbound_frame(&mut self, line: &str, frame: Frame) -> (Vec<BackendEvent>, Vec<Answered>) {
+        let (out, answered) = self.on_outbound_frame(line, frame);
         let answered = answered
             .into_iter()
             .map(|a| {

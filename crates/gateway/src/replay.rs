@@ -11,10 +11,12 @@ use super::codec::{self, Inbound};
 use super::engine::{self, Ask, Out};
 use super::mapping::Nodes;
 use super::validate::{self, Class};
+use serde::Deserialize;
 use switchboard_core::gate::Decision;
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::transcript::{ItemKind, ItemOp};
-use switchboard_record::mapper::{Answered, ReplayMapper};
+use switchboard_record::Dir;
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper};
 
 #[derive(Clone, Default)]
 pub struct Replay {
@@ -100,7 +102,153 @@ impl ReplayMapper for Replay {
     }
 
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
-        let Ok(Inbound::Call(c)) = codec::decode(line) else {
+        self.inbound_frame(codec::decode(line).ok())
+    }
+
+    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
+        match parsed.downcast::<Option<Inbound>>() {
+            Ok(f) => self.inbound_frame(*f),
+            Err(_) => self.inbound(line),
+        }
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        self.reply(Reply::read(line))
+    }
+
+    fn outbound_parsed(
+        &mut self,
+        line: &str,
+        parsed: Parsed,
+    ) -> (Vec<BackendEvent>, Vec<Answered>) {
+        match parsed.downcast::<Reply>() {
+            Ok(r) => self.reply(*r),
+            Err(_) => self.outbound(line),
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn ReplayMapper> {
+        Box::new(self.clone())
+    }
+}
+
+/// The background pass's parser for gateway recordings: the agent's frames decoded, ours
+/// read as the replies they are.
+pub fn parse_ahead(dir: Dir, line: &str) -> Option<Parsed> {
+    match dir {
+        Dir::In => Some(Box::new(codec::decode(line).ok())),
+        Dir::Out => Some(Box::new(Reply::read(line))),
+        _ => None,
+    }
+}
+
+/// What replay reads of a frame of ours: a tool's result, or nothing it uses.
+#[derive(Debug, Default, PartialEq)]
+pub struct Reply {
+    result: bool,
+    session: String,
+    id: String,
+    text: String,
+    code: Option<String>,
+    answer: String,
+    edited: bool,
+}
+
+/// A result frame as its fields are read, the rest skipped (`structuredContent` repeats a
+/// read's whole file): anything of another shape (a field of another type, a duplicate) is
+/// read through a `Value` instead, with the same meaning.
+#[derive(Deserialize)]
+struct Typed {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default, rename = "sessionId")]
+    session_id: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    result: Option<TypedBody>,
+}
+
+#[derive(Deserialize)]
+struct TypedBody {
+    #[serde(default)]
+    content: Option<Vec<TypedText>>,
+    #[serde(default, rename = "structuredContent")]
+    structured: Option<TypedStructured>,
+}
+
+#[derive(Deserialize)]
+struct TypedText {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TypedStructured {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    answer: Option<String>,
+    #[serde(default, rename = "editedByOwner")]
+    edited_by_owner: Option<bool>,
+}
+
+impl Reply {
+    fn read(line: &str) -> Reply {
+        Reply::read_typed(line).unwrap_or_else(|| Reply::read_value(line))
+    }
+
+    /// The usual shape, read field by field.
+    fn read_typed(line: &str) -> Option<Reply> {
+        let t = serde_json::from_str::<Typed>(line).ok()?;
+        {
+            let (body, structured) = match t.result {
+                Some(b) => (b.content.unwrap_or_default(), b.structured),
+                None => (Vec::new(), None),
+            };
+            let structured = structured.unwrap_or(TypedStructured {
+                code: None,
+                answer: None,
+                edited_by_owner: None,
+            });
+            Some(Reply {
+                result: t.kind == "result",
+                session: t.session_id.unwrap_or_default(),
+                id: t.id.unwrap_or_default(),
+                text: body
+                    .into_iter()
+                    .next()
+                    .and_then(|c| c.text)
+                    .unwrap_or_default(),
+                code: structured.code,
+                answer: structured.answer.unwrap_or_default(),
+                edited: structured.edited_by_owner == Some(true),
+            })
+        }
+    }
+
+    /// Any shape, through a `Value`.
+    fn read_value(line: &str) -> Reply {
+        let v: Value = serde_json::from_str(line).unwrap_or_default();
+        let str_at = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
+        Reply {
+            result: v["type"] == "result",
+            session: str_at("/sessionId").unwrap_or_default(),
+            id: str_at("/id").unwrap_or_default(),
+            text: v["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            code: str_at("/result/structuredContent/code"),
+            answer: str_at("/result/structuredContent/answer").unwrap_or_default(),
+            edited: v["result"]["structuredContent"]["editedByOwner"] == true,
+        }
+    }
+}
+
+impl Replay {
+    fn inbound_frame(&mut self, frame: Option<Inbound>) -> Vec<BackendEvent> {
+        let Some(Inbound::Call(c)) = frame else {
             return Vec::new();
         };
         let session = c.session_id.clone().unwrap_or_default();
@@ -141,23 +289,13 @@ impl ReplayMapper for Replay {
         self.nodes.0.map(&Out::Gate(g), self.now)
     }
 
-    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let v: Value = serde_json::from_str(line).unwrap_or_default();
-        if v["type"] != "result" {
+    fn reply(&mut self, r: Reply) -> (Vec<BackendEvent>, Vec<Answered>) {
+        if !r.result {
             return (Vec::new(), Vec::new());
         }
-        let key = (
-            v["sessionId"].as_str().unwrap_or_default().to_string(),
-            v["id"].as_str().unwrap_or_default().to_string(),
-        );
-        let text = v["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let code = v["result"]["structuredContent"]["code"]
-            .as_str()
-            .unwrap_or("ok")
-            .to_string();
+        let key = (r.session, r.id);
+        let text = r.text;
+        let code = r.code.unwrap_or_else(|| "ok".to_string());
         let row = BackendEvent::Item {
             node: None,
             op: ItemOp::Push(ItemKind::ToolResult {
@@ -172,10 +310,7 @@ impl ReplayMapper for Replay {
         let id = super::mapping::gate_id(gate);
         let (decision, label) = match (code.as_str(), question) {
             ("ok", Some(q)) => {
-                let a = v["result"]["structuredContent"]["answer"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
+                let a = r.answer;
                 (
                     Some(Decision::Answer {
                         answers: vec![(q, a.clone())],
@@ -191,7 +326,7 @@ impl ReplayMapper for Replay {
                 code.replace('_', " "),
             ),
             // The owner's edit ran (the result says so; what ran, the session's note).
-            ("ok", None) if v["result"]["structuredContent"]["editedByOwner"] == true => (
+            ("ok", None) if r.edited => (
                 Some(Decision::Allow {
                     updated_input: Some(
                         self.edits
@@ -230,15 +365,46 @@ impl ReplayMapper for Replay {
             }],
         )
     }
-
-    fn clone_box(&self) -> Box<dyn ReplayMapper> {
-        Box::new(self.clone())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The typed read of our results means what the `Value` read does, and whatever it
+    /// refuses (a field of another type, a duplicate key, junk) is read the `Value` way.
+    #[test]
+    fn the_typed_read_of_a_result_means_what_the_value_read_does() {
+        let typed = [
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"t\n\"q\""}],"structuredContent":{"code":"denied_by_owner","path":"a","content":"x"}}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"t"}],"structuredContent":{"code":"ok","editedByOwner":true}}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"answer":"yes"}}}"#,
+            r#"{"type":"result","id":"c1","sessionId":null,"result":{"content":[],"structuredContent":{"code":null}}}"#,
+            r#"{"type":"result","id":"c1","result":{"content":[{"type":"image"}]}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":null}"#,
+            r#"{"type":"ready","protocol":1}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","extra":[1,{"a":2}],"result":{"isError":false,"content":[{"type":"text","text":"t","x":1}],"structuredContent":{"code":"stale_sha","editedByOwner":false}}}"#,
+        ];
+        for line in typed {
+            let t = Reply::read_typed(line).unwrap_or_else(|| panic!("typed: {line}"));
+            assert_eq!(t, Reply::read_value(line), "{line}");
+            assert_eq!(Reply::read(line), t);
+        }
+        let odd = [
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"t"}],"structuredContent":{"code":"ok","code":"denied_by_owner"}}}"#,
+            r#"{"type":"result","id":7,"sessionId":"s","result":{"content":"x"}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"t"}],"structuredContent":{"code":"ok","editedByOwner":"yes"}}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[7],"structuredContent":[]}}"#,
+            r#"{"type":7}"#,
+            "not json",
+        ];
+        for line in odd {
+            assert_eq!(Reply::read_typed(line), None, "{line}");
+            assert_eq!(Reply::read(line), Reply::read_value(line), "{line}");
+        }
+        // The duplicate: the last `code` wins, as in a `Value`.
+        assert_eq!(Reply::read(odd[0]).code.as_deref(), Some("denied_by_owner"));
+    }
 
     #[test]
     fn a_recorded_write_opens_its_card_and_the_result_closes_it_allowed() {

@@ -15,7 +15,8 @@ use serde_json::Value;
 use super::mapping::{Mapper, Out, RecordedAnswers};
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
-use switchboard_record::mapper::{Answered, ReplayMapper, decision_label};
+use switchboard_record::Dir;
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label};
 
 /// Remembered calls at most: a recording of calls never answered must not grow memory.
 const MAX_CALLS: usize = 10_000;
@@ -125,9 +126,48 @@ impl ReplayMapper for Replay {
     }
 
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
-        let Ok(f) = serde_json::from_str::<Value>(line) else {
-            return Vec::new();
-        };
+        match serde_json::from_str::<Value>(line) {
+            Ok(f) => self.inbound_value(f),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
+        match parsed.downcast::<Value>() {
+            Ok(f) => self.inbound_value(*f),
+            Err(_) => self.inbound(line),
+        }
+    }
+
+    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        match serde_json::from_str::<Value>(line) {
+            Ok(f) => self.outbound_value(f),
+            Err(_) => (Vec::new(), Vec::new()),
+        }
+    }
+
+    fn outbound_parsed(
+        &mut self,
+        line: &str,
+        parsed: Parsed,
+    ) -> (Vec<BackendEvent>, Vec<Answered>) {
+        match parsed.downcast::<Value>() {
+            Ok(f) => self.outbound_value(*f),
+            Err(_) => self.outbound(line),
+        }
+    }
+}
+
+/// The background pass's parser for iii recordings: every frame is one JSON object.
+pub fn parse_ahead(_dir: Dir, line: &str) -> Option<Parsed> {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .map(|v| Box::new(v) as Parsed)
+}
+
+impl Replay {
+    /// One engine frame, parsed.
+    fn inbound_value(&mut self, mut f: Value) -> Vec<BackendEvent> {
         let now = self.now;
         match f.get("type").and_then(Value::as_str) {
             // Each (re)connect: the live source told the mapper, which re-read everything
@@ -148,8 +188,9 @@ impl ReplayMapper for Replay {
                 let Some((function_id, payload)) = self.calls.remove(id) else {
                     return Vec::new();
                 };
-                let out = match f.get("error") {
-                    Some(e) if !e.is_null() => self.mapper.on_error(
+                let error = f.get_mut("error").map(Value::take).unwrap_or_default();
+                let out = match &error {
+                    e if !e.is_null() => self.mapper.on_error(
                         &function_id,
                         &payload,
                         e.get("code").and_then(Value::as_str).unwrap_or(""),
@@ -157,7 +198,7 @@ impl ReplayMapper for Replay {
                         now,
                     ),
                     _ => {
-                        let result = f.get("result").cloned().unwrap_or(Value::Null);
+                        let result = f.get_mut("result").map(Value::take).unwrap_or_default();
                         self.observe_result(&function_id, &result);
                         self.mapper.on_result(&function_id, &payload, &result, now)
                     }
@@ -169,7 +210,7 @@ impl ReplayMapper for Replay {
                 let Some(trigger) = self.handlers.get(handler).cloned() else {
                     return Vec::new();
                 };
-                let data = f.get("data").cloned().unwrap_or(Value::Null);
+                let data = f.get_mut("data").map(Value::take).unwrap_or_default();
                 if matches!(
                     trigger.as_str(),
                     "approval::pending-created" | "approval::pending_created"
@@ -183,10 +224,8 @@ impl ReplayMapper for Replay {
         }
     }
 
-    fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let Ok(f) = serde_json::from_str::<Value>(line) else {
-            return (Vec::new(), Vec::new());
-        };
+    /// One frame of ours, parsed.
+    fn outbound_value(&mut self, mut f: Value) -> (Vec<BackendEvent>, Vec<Answered>) {
         let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         match f.get("type").and_then(Value::as_str) {
             Some("registertrigger") => {
@@ -197,10 +236,11 @@ impl ReplayMapper for Replay {
             }
             Some("invokefunction") => {
                 let function_id = s("function_id");
-                let data = f.get("data").cloned().unwrap_or(Value::Null);
+                let invocation = s("invocation_id");
+                let data = f.get_mut("data").map(Value::take).unwrap_or_default();
                 let decided = self.answers.observe_call(&function_id, &data);
                 if self.calls.len() < MAX_CALLS {
-                    self.calls.insert(s("invocation_id"), (function_id, data));
+                    self.calls.insert(invocation, (function_id, data));
                 }
                 let mut events = Vec::new();
                 let mut answered = Vec::new();

@@ -5,6 +5,8 @@
 use switchboard_core::gate::Decision;
 use switchboard_core::msg::BackendEvent;
 
+use crate::Dir;
+
 /// A gate closed by a recorded reply of ours.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Answered {
@@ -15,12 +17,34 @@ pub struct Answered {
     pub label: String,
 }
 
+/// A frame's text parsed ahead of its mapping, by the backend's `Parser`: what it holds is
+/// the backend's own business (its mapping downcasts it).
+pub type Parsed = Box<dyn std::any::Any + Send>;
+
+/// Parses one recorded frame for `inbound_parsed` / `outbound_parsed`. It keeps no state, so
+/// the background pass runs it on its reader thread while the pass maps the previous batch:
+/// parsing is most of a frame's cost, and that way the two threads share it.
+pub type Parser = fn(Dir, &str) -> Option<Parsed>;
+
 /// A recording read back frame by frame: inbound lines are the agent's, outbound ours.
 /// Implementations never write anything and never perform IO for the agent.
 pub trait ReplayMapper: Send {
     /// The recorded time of the frame about to be read.
     fn set_now(&mut self, _ms: u64) {}
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent>;
+    /// `inbound` of a line its backend's `Parser` already read: the same events, without a
+    /// second parse. Given what another parser made, it reads the line itself.
+    fn inbound_parsed(&mut self, line: &str, _parsed: Parsed) -> Vec<BackendEvent> {
+        self.inbound(line)
+    }
+    /// `outbound` of a line its backend's `Parser` already read.
+    fn outbound_parsed(
+        &mut self,
+        line: &str,
+        _parsed: Parsed,
+    ) -> (Vec<BackendEvent>, Vec<Answered>) {
+        self.outbound(line)
+    }
     /// A remark of ours in the recording (`note`): most mappings have no use for them; one
     /// that recorded what an answer held beyond the wire (the gateway's edit) reads it here.
     fn note(&mut self, _line: &str) {}

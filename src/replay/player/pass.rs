@@ -9,6 +9,7 @@ use crate::core::state::{Focus, GateRef, SessionId};
 use crate::record::Dir;
 use crate::replay::feed::{Feeder, Seen};
 use crate::replay::load::Frame;
+use crate::replay::mapper::{Parsed, Parser};
 use crate::replay::source::FrameSource;
 
 /// Replay the whole recording once in the background, keeping evenly spaced copies of the state
@@ -36,9 +37,10 @@ pub(super) fn background_pass(
     // progress (a second mapping of every frame on another thread cost a core).
     let mut seen = Seen::default();
     let (mut gates, mut answers) = (Vec::new(), Vec::new());
-    // The frames are read and decoded (the entry unescaped) on a second thread, a batch
-    // ahead: this thread only maps and reduces.
-    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    // The frames are read, decoded (the entry unescaped) and parsed by their backend's
+    // parser on a second thread, a batch ahead: this thread only maps and reduces. Two
+    // batches in flight keep both threads busy; more would only hold more parsed frames.
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
     let (back, returned) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
         scope.spawn(|| read_ahead(src, total, stop, tx, returned));
@@ -49,15 +51,15 @@ pub(super) fn background_pass(
             // The next frames, up to the next progress mark (a divisor of the spacing) or
             // fewer when they are long. None when the reader is gone (a panic): the pass ends
             // where it is.
-            let Ok(batch) = rx.recv() else {
+            let Ok(mut batch) = rx.recv() else {
                 return;
             };
-            for (i, frame) in &batch {
+            for (i, frame, parsed) in &mut batch {
                 if index.is_none() {
-                    feeder.apply_to(src.lane(*i), frame);
+                    feeder.apply_seeing(src.lane(*i), frame, parsed.take(), None);
                     continue;
                 }
-                feeder.apply_seeing(src.lane(*i), frame, Some(&mut seen));
+                feeder.apply_seeing(src.lane(*i), frame, parsed.take(), Some(&mut seen));
                 note_seen(&mut seen, *i, frame.ts, &mut gates, &mut answers);
             }
             let _ = back.send(batch);
@@ -86,13 +88,14 @@ pub(super) fn background_pass(
     });
 }
 
-/// A batch of frames with their indices.
-type Batch = Vec<(usize, Frame)>;
+/// A batch of frames with their indices and what their backend's parser made of them.
+type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 
 /// The background pass's reader: frames `0..total` in batches ending at multiples of 1024 (or
 /// sooner, past `BATCH_BYTES` of text), each frame's text copied into a buffer of a batch the
 /// pass handed back (no allocation per frame once the first batches went round; a buffer a
-/// long frame grew is not kept for the next). Ends when the pass stops listening.
+/// long frame grew is not kept for the next) and parsed by its backend's parser, if it has
+/// one. Ends when the pass stops listening.
 fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
@@ -100,11 +103,22 @@ fn read_ahead(
     tx: std::sync::mpsc::SyncSender<Batch>,
     returned: std::sync::mpsc::Receiver<Batch>,
 ) {
-    /// Text a batch holds before it is sent early: batches in flight stay a few MiB however
-    /// long the frames.
-    const BATCH_BYTES: usize = 1 << 20;
+    /// Text a batch holds before it is sent early: batches in flight, and the parsed frames
+    /// they carry, stay small however long the frames.
+    const BATCH_BYTES: usize = 256 << 10;
     /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
     const KEEP_BUFFER: usize = 64 << 10;
+    let parsers: Vec<Option<Parser>> = src
+        .lanes()
+        .iter()
+        .map(|l| crate::registry::parser(l.backend))
+        .collect();
+    let parse = |i: usize, f: &Frame| {
+        let parser = (*parsers.get(src.lane(i))?)?;
+        matches!(f.dir, Dir::In | Dir::Out)
+            .then(|| parser(f.dir, &f.text))
+            .flatten()
+    };
     let mut pos = 0;
     let mut gone = false;
     let next_batch = || returned.try_recv().unwrap_or_default();
@@ -117,7 +131,7 @@ fn read_ahead(
                 return;
             }
             match batch.get_mut(n) {
-                Some((at, d)) => {
+                Some((at, d, parsed)) => {
                     *at = i;
                     d.src_line = f.src_line;
                     d.ts = f.ts;
@@ -127,8 +141,9 @@ fn read_ahead(
                     } else {
                         d.text.clone_from(&f.text);
                     }
+                    *parsed = parse(i, f);
                 }
-                None => batch.push((i, f.clone())),
+                None => batch.push((i, f.clone(), parse(i, f))),
             }
             n += 1;
             bytes += f.text.len();

@@ -31,7 +31,7 @@ mod wire;
 
 pub use actions::{AcpOptions, Action, TerminalSpec};
 pub use checkfu::{normalise_disposition, telemetry_text};
-pub use recorded::RecordedAnswer;
+pub use recorded::{Inbound, RecordedAnswer, read_inbound, read_outbound};
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::actions::{AcpOptions, Action};
 use super::wire::s;
 use super::{Mapper, Ours, Out, Theirs};
-use crate::codec::{self, Frame, RpcError};
+use crate::codec::{self, Frame, RpcError, schema};
 use switchboard_core::gate::{Decision, GateKind, PermOption};
 use switchboard_core::msg::{BackendEvent, TurnState};
 use switchboard_core::text::{sanitize, truncate};
@@ -120,6 +120,48 @@ fn prompt_text(params: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A recorded line of the agent, read: what `on_recorded_read` maps. Reading needs no
+/// mapping state, so replay's background pass reads lines on one thread and maps them on
+/// another.
+pub enum Inbound {
+    /// A plain text message or thought chunk (most lines), off its fast path.
+    Chunk {
+        thinking: bool,
+        text: String,
+        message_id: Option<String>,
+    },
+    /// A tool call, its update or a plan, read straight into its type.
+    Tool(Box<schema::SessionUpdate>),
+    Blank,
+    /// Anything else, through the general parse.
+    Frame(Frame),
+}
+
+/// Read one recorded line of the agent.
+pub fn read_inbound(line: &str) -> Inbound {
+    // A text chunk is neither a response nor a request: straight to its fast path.
+    let line = line.trim_end_matches(['\r', '\n']);
+    if let Some(c) = super::fast::chunk(line) {
+        return Inbound::Chunk {
+            thinking: c.thinking,
+            text: c.text.into_owned(),
+            message_id: c.message_id.map(|m| m.into_owned()),
+        };
+    }
+    // So is a tool call, its update or a plan: read once, typed (a `Value` tree here and
+    // the typed read in `on_line` doubled the cost of the largest lines).
+    match super::fast::tool_update(line) {
+        Some(u) => Inbound::Tool(Box::new(u)),
+        None if line.trim().is_empty() => Inbound::Blank,
+        None => Inbound::Frame(codec::parse(line)),
+    }
+}
+
+/// Read one recorded line of ours.
+pub fn read_outbound(line: &str) -> Frame {
+    codec::parse(line.trim_end_matches(['\r', '\n']))
+}
+
 impl Mapper {
     /// A mapper that reads a recording back. `cwd` is the recorded session directory when the
     /// caller knows it; a recorded `session/new` sets it too.
@@ -137,25 +179,31 @@ impl Mapper {
     /// an `fs/write_text_file` opens its gate without reading the disk; lines and actions are
     /// dropped.
     pub fn on_recorded_inbound(&mut self, line: &str) -> Out {
-        // A text chunk is neither a response nor a request: straight to its fast path.
+        self.on_recorded_read(line, read_inbound(line))
+    }
+
+    /// `on_recorded_inbound` of a line `read_inbound` already read (the background pass
+    /// reads lines on another thread, ahead of their mapping).
+    pub fn on_recorded_read(&mut self, line: &str, read: Inbound) -> Out {
         let line = line.trim_end_matches(['\r', '\n']);
-        if let Some(c) = super::fast::chunk(line) {
-            let mut out = Out::default();
-            self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
-            return out;
-        }
-        // So is a tool call, its update or a plan: read once, typed (a `Value` tree here and
-        // the typed read in `on_line` doubled the cost of the largest lines).
-        let mut out = match super::fast::tool_update(line) {
-            Some(u) => {
+        let mut out = match read {
+            Inbound::Chunk {
+                thinking,
+                text,
+                message_id,
+            } => {
                 let mut out = Out::default();
-                self.tool_or_plan(u, &mut out);
+                self.chunk_text(thinking, &text, message_id.as_deref(), &mut out);
+                return out;
+            }
+            Inbound::Tool(u) => {
+                let mut out = Out::default();
+                self.tool_or_plan(*u, &mut out);
                 out
             }
-            None if line.trim().is_empty() => return Out::default(),
+            Inbound::Blank => return Out::default(),
             // Parsed once: what the envelope tells the recording, then the mapping.
-            None => {
-                let frame = codec::parse(line);
+            Inbound::Frame(frame) => {
                 if let Some(out) = self.recorded_envelope(&frame) {
                     return out;
                 }
@@ -235,9 +283,14 @@ impl Mapper {
     /// agent's responses to them are understood, a prompt shows as the user's turn, and a
     /// reply to one of the agent's gates closes it with the decision it expresses.
     pub fn on_outbound(&mut self, line: &str) -> (Out, Vec<RecordedAnswer>) {
+        self.on_outbound_frame(line, read_outbound(line))
+    }
+
+    /// `on_outbound` of a line `read_outbound` already parsed.
+    pub fn on_outbound_frame(&mut self, line: &str, frame: Frame) -> (Out, Vec<RecordedAnswer>) {
         let mut out = Out::default();
         let mut answered = Vec::new();
-        match codec::parse(line.trim_end_matches(['\r', '\n'])) {
+        match frame {
             Frame::NotJson { .. } | Frame::NoEnvelope { .. } => out.protocol(
                 Level::Warn,
                 format!(
