@@ -3,72 +3,30 @@
 //! many clients press at once, and `stop` quits as quitting does.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::{Duration, Instant};
 
+#[path = "support/place.rs"]
+mod place;
 #[path = "support/pty.rs"]
 mod pty;
 
+use place::Place;
 use pty::{STEP, Tui};
 use serde_json::Value;
 
-const SIZE: (u16, u16) = (160, 45);
 /// Ctrl-\ (the detach key).
 const DETACH: &[u8] = b"\x1c";
 
-/// One test's private directories: data and config (also the cwd), and the runtime dir the
-/// host's socket goes in.
-struct Place {
-    base: PathBuf,
-    runtime: PathBuf,
-    name: &'static str,
+/// What these tests read of a place: its host's `ls` line, socket, recordings and answers.
+trait HostPlace {
+    fn ls_until(&self, what: &str, pred: impl Fn(&str) -> bool) -> String;
+    fn socket_dir(&self) -> PathBuf;
+    fn recordings(&self) -> Vec<(PathBuf, Vec<Value>)>;
+    fn answers(&self) -> Vec<(String, Vec<String>)>;
+    fn allows(&self) -> usize;
 }
 
-impl Place {
-    fn new(name: &'static str) -> Place {
-        let base = std::env::temp_dir().join(format!("sb-host-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let runtime = base.join("run");
-        std::fs::create_dir_all(&runtime).unwrap();
-        Place {
-            base,
-            runtime,
-            name,
-        }
-    }
-
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("XDG_RUNTIME_DIR", self.runtime.display().to_string()),
-            ("SWITCHBOARD_DEMO_FAST", "1".into()),
-        ]
-    }
-
-    fn tui(&self, args: &[&str]) -> Tui {
-        let env = self.env();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        Tui::spawn(args, &env, &self.base, SIZE)
-    }
-
-    /// `switchboard ARGS` without a terminal (ls, stop, validate).
-    fn run(&self, args: &[&str]) -> Output {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-        c.args(args)
-            .env("SWITCHBOARD_DATA_DIR", &self.base)
-            .env("SWITCHBOARD_CONFIG_DIR", &self.base)
-            .current_dir(&self.base);
-        for (k, v) in self.env() {
-            c.env(k, v);
-        }
-        c.output().unwrap()
-    }
-
-    fn ls(&self) -> String {
-        let o = self.run(&["ls"]);
-        assert!(o.status.success(), "{o:?}");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
+impl HostPlace for Place {
     /// The host's `ls` line once `pred` holds for it.
     fn ls_until(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         let t = Instant::now();
@@ -158,17 +116,9 @@ impl Place {
     }
 }
 
-impl Drop for Place {
-    fn drop(&mut self) {
-        // Never leave a host behind, whatever failed.
-        let _ = self.run(&["stop", self.name]);
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
-}
-
 /// Start a host of `args` on a pty and wait for `what`.
 fn start(p: &Place, args: &[&str], what: &[&str]) -> Tui {
-    let tui = p.tui(args);
+    let tui = p.tui(args, &[]);
     tui.wait(what);
     tui
 }
@@ -217,7 +167,7 @@ fn two_demo_profiles(p: &Place) -> String {
 /// a second terminal attaches and answers one gate, and the agent gets that answer once.
 #[test]
 fn up_detach_ls_attach_elsewhere_and_answer_once() {
-    let p = Place::new("upw");
+    let p = Place::new("host", "upw");
     let cfg = two_demo_profiles(&p);
     let mut first = start(
         &p,
@@ -247,7 +197,7 @@ fn up_detach_ls_attach_elsewhere_and_answer_once() {
     });
     assert_eq!(mode(&p.socket_dir().join("upw.sock")), 0o600);
     // A second host of the same name is refused.
-    let mut dup = p.tui(&["demo", "--name", p.name]);
+    let mut dup = p.tui(&["demo", "--name", p.name], &[]);
     wait_exit(&mut dup);
     assert!(dup.screen().contains("already running"), "{}", dup.screen());
     // Another terminal attaches and answers the oldest gate.
@@ -282,7 +232,7 @@ fn up_detach_ls_attach_elsewhere_and_answer_once() {
 /// and the other client is told.
 #[test]
 fn two_clients_answer_the_same_gate_once() {
-    let p = Place::new("race");
+    let p = Place::new("host", "race");
     let mut a = start(
         &p,
         &["demo", "--name", p.name],
@@ -355,7 +305,7 @@ fn two_clients_answer_the_same_gate_once() {
 /// `stop` answers every gate as quitting does, and the recordings validate clean.
 #[test]
 fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
-    let p = Place::new("hup");
+    let p = Place::new("host", "hup");
     // Nobody attached: the notification command runs once per waiting gate.
     let notes = p.base.join("notified.txt");
     std::fs::write(
@@ -438,7 +388,7 @@ fn a_closed_client_leaves_the_host_and_stop_quits_cleanly() {
 /// watchdog), `ls` forgets it, and what was recorded up to then still reads back in validate.
 #[test]
 fn a_host_killed_outright_takes_its_agents_along() {
-    let p = Place::new("kill9");
+    let p = Place::new("host", "kill9");
     let mut client = start(
         &p,
         &["demo", "--sessions", "2", "--name", p.name],

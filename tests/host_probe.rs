@@ -5,126 +5,20 @@
 //! killed outright.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/place.rs"]
+mod place;
 #[path = "support/pty.rs"]
 mod pty;
 
+use place::Place;
 use pty::{STEP, Tui};
 
-const SIZE: (u16, u16) = (160, 45);
 /// Ctrl-\ (the detach key).
 const DETACH: &[u8] = b"\x1c";
-
-/// One test's private directories: data and config (also the cwd), and the runtime dir.
-struct Place {
-    base: PathBuf,
-    runtime: PathBuf,
-    name: &'static str,
-}
-
-impl Place {
-    fn new(name: &'static str) -> Place {
-        let base = std::env::temp_dir().join(format!("sb-probe-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let runtime = base.join("run");
-        std::fs::create_dir_all(&runtime).unwrap();
-        Place {
-            base,
-            runtime,
-            name,
-        }
-    }
-
-    fn env(&self) -> Vec<(String, String)> {
-        vec![
-            ("XDG_RUNTIME_DIR".into(), self.runtime.display().to_string()),
-            ("SWITCHBOARD_DEMO_FAST".into(), "1".into()),
-        ]
-    }
-
-    fn tui(&self, args: &[&str], extra: &[(&str, &str)]) -> Tui {
-        let mut env = self.env();
-        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Tui::spawn(args, &env, &self.base, SIZE)
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_switchboard"));
-        c.args(args)
-            .env("SWITCHBOARD_DATA_DIR", &self.base)
-            .env("SWITCHBOARD_CONFIG_DIR", &self.base)
-            .current_dir(&self.base)
-            .stdin(Stdio::null());
-        for (k, v) in self.env() {
-            c.env(k, v);
-        }
-        c
-    }
-
-    /// `switchboard ARGS` without a terminal, killed (and the test failed) if it is not done
-    /// within `limit`.
-    fn run_within(&self, args: &[&str], limit: Duration) -> Output {
-        let mut child = self
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t.elapsed() > limit {
-                let _ = child.kill();
-                let out = child.wait_with_output().unwrap();
-                panic!(
-                    "`switchboard {}` still running after {limit:?}: {}",
-                    args.join(" "),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
-    }
-
-    fn ls(&self) -> String {
-        let o = self.run_within(&["ls"], STEP);
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// The pid of the host `ls` lists under this name, once it lists one.
-    fn host_pid(&self) -> i32 {
-        let t = Instant::now();
-        loop {
-            let out = self.ls();
-            if let Some(pid) = out
-                .lines()
-                .filter(|l| l.starts_with(self.name))
-                .find_map(|l| l.rsplit_once("(pid ")?.1.trim_end_matches(')').parse().ok())
-            {
-                return pid;
-            }
-            assert!(t.elapsed() < STEP, "no host {} in ls:\n{out}", self.name);
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        // Never leave a host behind, whatever failed.
-        let _ = self
-            .command(&["stop", self.name])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
-}
 
 fn signal(pid: i32, sig: i32) {
     // SAFETY: only sends a signal, to a host or process this test started.
@@ -200,17 +94,17 @@ fn detached_demo(p: &Place) -> i32 {
     client.wait(&["Sessions (2)", "g opens the oldest"]);
     client.send(DETACH);
     wait_exit(&mut client);
-    p.host_pid()
+    p.host_pid(p.name)
 }
 
 /// The host SIGKILLed under an attached client: the client says the host is gone, that its
 /// agents went with it and what `resume` does, never that they go on; it exits non-zero.
 #[test]
 fn a_client_whose_host_was_killed_is_told_so() {
-    let p = Place::new("killed");
+    let p = Place::new("probe", "killed");
     let mut client = p.tui(&["demo", "--sessions", "2", "--name", p.name], &[]);
     client.wait(&["Sessions (2)", "g opens the oldest"]);
-    let host = p.host_pid();
+    let host = p.host_pid(p.name);
     signal(host, libc::SIGKILL);
     let status = wait_exit(&mut client);
     let screen = client.wait(&["stopped unexpectedly"]);
@@ -234,7 +128,7 @@ fn a_client_whose_host_was_killed_is_told_so() {
 /// fails, instead of hanging; the host, let go on, is stopped by the next `stop`.
 #[test]
 fn stop_gives_up_on_a_host_that_does_not_answer() {
-    let p = Place::new("wedged");
+    let p = Place::new("probe", "wedged");
     let host = detached_demo(&p);
     signal(host, libc::SIGSTOP);
     let t = Instant::now();
@@ -259,7 +153,7 @@ fn stop_gives_up_on_a_host_that_does_not_answer() {
 /// refused before anything is made, and nothing appears outside the socket directory.
 #[test]
 fn the_host_command_takes_no_path_for_a_name() {
-    let p = Place::new("names");
+    let p = Place::new("probe", "names");
     for bad in ["../escape", "a/b", "/tmp/x"] {
         let out = p.run_within(
             &["host", "demo", "--sessions", "1", "--name", bad],
@@ -284,7 +178,7 @@ fn the_host_command_takes_no_path_for_a_name() {
 /// one host of that name runs, the one clients reach.
 #[test]
 fn a_replaced_directory_leaves_one_reachable_host() {
-    let p = Place::new("replaced");
+    let p = Place::new("probe", "replaced");
     let a = detached_demo(&p);
     let a_agents = demo_agents(a);
     assert_eq!(a_agents.len(), 2, "{:?}", procs());
@@ -356,7 +250,7 @@ fn escaped_children_end_with_a_killed_host(
     let Some(_) = common::python_or_skip(name) else {
         return;
     };
-    let p = Place::new(name);
+    let p = Place::new("probe", name);
     let t = tag();
     let (kept, orphan, grouped) = (
         format!("1001.{t}"),
@@ -389,7 +283,7 @@ fn escaped_children_end_with_a_killed_host(
     for a in [&kept, &orphan, &grouped] {
         wait_until(&format!("sleep {a} runs"), STEP, || !sleeping(a).is_empty());
     }
-    let host = p.host_pid();
+    let host = p.host_pid(p.name);
     signal(host, libc::SIGKILL);
     let mut gone = vec![&kept, &grouped];
     if orphan_too {

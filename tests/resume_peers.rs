@@ -5,49 +5,30 @@
 //! named by its variable, read again from the environment, never stored), the waiting calls
 //! come back from the peer onto cards, and one of them is answered.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[path = "support/peer.rs"]
 mod peer;
+#[path = "support/place.rs"]
+mod place;
 #[path = "support/pty.rs"]
 mod pty;
 
 use peer::Peer;
+use place::Place;
 use pty::{STEP, Tui};
 
-const SIZE: (u16, u16) = (160, 45);
-
-struct Place {
-    base: PathBuf,
-    runtime: PathBuf,
+/// What these tests do to a place's hosts: kill one outright, stop one.
+trait ResumePlace {
+    fn sb(&self, args: &[&str]) -> String;
+    fn kill_host(&self, name: &str);
+    fn stop(&self, name: &str);
 }
 
-impl Place {
-    fn new(tag: &str) -> Place {
-        let base = std::env::temp_dir().join(format!("sb-resume-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let runtime = base.join("run");
-        std::fs::create_dir_all(&runtime).unwrap();
-        Place { base, runtime }
-    }
-
-    fn tui(&self, args: &[&str], extra: &[(&str, &str)]) -> Tui {
-        let runtime = self.runtime.display().to_string();
-        let mut env = vec![("XDG_RUNTIME_DIR", runtime.as_str())];
-        env.extend_from_slice(extra);
-        Tui::spawn(args, &env, &self.base, SIZE)
-    }
-
+impl ResumePlace for Place {
+    /// `switchboard ARGS`: what it printed, both streams.
     fn sb(&self, args: &[&str]) -> String {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(args)
-            .env("SWITCHBOARD_DATA_DIR", &self.base)
-            .env("SWITCHBOARD_CONFIG_DIR", &self.base)
-            .env("XDG_RUNTIME_DIR", &self.runtime)
-            .current_dir(&self.base)
-            .output()
-            .unwrap();
+        let o = self.run(args);
         format!(
             "{}{}",
             String::from_utf8_lossy(&o.stdout),
@@ -58,14 +39,7 @@ impl Place {
     /// SIGKILL the host named `name` (its pid from `ls`), and wait until `ls` lists the
     /// workspace as ended unexpectedly.
     fn kill_host(&self, name: &str) {
-        let ls = self.sb(&["ls"]);
-        let pid: i32 = ls
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split("(pid ").nth(1))
-            .and_then(|r| r.split(')').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no pid for {name} in {ls}"));
+        let pid = self.host_pid(name);
         // SAFETY: a process this test started (through the front).
         unsafe {
             libc::kill(pid, libc::SIGKILL);
@@ -88,12 +62,6 @@ impl Place {
     }
 }
 
-impl Drop for Place {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
-}
-
 /// Which held call the card shows.
 fn iii_card(tui: &Tui) -> &'static str {
     let t = Instant::now();
@@ -112,7 +80,7 @@ fn iii_card(tui: &Tui) -> &'static str {
 
 #[test]
 fn an_iii_session_comes_back_with_its_held_calls_after_the_host_is_killed() {
-    let p = Place::new("iii");
+    let p = Place::new("resume", "iii").paced();
     let (_engine, url) = Peer::engine();
     let front = p.tui(&["iii", "--engine", &url, "--name", "eng"], &[]);
     front.wait(&["2 waiting", "g opens the oldest"]);
@@ -135,7 +103,7 @@ fn an_iii_session_comes_back_with_its_held_calls_after_the_host_is_killed() {
 
 #[test]
 fn a_gateway_session_comes_back_with_its_token_from_the_environment() {
-    let p = Place::new("gw");
+    let p = Place::new("resume", "gw").paced();
     let (_host, token, argv) = Peer::gateway();
     let mut args: Vec<&str> = argv.iter().map(String::as_str).collect();
     args.extend(["--name", "gw"]);

@@ -6,53 +6,37 @@
 //!
 //! Keys here are typed with `send_now` (no pause, no second press) so a held key stays held.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[path = "support/place.rs"]
+mod place;
 #[path = "support/pty.rs"]
 mod pty;
 
+use place::Place;
 use pty::{HELD, STEP, Tui};
 
-const SIZE: (u16, u16) = (160, 45);
 /// Past the settle time.
 const SETTLED: Duration = Duration::from_millis(400);
 /// A held key is not sent: nothing may reach the agent for this long after it.
 const QUIET: Duration = Duration::from_millis(250);
 
-struct Place {
-    base: PathBuf,
-    runtime: PathBuf,
+/// The demo in a place's own cwd, and the answers it was sent.
+trait SettlePlace {
+    fn demo(&self, extra: &[&str]) -> Tui;
+    fn answers(&self) -> Vec<serde_json::Value>;
+    fn wait_answers(&self, n: usize, tui: &Tui);
 }
 
-impl Place {
-    fn new(tag: &str) -> Place {
-        let base = std::env::temp_dir().join(format!("sb-settle-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let runtime = base.join("run");
-        std::fs::create_dir_all(&runtime).unwrap();
-        std::fs::create_dir_all(base.join("cwd")).unwrap();
-        Place { base, runtime }
-    }
-
-    fn tui(&self, args: &[&str]) -> Tui {
-        let runtime = self.runtime.display().to_string();
-        Tui::spawn(
-            args,
-            &[
-                ("SWITCHBOARD_DEMO_FAST", "1"),
-                ("XDG_RUNTIME_DIR", runtime.as_str()),
-            ],
-            &self.base,
-            SIZE,
-        )
-    }
-
+impl SettlePlace for Place {
     fn demo(&self, extra: &[&str]) -> Tui {
-        let cwd = self.base.join("cwd").display().to_string();
+        let cwd = self.base.join("cwd");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let cwd = cwd.display().to_string();
         let mut args = vec!["demo", "--cwd", cwd.as_str()];
         args.extend_from_slice(extra);
-        self.tui(&args)
+        self.tui(&args, &[])
     }
 
     /// Answers switchboard sent the agent so far (outbound `control_response`s).
@@ -71,12 +55,6 @@ impl Place {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.base);
     }
 }
 
@@ -113,7 +91,7 @@ fn next_card(tui: &Tui) -> String {
 /// the same `y` 400 ms later answers it.
 #[test]
 fn a_key_on_a_card_just_shown_is_held_then_acts() {
-    let p = Place::new("local");
+    let p = Place::new("settle", "local");
     let mut tui = p.demo(&[]);
     tui.wait(&["touch demo-output.txt", "1 waiting"]);
     assert_eq!(p.answers().len(), 0);
@@ -146,7 +124,7 @@ fn a_key_on_a_card_just_shown_is_held_then_acts() {
 /// `[keys] settle_ms = 0`: the chord answers at once, as before the settle time.
 #[test]
 fn settle_ms_zero_answers_at_once() {
-    let p = Place::new("zero");
+    let p = Place::new("settle", "zero");
     std::fs::write(p.base.join("config.toml"), "[keys]\nsettle_ms = 0\n").unwrap();
     let mut tui = p.demo(&[]);
     tui.wait(&["touch demo-output.txt", "1 waiting"]);
@@ -165,10 +143,10 @@ fn settle_ms_zero_answers_at_once() {
 /// frame drawn for B); 400 ms later it answers.
 #[test]
 fn a_card_replaced_after_another_client_answered_is_held() {
-    let p = Place::new("host");
-    let mut a = p.demo(&["--name", "settle"]);
+    let p = Place::new("settle", "host");
+    let mut a = p.demo(&["--name", p.name]);
     a.wait(&["touch demo-output.txt", "1 waiting"]);
-    let mut b = p.tui(&["attach", "settle"]);
+    let mut b = p.tui(&["attach", p.name], &[]);
     b.wait(&["touch demo-output.txt", "1 waiting"]);
     a.send_now(b"gy");
     held(&p, 0, &a);
@@ -195,13 +173,7 @@ fn a_card_replaced_after_another_client_answered_is_held() {
     std::thread::sleep(SETTLED);
     b.send_now(b"y");
     p.wait_answers(3, &b);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["stop", "settle"])
-        .env("SWITCHBOARD_DATA_DIR", &p.base)
-        .env("SWITCHBOARD_CONFIG_DIR", &p.base)
-        .env("XDG_RUNTIME_DIR", &p.runtime)
-        .output()
-        .unwrap();
+    let o = p.run(&["stop", p.name]);
     assert!(o.status.success(), "{o:?}");
 }
 
