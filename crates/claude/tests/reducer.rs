@@ -9,97 +9,13 @@ use switchboard_claude::gates;
 use switchboard_claude::mapping::Mapper;
 use switchboard_claude::session;
 use switchboard_core::gate::{Decision, Gate, GateKind};
-use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
 use switchboard_core::msg::{BackendEvent, Command, Effect, HarnessSession};
-use switchboard_core::state::{EditorPurpose, SessionId, State};
-use switchboard_core::transcript::{ItemKind, Tone};
-use switchboard_core::{BackendKind, Msg, update};
-
-// ---- helpers (as the core's tests have them)
-
-fn st() -> State {
-    State::new(BackendKind::Claude, "main", 0)
-}
-
-fn open(s: &mut State, g: Gate) -> Vec<Effect> {
-    let event = BackendEvent::GateOpen(Box::new(g));
-    let session = SessionId::FIRST;
-    update(
-        s,
-        Msg::Backend {
-            session,
-            at_ms: 1_000,
-            event,
-        },
-    )
-}
-
-fn chord(s: &mut State, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
-    update(s, Msg::Key(KeyEvent::new(code, mods)))
-}
-
-fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
-    chord(s, code, KeyModifiers::NONE)
-}
-
-fn ch(s: &mut State, c: char) -> Vec<Effect> {
-    press(s, KeyCode::Char(c))
-}
-
-fn ctrl(s: &mut State, c: char) -> Vec<Effect> {
-    chord(s, KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn typ(s: &mut State, text: &str) {
-    for c in text.chars() {
-        assert_eq!(ch(s, c), vec![], "typing {c:?} produced effects");
-    }
-}
-
-fn editor_text(s: &State) -> String {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.area.lines().join("\n"))
-        .expect("an editor is open")
-}
-
-fn clear_editor(s: &mut State) {
-    for _ in 0..editor_text(s).chars().count() + 1 {
-        press(s, KeyCode::Backspace);
-    }
-    assert_eq!(editor_text(s), "");
-}
-
-fn editor_purpose(s: &State) -> Option<EditorPurpose> {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.purpose)
-}
-
-fn ui_error(s: &State) -> Option<String> {
-    s.active_ui().and_then(|ui| ui.error.clone())
-}
-
-fn answer_fx(id: &str, decision: Decision) -> Vec<Effect> {
-    let gate_id = id.into();
-    vec![Effect::Send(
-        SessionId::FIRST,
-        Command::Answer { gate_id, decision },
-    )]
-}
-
-fn last_audit(s: &State, node: usize) -> (String, Tone) {
-    match &s.tree.nodes[node]
-        .transcript
-        .items
-        .last()
-        .expect("rows")
-        .kind
-    {
-        ItemKind::Audit { text, tone } => (text.clone(), *tone),
-        other => panic!("last row is not an audit row: {other:?}"),
-    }
-}
+use switchboard_core::state::{EditorPurpose, SessionId};
+use switchboard_core::testing::{
+    answer_fx, ch, clear_editor, ctrl, editor_purpose, editor_text, last_audit, open, st, typ,
+    ui_error,
+};
+use switchboard_core::transcript::Tone;
 
 // ---- the cards, from Claude's requests by Claude's `gates`
 

@@ -10,6 +10,8 @@ pub mod msg;
 pub mod rules;
 pub mod session_id;
 pub mod state;
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod testing;
 pub mod text;
 pub mod text_field;
 pub mod transcript;

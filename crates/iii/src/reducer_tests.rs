@@ -9,45 +9,13 @@ use serde_json::{Value, json};
 
 use crate::mapping::{DEFAULT_DENY, Mapper, Out, OutCall};
 use switchboard_core::gate::{Decision, GateKind};
-use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
+use switchboard_core::input::KeyCode;
 use switchboard_core::msg::{Command, Effect};
 use switchboard_core::rules::{Origin, parse_spec_line};
 use switchboard_core::state::{EditorPurpose, Focus, Overlay, State};
+use switchboard_core::testing::{editor_purpose, editor_text, last_audit, press};
 use switchboard_core::transcript::{ItemKind, Tone};
 use switchboard_core::update;
-
-fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
-    update(
-        s,
-        switchboard_core::Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)),
-    )
-}
-
-fn editor_text(s: &State) -> String {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.area.lines().join("\n"))
-        .expect("an editor is open")
-}
-
-fn editor_purpose(s: &State) -> Option<EditorPurpose> {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.purpose)
-}
-
-fn last_audit(s: &State, node: usize) -> (String, Tone) {
-    match &s.tree.nodes[node]
-        .transcript
-        .items
-        .last()
-        .expect("rows")
-        .kind
-    {
-        ItemKind::Audit { text, tone } => (text.clone(), *tone),
-        other => panic!("last row is not an audit row: {other:?}"),
-    }
-}
 
 const OFFLINE: &str = "offline: reconnecting to the engine; decisions are disabled";
 

@@ -37,71 +37,12 @@ use crate::transcript::{ItemKind, ItemOp, Level, Tone};
 use crate::tree::{NodePatch, NodeStatus};
 use crate::update;
 
-// ---- helpers
+// ---- helpers (the key-driving ones are `crate::testing`'s)
 
-fn st() -> State {
-    State::new(crate::BackendKind::Claude, "main", 0)
-}
-
-fn ev(s: &mut State, event: BackendEvent) -> Vec<Effect> {
-    update(
-        s,
-        crate::Msg::Backend {
-            session: crate::state::SessionId::FIRST,
-            at_ms: 1_000,
-            event,
-        },
-    )
-}
-
-fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
-    update(s, crate::Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn ch(s: &mut State, c: char) -> Vec<Effect> {
-    press(s, KeyCode::Char(c))
-}
-
-fn chord(s: &mut State, c: char, mods: KeyModifiers) -> Vec<Effect> {
-    update(s, crate::Msg::Key(KeyEvent::new(KeyCode::Char(c), mods)))
-}
-
-fn ctrl(s: &mut State, c: char) -> Vec<Effect> {
-    chord(s, c, KeyModifiers::CONTROL)
-}
-
-/// Type text key by key; no key may produce an effect.
-fn typ(s: &mut State, text: &str) {
-    for c in text.chars() {
-        assert_eq!(ch(s, c), vec![], "typing {c:?} produced effects");
-    }
-}
-
-/// Delete everything in the open editor with Backspace (lines join as the cursor backs up).
-fn clear_editor(s: &mut State) {
-    let n = editor_text(s).chars().count();
-    for _ in 0..n + 1 {
-        press(s, KeyCode::Backspace);
-    }
-    assert_eq!(editor_text(s), "");
-}
-
-fn editor_text(s: &State) -> String {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.area.lines().join("\n"))
-        .expect("an editor is open")
-}
-
-fn editor_purpose(s: &State) -> Option<EditorPurpose> {
-    s.active_ui()
-        .and_then(|ui| ui.editor.as_ref())
-        .map(|e| e.purpose)
-}
-
-fn ui_error(s: &State) -> Option<String> {
-    s.active_ui().and_then(|ui| ui.error.clone())
-}
+use crate::testing::{
+    answer_fx, ch, clear_editor, ctrl, editor_purpose, editor_text, ev, last, last_audit, open,
+    press, st, typ, ui_error,
+};
 
 fn gate(id: &str, node: &str, kind: GateKind, reply: Value, def: &'static str) -> Gate {
     Gate {
@@ -313,37 +254,6 @@ fn breakpoint(id: &str) -> Gate {
         json!({}),
         "HookOutputBody",
     )
-}
-
-fn open(s: &mut State, g: Gate) -> Vec<Effect> {
-    ev(s, BackendEvent::GateOpen(Box::new(g)))
-}
-
-fn answer_fx(id: &str, decision: Decision) -> Vec<Effect> {
-    vec![Effect::Send(
-        crate::state::SessionId::FIRST,
-        Command::Answer {
-            gate_id: id.into(),
-            decision,
-        },
-    )]
-}
-
-/// The last row of `node`'s transcript.
-fn last(s: &State, node: usize) -> &ItemKind {
-    &s.tree.nodes[node]
-        .transcript
-        .items
-        .last()
-        .expect("the transcript has rows")
-        .kind
-}
-
-fn last_audit(s: &State, node: usize) -> (String, Tone) {
-    match last(s, node) {
-        ItemKind::Audit { text, tone } => (text.clone(), *tone),
-        other => panic!("last row is not an audit row: {other:?}"),
-    }
 }
 
 fn sub_agent(s: &mut State, key: &str, parent: Option<&str>, name: &str) {
