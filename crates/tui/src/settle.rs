@@ -41,7 +41,8 @@ impl Card {
                 session: s.id,
                 id: id.clone(),
             }),
-            on_gates: state.focus == Focus::Gate || inbox,
+            // A card under another overlay (help, the log) is not on screen.
+            on_gates: (state.focus == Focus::Gate && state.overlay.is_none()) || inbox,
             inbox: inbox.then(|| state.gate_changes()),
             others,
         }
@@ -157,6 +158,12 @@ mod tests {
         assert_eq!(settle.drawn(Card::of(&s, 0), later), t0);
         open(&mut s, "g2");
         assert_eq!(settle.drawn(Card::of(&s, 0), later), t0, "g1 still shown");
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Char(']'))));
+        assert_eq!(
+            settle.drawn(Card::of(&s, 0), later),
+            later,
+            "g2 is a new card"
+        );
         // 0: off.
         s.settings.settle_ms = 0;
         assert!(!settle.holds(&s, key(KeyCode::Char('y')), 0, t0));
@@ -177,5 +184,64 @@ mod tests {
         open(&mut s, "g2");
         assert!(settle.holds(&s, key(KeyCode::Char('y')), 0, later));
         assert!(settle.holds(&s, key(KeyCode::Char('n')), 0, later));
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// `g y` typed as one chord: `g` takes the keyboard from the tree to the card, so the `y`
+    /// is on a card this terminal never drew with its keys on it, however long the gate
+    /// has waited.
+    #[test]
+    fn g_then_y_is_held_however_old_the_gate() {
+        let mut s = State::new(BackendKind::Claude, "one", 0);
+        open(&mut s, "g1");
+        s.focus = Focus::Tree;
+        let t0 = Instant::now();
+        let mut settle = Settle::default();
+        settle.drawn(Card::of(&s, 0), t0);
+        let later = t0 + Duration::from_millis(400);
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Char('g'))));
+        assert_eq!(s.focus, Focus::Gate);
+        assert!(settle.holds(&s, key(KeyCode::Char('y')), 0, later));
+        settle.drawn(Card::of(&s, 0), later);
+        let settled = later + Duration::from_millis(400);
+        assert!(!settle.holds(&s, key(KeyCode::Char('y')), 0, settled));
+    }
+
+    /// Ctrl with a card's letter answers as the letter does, so it waits as the letter does;
+    /// a card under another overlay (help) is not on screen; an editor open on a new card
+    /// sends or declines only once the card settled, while typing into it is never held.
+    #[test]
+    fn ctrl_letters_hidden_cards_and_open_editors_wait_too() {
+        let mut s = State::new(BackendKind::Claude, "one", 0);
+        open(&mut s, "g1");
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Char('g'))));
+        let t0 = Instant::now();
+        let soon = t0 + Duration::from_millis(100);
+        let later = t0 + Duration::from_millis(400);
+        let mut settle = Settle::default();
+        settle.drawn(Card::of(&s, 0), t0);
+        assert!(settle.holds(&s, ctrl('y'), 0, soon));
+        assert!(settle.holds(&s, ctrl('a'), 0, soon));
+        assert!(!settle.holds(&s, ctrl('y'), 0, later));
+        // Help drawn over the card: the card was not on screen.
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Char('?'))));
+        assert!(s.overlay.is_some());
+        let mut hidden = Settle::default();
+        hidden.drawn(Card::of(&s, 0), t0);
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Esc)));
+        assert!(s.overlay.is_none());
+        assert!(hidden.holds(&s, key(KeyCode::Char('y')), 0, later));
+        // `n` opens the deny editor on the card.
+        let _ = update(&mut s, Msg::Key(key(KeyCode::Char('n'))));
+        assert!(s.active_ui().is_some_and(|u| u.editor.is_some()));
+        for k in [KeyCode::Enter, KeyCode::Esc] {
+            assert!(settle.holds(&s, key(k), 0, soon), "{k:?}");
+            assert!(!settle.holds(&s, key(k), 0, later), "{k:?}");
+        }
+        assert!(settle.holds(&s, ctrl('s'), 0, soon));
+        assert!(!settle.holds(&s, key(KeyCode::Char('x')), 0, soon));
     }
 }

@@ -21,10 +21,9 @@ pub fn answers_gate(state: &State, key: KeyEvent) -> bool {
     if key.kind == KeyEventKind::Release || leaves_gates_alone(state, key) {
         return false;
     }
+    // Ctrl with a card's letter answers as the letter does (the card keys read the code
+    // only); the Ctrl keys that act elsewhere were let through above.
     let key = translate(state, key);
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return false;
-    }
     match &state.overlay {
         Some(Overlay::Inbox) => {
             return match state.inbox.deny_message {
@@ -39,10 +38,12 @@ pub fn answers_gate(state: &State, key: KeyEvent) -> bool {
         return false;
     }
     if gate_keys::editor_open(state) {
-        // Text for an editor the owner opened on this card; what sends it is Enter or
-        // Ctrl-S, on a card that was already there when the editor opened. The card
-        // changing closes the editor, so the next key is judged as a card key again.
-        return false;
+        // Typing into the editor answers nothing; what sends or declines it does: Enter,
+        // Ctrl-S, Esc. An editor can be open on a card the owner has not seen yet (a
+        // free-text question and a one-field form open with theirs; a deny editor left
+        // open on a card comes back when the card before it closes).
+        return matches!(key.code, KeyCode::Enter | KeyCode::Esc)
+            || (key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('s'));
     }
     !matches!(
         key.code,
