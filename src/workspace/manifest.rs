@@ -221,6 +221,15 @@ fn list(out: &mut String, key: &str, items: impl Iterator<Item = String>, comma:
 
 /// The schema's name for a decision: what was decided, without its detail (deny messages,
 /// answers and edited input stay in the session's recording).
+/// An agent's own session id as the manifest keeps it and a resume passes it on the agent's
+/// command line: 1 to 256 of letters, digits, `_`, `.`, `:` and `-`, not starting with `-`
+/// or `.` (so it never reads as a flag or a relative path). Claude's, the ACP agents' and
+/// Codex's ids (UUIDs, `ses_…`) all are.
+pub fn agent_session_ok(id: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+    (1..=256).contains(&id.len()) && id.chars().all(ok) && !id.starts_with(['-', '.'])
+}
+
 pub fn decision_kind(d: &Decision) -> &'static str {
     match d {
         Decision::Allow { always: true, .. } => "allow_always",

@@ -46,9 +46,28 @@ pub fn manifests() -> Vec<PathBuf> {
     names
         .into_iter()
         .map(|n| dir.join(n))
-        .filter(|p| manifest::is_manifest(p))
+        .filter(|p| manifest::is_manifest(p) && ours(p).is_ok())
         .take(MAX_SCANNED)
         .collect()
+}
+
+/// A manifest a resume may act on: a regular file of ours that nobody else can write. Its
+/// profiles name the commands to run and the gateway a token is sent to, so one someone else
+/// wrote or could change is never resumed (replay and validate still read it).
+fn ours(path: &Path) -> Result<(), String> {
+    crate::paths::check_owner(path).map_err(|e| e.to_string())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let md = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        if !md.is_file() {
+            return Err("not a regular file".into());
+        }
+        if md.permissions().mode() & 0o022 != 0 {
+            return Err("others can write it: not resumed".into());
+        }
+    }
+    Ok(())
 }
 
 fn classify(path: PathBuf, m: Manifest) -> Found {
@@ -75,6 +94,7 @@ pub fn find(target: Option<&str>) -> Result<Found, String> {
     match target {
         Some(t) if is_path(t) => {
             let path = PathBuf::from(t);
+            ours(&path).map_err(|e| format!("{}: {e}", neutralize(t)))?;
             let m =
                 manifest::load_manifest(&path).map_err(|e| format!("{}: {e}", neutralize(t)))?;
             Ok(classify(path, m))
@@ -212,23 +232,37 @@ pub fn plan(path: &Path, m: Manifest, config: &[SessionProfile]) -> Plan {
         };
         let wanted = super::saved::header_names(&r.profile);
         if profile.backend == ProfileKind::Iii && !wanted.is_empty() {
-            match config
-                .iter()
-                .find(|c| c.name == profile.name && c.backend == ProfileKind::Iii)
-            {
+            match config.iter().find(|c| {
+                c.name == profile.name
+                    && c.backend == ProfileKind::Iii
+                    && c.engine == profile.engine
+            }) {
                 Some(c) => profile.headers = c.headers.clone(),
                 None => left.push(format!(
                     "{name}: its engine handshake headers ({}) were not kept (they may be \
-                     secrets) and config.toml has no iii profile of that name: it connects \
-                     without them",
+                     secrets) and config.toml has no iii profile of that name for that engine: \
+                     it connects without them",
                     neutralize(&wanted.join(", "))
                 )),
             }
         }
+        // The id goes on the agent's command line (`--resume ID`): one that could read as a
+        // flag, or holds anything but an id's characters, is not used.
+        let agent_session = match &r.agent_session {
+            Some(id) if !manifest::agent_session_ok(id) => {
+                left.push(format!(
+                    "{name}: its agent's session id {:?} is not one an agent gives: it starts \
+                     a new conversation",
+                    neutralize(id)
+                ));
+                None
+            }
+            other => other.clone(),
+        };
         sessions.push(Back {
             mid: s.id,
             profile,
-            agent_session: r.agent_session.clone(),
+            agent_session,
             history,
         });
     }

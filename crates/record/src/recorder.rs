@@ -149,15 +149,37 @@ pub fn parse_host_stopped(text: &str) -> Option<(u64, u64)> {
 /// would be glued to the torn line.
 pub fn append_host_stopped(path: &Path, stopped_ms: u64, resumed_ms: u64) -> io::Result<()> {
     use std::io::{Read, Seek, SeekFrom};
+    /// What is read of the file's first and last lines.
+    const EDGE: u64 = 64 << 10;
     let mut f = crate::paths::open_private_append(path)?;
     let len = f.metadata()?.len();
-    if len > 0 {
-        let mut last = [0u8; 1];
-        f.seek(SeekFrom::Start(len - 1))?;
-        f.read_exact(&mut last)?;
-        if last[0] != b'\n' {
-            return Err(io::Error::other("its last line was torn by the crash"));
-        }
+    // Only ever a recording: its first line is our header (a manifest names its files, and
+    // a note must never land in anything else).
+    let mut head = Vec::new();
+    (&mut f).take(EDGE).read_to_end(&mut head)?;
+    let first = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let is_recording = serde_json::from_slice::<serde_json::Value>(first)
+        .is_ok_and(|v| v.get("switchboard_recording").is_some());
+    if !is_recording {
+        return Err(io::Error::other("not a switchboard recording"));
+    }
+    let from = len.saturating_sub(EDGE);
+    let mut tail = Vec::new();
+    f.seek(SeekFrom::Start(from))?;
+    (&mut f).take(EDGE).read_to_end(&mut tail)?;
+    if tail.last() != Some(&b'\n') {
+        return Err(io::Error::other("its last line was torn by the crash"));
+    }
+    // A recording left by an earlier crash already ends where that host stopped: a later
+    // resume of the workspace does not stack another boundary on it.
+    let last = tail[..tail.len() - 1]
+        .rsplit(|b| *b == b'\n')
+        .next()
+        .unwrap_or_default();
+    if serde_json::from_slice::<serde_json::Value>(last).is_ok_and(|v| {
+        v["dir"] == "note" && v["line"].as_str().and_then(parse_host_stopped).is_some()
+    }) {
+        return Ok(());
     }
     let text = host_stopped_note(stopped_ms, resumed_ms);
     let mut entry = serde_json::to_vec(&Entry {
@@ -247,6 +269,42 @@ mod tests {
         assert_eq!(lines[0]["switchboard_recording"], 1);
         assert_eq!(lines[1]["dir"], "out");
         assert_eq!(lines[2]["line"], "not json");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// The note lands only in a recording, once however often the workspace is resumed, and
+    /// never after a torn line.
+    #[test]
+    fn a_host_stopped_note_goes_once_into_a_recording_only() {
+        let dir = std::env::temp_dir().join(format!("sb-rec-stop-{}", std::process::id()));
+        let path = dir.join("r.jsonl");
+        let mut r = Recorder::create(
+            &path,
+            switchboard_core::BackendKind::Claude,
+            &["claude".into()],
+            "/w",
+        )
+        .unwrap();
+        r.record(Dir::In, "{\"a\":1}").unwrap();
+        drop(r);
+        append_host_stopped(&path, 5, 9).unwrap();
+        append_host_stopped(&path, 7, 12).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let notes: Vec<_> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| parse_host_stopped(v["line"].as_str()?))
+            .collect();
+        assert_eq!(notes, vec![(5, 9)], "{text}");
+        // Not a recording (a config file a manifest could name): untouched.
+        let other = dir.join("config.toml");
+        std::fs::write(&other, "a = 1\n").unwrap();
+        assert!(append_host_stopped(&other, 5, 9).is_err());
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "a = 1\n");
+        // A torn last line: refused.
+        let mut f = crate::paths::open_private_append(&path).unwrap();
+        f.write_all(b"{\"ts\":1,\"dir\":\"in\",\"li").unwrap();
+        assert!(append_host_stopped(&path, 8, 13).is_err());
         std::fs::remove_dir_all(dir).ok();
     }
 }

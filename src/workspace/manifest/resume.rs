@@ -125,7 +125,7 @@ impl ManifestWriter {
         let Some(r) = s.resume.as_mut() else {
             return Ok(());
         };
-        if let Some(a) = agent_session.filter(|a| !a.is_empty() && a.len() <= 256)
+        if let Some(a) = agent_session.filter(|a| super::agent_session_ok(a))
             && r.agent_session.as_deref() != Some(a)
         {
             r.agent_session = Some(a.to_string());
