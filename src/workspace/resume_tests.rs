@@ -135,3 +135,53 @@ fn a_reopened_manifest_continues_its_sessions_and_numbers_new_ones_after_them() 
     assert!(doc.closed_ms.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An agent's session id goes on its command line: only an id's characters are kept, never
+/// one that reads as a flag; and a manifest others can write is not resumed.
+#[test]
+fn a_flag_for_a_session_id_or_a_manifest_others_can_write_is_refused() {
+    use crate::workspace::manifest::agent_session_ok;
+    for ok in ["0f3c1b2e-9d4a-4c57-b1f3-6a2e8c9d0b1a", "ses_4fGh2", "a:b.c-d"] {
+        assert!(agent_session_ok(ok), "{ok}");
+    }
+    let long = "a".repeat(257);
+    for bad in [
+        "",
+        "--dangerously-skip-permissions",
+        "-x",
+        "../x",
+        ".x",
+        "a b",
+        "a/b",
+        "a\u{1b}[2J",
+        long.as_str(),
+    ] {
+        assert!(!agent_session_ok(bad), "{bad:?}");
+    }
+    let dir = temp("flag");
+    let m = dir.join("workspace-20261207T000001Z.json");
+    let mut w = ManifestWriter::create(&m, 1000).unwrap();
+    w.session_opened(0, "api", "claude", None, 1000).unwrap();
+    let p = SessionProfile::new("api", ProfileKind::Claude, dir.clone());
+    w.session_resume(
+        0,
+        Some(saved::to_json(&p)),
+        Some("--dangerously-skip-permissions"),
+        None,
+    )
+    .unwrap();
+    drop(w);
+    let Found::Crashed { path, manifest } = find(Some(m.to_str().unwrap())).unwrap() else {
+        panic!("crashed");
+    };
+    assert_eq!(manifest.sessions[0].resume.as_ref().unwrap().agent_session, None);
+    assert_eq!(plan(&path, *manifest, &[]).sessions[0].agent_session, None);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&m, std::fs::Permissions::from_mode(0o620)).unwrap();
+        let e = find(Some(m.to_str().unwrap())).unwrap_err();
+        assert!(e.contains("others can write it"), "{e}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
