@@ -3,7 +3,6 @@
 //! from before, a file that does not parse left alone, nothing written unasked, and a hook
 //! command that is a silent no-op once its binary is gone.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 mod support {
@@ -222,7 +221,6 @@ fn a_removed_binary_makes_the_hook_a_silent_no_op() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     std::fs::remove_file(&copy).unwrap();
-    assert!(!Path::new(&copy).exists());
     let out = run(&cmd);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");

@@ -32,7 +32,10 @@ const MAX_REPLY: usize = 8 << 20;
 pub fn main() -> std::process::ExitCode {
     // Nothing may reach stderr, a panic's message included.
     std::panic::set_hook(Box::new(|_| {}));
-    let agent = std::env::args().nth(2);
+    // `args()` would panic, outside the catch below, on an argument that is not UTF-8.
+    let agent = std::env::args_os()
+        .nth(2)
+        .and_then(|a| a.into_string().ok());
     if let Ok(Some(out)) = std::panic::catch_unwind(|| run(agent.as_deref())) {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(out.as_bytes());

@@ -11,7 +11,9 @@
 
 use serde_json::Value;
 use switchboard_core::msg::BackendEvent;
-use switchboard_core::text::{pretty_json, sanitize, sanitize_owned, tool_input_summary, truncate};
+use switchboard_core::text::{
+    one_line, pretty_json, sanitize, sanitize_owned, tool_input_summary, truncate,
+};
 use switchboard_core::transcript::{ItemKind, ItemOp, Level};
 
 /// Line types the CLI writes for its own bookkeeping (passed over).
@@ -36,6 +38,13 @@ const BOOKKEEPING: &[&str] = &[
 
 /// The most of one row's text kept (a tool result can be megabytes).
 pub const ROW_MAX: usize = 64 * 1024;
+
+/// A word of the agent's in a row's label (a line's or a block's type, a role, an author):
+/// one line, at most 60 characters, control characters shown. A label is never the place
+/// for a type of eight megabytes.
+pub fn label_word(t: &str) -> String {
+    sanitize(&one_line(t, 60))
+}
 
 fn item(node: &Option<String>, op: ItemOp) -> BackendEvent {
     BackendEvent::Item {
@@ -100,7 +109,7 @@ pub fn rows(node: &Option<String>, line: &str) -> Vec<BackendEvent> {
         _ => out.push(item(
             node,
             ItemOp::Push(ItemKind::Generic {
-                label: format!("transcript line of type {}", sanitize(kind)),
+                label: format!("transcript line of type {}", label_word(kind)),
                 raw: clipped(line),
             }),
         )),
@@ -244,7 +253,7 @@ fn unknown_block(node: &Option<String>, kind: Option<&str>, b: &Value) -> Backen
         ItemOp::Push(ItemKind::Generic {
             label: format!(
                 "unknown content block {}",
-                sanitize(kind.unwrap_or("(no type)"))
+                label_word(kind.unwrap_or("(no type)"))
             ),
             raw: clipped(&b.to_string()),
         }),

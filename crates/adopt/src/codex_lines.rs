@@ -16,7 +16,7 @@ use switchboard_core::msg::{BackendEvent, SessionPatch};
 use switchboard_core::text::{pretty_json, sanitize, sanitize_owned, tool_input_summary, truncate};
 use switchboard_core::transcript::{ItemKind, ItemOp, Level};
 
-use super::claude_lines::ROW_MAX;
+use super::claude_lines::{ROW_MAX, label_word};
 
 /// `event_msg` types that repeat a `response_item` or only drive Codex's own screen.
 const UI_EVENTS: &[&str] = &[
@@ -150,7 +150,7 @@ pub fn rows(node: &Option<String>, line: &str) -> Vec<BackendEvent> {
                     t => out.push(push(
                         node,
                         ItemKind::Generic {
-                            label: format!("rollout item {}", sanitize(t)),
+                            label: format!("rollout item {}", label_word(t)),
                             raw: clipped(&it.to_string()),
                         },
                     )),
@@ -173,7 +173,7 @@ pub fn rows(node: &Option<String>, line: &str) -> Vec<BackendEvent> {
             t => out.push(push(
                 node,
                 ItemKind::Generic {
-                    label: format!("rollout event {}", sanitize(t)),
+                    label: format!("rollout event {}", label_word(t)),
                     raw: clipped(&p.to_string()),
                 },
             )),
@@ -188,7 +188,7 @@ pub fn rows(node: &Option<String>, line: &str) -> Vec<BackendEvent> {
         t => out.push(push(
             node,
             ItemKind::Generic {
-                label: format!("rollout line of type {}", sanitize(t)),
+                label: format!("rollout line of type {}", label_word(t)),
                 raw: clipped(line),
             },
         )),
@@ -227,7 +227,7 @@ fn response_item(node: &Option<String>, p: &Value, out: &mut Vec<BackendEvent>) 
                     text: clipped(&text),
                 },
                 role => ItemKind::Generic {
-                    label: format!("{} instructions", sanitize(role)),
+                    label: format!("{} instructions", label_word(role)),
                     raw: clipped(&text),
                 },
             };
@@ -319,7 +319,7 @@ fn response_item(node: &Option<String>, p: &Value, out: &mut Vec<BackendEvent>) 
         "agent_message" => out.push(push(
             node,
             ItemKind::System {
-                label: format!("message from {}", sanitize(s(p, "author"))),
+                label: format!("message from {}", label_word(s(p, "author"))),
                 text: clipped(&content_text(p)),
             },
         )),
@@ -327,7 +327,7 @@ fn response_item(node: &Option<String>, p: &Value, out: &mut Vec<BackendEvent>) 
         t => out.push(push(
             node,
             ItemKind::Generic {
-                label: format!("rollout item {}", sanitize(t)),
+                label: format!("rollout item {}", label_word(t)),
                 raw: clipped(&p.to_string()),
             },
         )),

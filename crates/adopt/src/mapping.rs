@@ -572,14 +572,6 @@ impl Mapping {
         before != self.pending.len()
     }
 
-    /// The tool and input of waiting gate `id` (validate).
-    pub fn asked(&self, id: &str) -> Option<(&str, Option<&Value>)> {
-        self.pending
-            .iter()
-            .find(|p| p.id == id)
-            .map(|p| (p.tool.as_str(), p.input.as_ref()))
-    }
-
     /// The rows of one line of transcript `key`.
     pub fn transcript_line(&self, key: &TailKey, line: &str) -> Vec<BackendEvent> {
         let node = key.node();

@@ -93,11 +93,12 @@ pub async fn run(setup: Setup, mut inputs: mpsc::Receiver<Input>) {
         tokio::select! {
             input = inputs.recv() => {
                 let Some(Input { event, text, mut call }) = input else { break };
-                record(&rec, Dir::In, &text);
                 if call.waits && waiting.len() >= MAX_WAITING {
-                    // Not a card: its hook falls through, and the screen says why.
+                    // Not a card: its hook falls through, and the screen says why. Recorded as
+                    // a note, not as the event: the mapping never saw it, so replay and
+                    // validate must not open a card (and number the gates after it) for it.
                     record(&rec, Dir::Note, &format!(
-                        "refused: {MAX_WAITING} requests of this session wait already; its hook fell through"
+                        "refused: {MAX_WAITING} requests of this session wait already; its hook fell through: {text}"
                     ));
                     call.replies.finish(HookReply::Pass("too many requests wait".into()));
                     link.protocol(
@@ -110,6 +111,7 @@ pub async fn run(setup: Setup, mut inputs: mpsc::Receiver<Input>) {
                     .await;
                     continue;
                 }
+                record(&rec, Dir::In, &text);
                 let out = mapping.on_event(&event);
                 for (id, why) in out.released {
                     finish(&mut waiting, &id, HookReply::Pass(why));
@@ -138,12 +140,11 @@ pub async fn run(setup: Setup, mut inputs: mpsc::Receiver<Input>) {
                     // A card whose hook does not wait (a hook of an older install): it can
                     // only be answered in its own terminal.
                     Some(id) => {
-                        let mut r = call.replies;
-                        r.finish(HookReply::Pass("its hook does not wait".into()));
+                        waiting.insert(id.clone(), call.replies);
+                        finish(&mut waiting, &id, HookReply::Pass("its hook does not wait".into()));
                         for e in mapping.hook_gone(&id) {
                             link.send(e).await;
                         }
-                        record(&rec, Dir::Out, &recorded::answer(&id, &HookReply::Pass("its hook does not wait".into())).unwrap_or_default());
                     }
                     None => {}
                 }

@@ -73,10 +73,6 @@ impl Roots {
         Roots { dirs }
     }
 
-    pub fn dirs(&self) -> &[PathBuf] {
-        &self.dirs
-    }
-
     /// The root `path` lies beneath, and the rest of it; or why it is not read.
     fn locate(&self, path: &str) -> Result<(PathBuf, PathBuf), String> {
         let p = Path::new(path);

@@ -103,14 +103,6 @@ impl HookReplies {
         )
     }
 
-    /// Replies that go nowhere (replay, tests of the mapping).
-    pub fn none() -> HookReplies {
-        HookReplies {
-            tx: None,
-            gone: None,
-        }
-    }
-
     /// Tell the hook the card is up.
     pub fn accepted(&self) {
         if let Some(tx) = &self.tx {
@@ -123,11 +115,6 @@ impl HookReplies {
         if let Some(tx) = self.tx.take() {
             let _ = tx.try_send(reply);
         }
-    }
-
-    /// Whether the final reply was sent (or there is nobody to send it to).
-    pub fn finished(&self) -> bool {
-        self.tx.is_none()
     }
 
     /// A future that resolves once the hook's connection has ended (answered, or the hook
