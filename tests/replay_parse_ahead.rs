@@ -17,7 +17,7 @@ use switchboard::core::BackendKind;
 use switchboard::core::State;
 use switchboard::record::Dir;
 use switchboard::registry;
-use switchboard::replay::feed::Feeder;
+use switchboard::replay::feed::{Feeder, Seen};
 use switchboard::replay::load::{self, Frame};
 
 /// What a state shows and holds, in a fixed order (a `Debug` of the whole state prints hash
@@ -61,12 +61,19 @@ fn same_both_ways(name: &str, kind: BackendKind, frames: &[Frame]) {
     let mut ahead = Feeder::with(kind, start);
     let mut parsed_some = 0;
     for (i, f) in frames.iter().enumerate() {
-        plain.apply_seeing(0, f, None, None);
+        let (mut seen_plain, mut seen_ahead) = (Seen::default(), Seen::default());
+        plain.apply_seeing(0, f, None, Some(&mut seen_plain));
         let parsed = matches!(f.dir, Dir::In | Dir::Out)
             .then(|| parser(f.dir, &f.text))
             .flatten();
         parsed_some += usize::from(parsed.is_some());
-        ahead.apply_seeing(0, f, parsed, None);
+        ahead.apply_seeing(0, f, parsed, Some(&mut seen_ahead));
+        // What the gate index records of the frame: the same gate opened, the same answers.
+        assert_eq!(
+            (seen_plain.opened_gate, &seen_plain.answered),
+            (seen_ahead.opened_gate, &seen_ahead.answered),
+            "{name}: frame {i}"
+        );
         if i % 997 == 0 || i + 1 == frames.len() {
             let (a, b) = (view(&plain.state), view(&ahead.state));
             if a != b {

@@ -25,7 +25,11 @@ impl ReplayMapper for crate::mapping::Mapper {
     fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
         match parsed.downcast::<Inbound>() {
             Ok(read) => self.on_recorded_read(line, *read).events,
-            Err(_) => self.inbound(line),
+            Err(_) => {
+                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
+                debug_assert!(false, "parsed by another backend's parser");
+                self.inbound(line)
+            }
         }
     }
 
@@ -41,7 +45,11 @@ impl ReplayMapper for crate::mapping::Mapper {
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
         match parsed.downcast::<Frame>() {
             Ok(frame) => self.outbound_frame(line, *frame),
-            Err(_) => self.outbound(line),
+            Err(_) => {
+                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
+                debug_assert!(false, "parsed by another backend's parser");
+                self.outbound(line)
+            }
         }
     }
 }

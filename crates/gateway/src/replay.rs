@@ -108,7 +108,11 @@ impl ReplayMapper for Replay {
     fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
         match parsed.downcast::<Option<Inbound>>() {
             Ok(f) => self.inbound_frame(*f),
-            Err(_) => self.inbound(line),
+            Err(_) => {
+                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
+                debug_assert!(false, "parsed by another backend's parser");
+                self.inbound(line)
+            }
         }
     }
 
@@ -123,7 +127,11 @@ impl ReplayMapper for Replay {
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
         match parsed.downcast::<Reply>() {
             Ok(r) => self.reply(*r),
-            Err(_) => self.outbound(line),
+            Err(_) => {
+                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
+                debug_assert!(false, "parsed by another backend's parser");
+                self.outbound(line)
+            }
         }
     }
 
@@ -156,7 +164,8 @@ pub struct Reply {
 
 /// A result frame as its fields are read, the rest skipped (`structuredContent` repeats a
 /// read's whole file): anything of another shape (a field of another type, a duplicate) is
-/// read through a `Value` instead, with the same meaning.
+/// read through a `Value` instead, with the same meaning. Every object is read as an object
+/// only (`Obj`): a derived struct would also take an array, field by position.
 #[derive(Deserialize)]
 struct Typed {
     #[serde(rename = "type")]
@@ -166,15 +175,15 @@ struct Typed {
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
-    result: Option<TypedBody>,
+    result: Option<Obj<TypedBody>>,
 }
 
 #[derive(Deserialize)]
 struct TypedBody {
     #[serde(default)]
-    content: Option<Vec<TypedText>>,
+    content: Option<Vec<Obj<TypedText>>>,
     #[serde(default, rename = "structuredContent")]
-    structured: Option<TypedStructured>,
+    structured: Option<Obj<TypedStructured>>,
 }
 
 #[derive(Deserialize)]
@@ -183,7 +192,7 @@ struct TypedText {
     text: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct TypedStructured {
     #[serde(default)]
     code: Option<String>,
@@ -193,6 +202,25 @@ struct TypedStructured {
     edited_by_owner: Option<bool>,
 }
 
+/// `T` read from a JSON object and nothing else.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData)).map(Obj)
+    }
+}
+
 impl Reply {
     fn read(line: &str) -> Reply {
         Reply::read_typed(line).unwrap_or_else(|| Reply::read_value(line))
@@ -200,31 +228,25 @@ impl Reply {
 
     /// The usual shape, read field by field.
     fn read_typed(line: &str) -> Option<Reply> {
-        let t = serde_json::from_str::<Typed>(line).ok()?;
-        {
-            let (body, structured) = match t.result {
-                Some(b) => (b.content.unwrap_or_default(), b.structured),
-                None => (Vec::new(), None),
-            };
-            let structured = structured.unwrap_or(TypedStructured {
-                code: None,
-                answer: None,
-                edited_by_owner: None,
-            });
-            Some(Reply {
-                result: t.kind == "result",
-                session: t.session_id.unwrap_or_default(),
-                id: t.id.unwrap_or_default(),
-                text: body
-                    .into_iter()
-                    .next()
-                    .and_then(|c| c.text)
-                    .unwrap_or_default(),
-                code: structured.code,
-                answer: structured.answer.unwrap_or_default(),
-                edited: structured.edited_by_owner == Some(true),
-            })
-        }
+        let Obj(t) = serde_json::from_str::<Obj<Typed>>(line).ok()?;
+        let (body, structured) = match t.result {
+            Some(Obj(b)) => (b.content.unwrap_or_default(), b.structured),
+            None => (Vec::new(), None),
+        };
+        let structured = structured.map(|Obj(s)| s).unwrap_or_default();
+        Some(Reply {
+            result: t.kind == "result",
+            session: t.session_id.unwrap_or_default(),
+            id: t.id.unwrap_or_default(),
+            text: body
+                .into_iter()
+                .next()
+                .and_then(|Obj(c)| c.text)
+                .unwrap_or_default(),
+            code: structured.code,
+            answer: structured.answer.unwrap_or_default(),
+            edited: structured.edited_by_owner == Some(true),
+        })
     }
 
     /// Any shape, through a `Value`.
@@ -397,6 +419,11 @@ mod tests {
             r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[7],"structuredContent":[]}}"#,
             r#"{"type":7}"#,
             "not json",
+            // Arrays where objects go: a derived struct would read them by position.
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[{"type":"text","text":"t"}],"structuredContent":["denied_by_owner"]}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":{"content":[["t"]]}}"#,
+            r#"{"type":"result","id":"c1","sessionId":"s","result":["x"]}"#,
+            r#"["result","s","c1",{}]"#,
         ];
         for line in odd {
             assert_eq!(Reply::read_typed(line), None, "{line}");

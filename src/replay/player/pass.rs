@@ -38,8 +38,9 @@ pub(super) fn background_pass(
     let mut seen = Seen::default();
     let (mut gates, mut answers) = (Vec::new(), Vec::new());
     // The frames are read, decoded (the entry unescaped) and parsed by their backend's
-    // parser on a second thread, a batch ahead: this thread only maps and reduces. Two
-    // batches in flight keep both threads busy; more would only hold more parsed frames.
+    // parser on a second thread, a batch ahead: this thread only maps and reduces. At most
+    // four batches are alive (two queued, one being mapped, one being read): enough to keep
+    // both threads busy; more would only hold more parsed frames.
     let (tx, rx) = std::sync::mpsc::sync_channel(2);
     let (back, returned) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
@@ -113,9 +114,11 @@ fn read_ahead(
         .iter()
         .map(|l| crate::registry::parser(l.backend))
         .collect();
+    // A long frame is left to the mapping, which parses it when it comes to it: parsed
+    // trees in flight stay a few times the batches' text, whatever a recording holds.
     let parse = |i: usize, f: &Frame| {
         let parser = (*parsers.get(src.lane(i))?)?;
-        matches!(f.dir, Dir::In | Dir::Out)
+        (matches!(f.dir, Dir::In | Dir::Out) && f.text.len() <= KEEP_BUFFER)
             .then(|| parser(f.dir, &f.text))
             .flatten()
     };

@@ -179,6 +179,13 @@ impl Mapper {
     /// an `fs/write_text_file` opens its gate without reading the disk; lines and actions are
     /// dropped.
     pub fn on_recorded_inbound(&mut self, line: &str) -> Out {
+        // The most common line, mapped from the line's own text (`read_inbound` copies it,
+        // for a reader on another thread).
+        if let Some(c) = super::fast::chunk(line.trim_end_matches(['\r', '\n'])) {
+            let mut out = Out::default();
+            self.chunk_text(c.thinking, &c.text, c.message_id.as_deref(), &mut out);
+            return out;
+        }
         self.on_recorded_read(line, read_inbound(line))
     }
 
