@@ -288,6 +288,10 @@ fn a_claude_session_killed_twenty_times_runs_nothing_unapproved() {
     });
     // Every file a tool made was allowed by a recorded answer; none other exists.
     let decided = asked_and_allowed(&world);
+    assert!(
+        decided.iter().any(|(_, ok)| *ok),
+        "the loop allowed no card, so nothing here was tried: {decided:?}"
+    );
     for f in std::fs::read_dir(&world.proj).unwrap().flatten() {
         let name = f.file_name().to_string_lossy().into_owned();
         if let Some(n) = name.strip_prefix("loop-") {

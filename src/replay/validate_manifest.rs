@@ -216,13 +216,10 @@ pub fn validate_manifest(path: &Path) -> ManifestReport {
         let Some(first) = Manifest::recording_path(path, s) else {
             continue;
         };
-        // The first recording, then the continuations of each resume after a crash.
+        // The first recording, then the continuations of each resume after a crash (each
+        // named, so one that is missing is reported, not skipped).
         let mut parts = vec![first];
-        parts.extend(
-            crate::workspace::resume::recordings(path, s)
-                .into_iter()
-                .skip(1),
-        );
+        parts.extend(s.continued.iter().map(|c| Manifest::resolve(path, c)));
         for rec in parts {
             match scan(&rec) {
                 Ok((format, report, g)) => {

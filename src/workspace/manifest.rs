@@ -150,12 +150,20 @@ impl Manifest {
     /// The recording of `session` to open: a relative path is resolved against the directory of
     /// the manifest at `manifest_path`.
     pub fn recording_path(manifest_path: &Path, session: &SessionEntry) -> Option<PathBuf> {
-        let rec = Path::new(session.recording.as_deref()?);
+        Some(Manifest::resolve(
+            manifest_path,
+            session.recording.as_deref()?,
+        ))
+    }
+
+    /// A recording the manifest names (`recording`, `continued`): relative to the
+    /// manifest's directory unless absolute.
+    pub fn resolve(manifest_path: &Path, rec: &str) -> PathBuf {
+        let rec = Path::new(rec);
         if rec.is_absolute() {
-            return Some(rec.to_path_buf());
+            return rec.to_path_buf();
         }
-        let dir = manifest_path.parent().unwrap_or(Path::new(""));
-        Some(dir.join(rec))
+        manifest_path.parent().unwrap_or(Path::new("")).join(rec)
     }
 
     /// The document as written: the top-level keys in schema order, one session or decision per

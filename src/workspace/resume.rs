@@ -277,19 +277,10 @@ pub fn plan(path: &Path, m: Manifest, config: &[SessionProfile]) -> Plan {
 
 /// Session `s`'s recordings that exist, in order.
 pub fn recordings(manifest_path: &Path, s: &SessionEntry) -> Vec<PathBuf> {
-    let dir = manifest_path.parent().unwrap_or(Path::new(""));
-    let resolve = |r: &str| {
-        let p = Path::new(r);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            dir.join(p)
-        }
-    };
     s.recording
         .iter()
         .chain(s.continued.iter())
-        .map(|r| resolve(r))
+        .map(|r| Manifest::resolve(manifest_path, r))
         .filter(|p| p.is_file())
         .collect()
 }

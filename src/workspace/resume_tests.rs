@@ -141,7 +141,11 @@ fn a_reopened_manifest_continues_its_sessions_and_numbers_new_ones_after_them() 
 #[test]
 fn a_flag_for_a_session_id_or_a_manifest_others_can_write_is_refused() {
     use crate::workspace::manifest::agent_session_ok;
-    for ok in ["0f3c1b2e-9d4a-4c57-b1f3-6a2e8c9d0b1a", "ses_4fGh2", "a:b.c-d"] {
+    for ok in [
+        "0f3c1b2e-9d4a-4c57-b1f3-6a2e8c9d0b1a",
+        "ses_4fGh2",
+        "a:b.c-d",
+    ] {
         assert!(agent_session_ok(ok), "{ok}");
     }
     let long = "a".repeat(257);
@@ -174,7 +178,10 @@ fn a_flag_for_a_session_id_or_a_manifest_others_can_write_is_refused() {
     let Found::Crashed { path, manifest } = find(Some(m.to_str().unwrap())).unwrap() else {
         panic!("crashed");
     };
-    assert_eq!(manifest.sessions[0].resume.as_ref().unwrap().agent_session, None);
+    assert_eq!(
+        manifest.sessions[0].resume.as_ref().unwrap().agent_session,
+        None
+    );
     assert_eq!(plan(&path, *manifest, &[]).sessions[0].agent_session, None);
     #[cfg(unix)]
     {

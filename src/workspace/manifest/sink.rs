@@ -41,9 +41,13 @@ pub const MANIFEST_WRITE_EVERY: std::time::Duration = std::time::Duration::from_
 impl ManifestSink {
     /// Create the manifest at `path` (written once at once) and start its writer thread.
     pub fn create(path: &Path, started_ms: u64) -> Result<ManifestSink, String> {
-        // A new file's lock is free; were it not, the workspace runs all the same.
-        let lock = super::lock::hold(path).ok().flatten();
-        ManifestSink::over(ManifestWriter::create(path, started_ms)?, lock)
+        // The lock first (in the directory the manifest goes in), so the manifest is never
+        // seen unlocked: an unclosed manifest nobody holds reads as a crashed workspace.
+        crate::paths::prepare_parent(path)
+            .map_err(|e| format!("cannot create the directory of {}: {e}", path.display()))?;
+        let lock = super::lock::hold(path)?
+            .ok_or_else(|| format!("{}: another process holds its lock", path.display()))?;
+        ManifestSink::over(ManifestWriter::create(path, started_ms)?, Some(lock))
     }
 
     /// A manifest reopened for a resume (see `ManifestWriter::reopen`), written at once.

@@ -180,7 +180,8 @@ impl Placed {
                 // again, so it must not go on running agents nobody sees.
                 Ok(None) => {
                     return Some(Relisten::Lost(format!(
-                        "another host named {} started in {} while this one's directory was                          gone, and is the one clients reach now",
+                        "another host named {} started in {} while this one's directory was gone, and \
+                         is the one clients reach now",
                         self.name,
                         dir.display()
                     )));

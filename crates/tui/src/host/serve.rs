@@ -518,7 +518,9 @@ pub(super) async fn run(
                         tracing::error!("{why}");
                         eprintln!("switchboard: {why}");
                         lost = Some(why);
-                        crate::app::term::quit_on_signal(&mut app);
+                        // As `stop` (docs/host.md): the manifest is completed too, so no
+                        // `resume` brings back a workspace of a name another host now holds.
+                        crate::app::term::quit_now(&mut app);
                     }
                     None => replace_failed = None,
                 }
