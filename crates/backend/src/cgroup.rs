@@ -120,6 +120,14 @@ impl Cgroup {
         self.procs = None;
     }
 
+    /// Whether process `pid` is in it: `enter` cannot report a failed move (a container may
+    /// let us make a cgroup but not move into it), and a watchdog trusting an empty cgroup
+    /// would not walk the agent's tree.
+    pub fn holds(&self, pid: u32) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim().parse() == Ok(pid)))
+    }
+
     /// SIGKILL to everything in it, the agent's escaped descendants included.
     pub fn kill(&self) {
         if std::fs::write(self.dir.join("cgroup.kill"), b"1").is_ok() {
@@ -222,6 +230,8 @@ mod tests {
         }
         let mut child = c.spawn().unwrap();
         cg.started();
+        assert!(cg.holds(child.id()), "moved in before exec");
+        assert!(!cg.holds(std::process::id()), "not this process");
         let t = std::time::Instant::now();
         let count = || {
             std::fs::read_to_string(cg.dir().join("cgroup.procs"))

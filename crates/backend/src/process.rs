@@ -233,6 +233,13 @@ impl Agent {
             }
         };
         let pid = child.id();
+        // The agent did not get into its cgroup: without it, the watchdog walks the tree.
+        if let (Some(cg), Some(p)) = (&cgroup, pid)
+            && !cg.holds(p)
+        {
+            cg.remove();
+            cgroup = None;
+        }
         let watchdog = match pid.map(|p| {
             crate::watchdog::start_in(p as i32, cgroup.as_ref().map(crate::cgroup::Cgroup::dir))
         }) {
