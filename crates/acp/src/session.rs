@@ -499,6 +499,12 @@ async fn run(
                     deliver(&mut io, &mut mapper, &link, out).await;
                 }
             },
+            // An agent that never answers `session/load` does not hold the session for ever.
+            _ = load_deadline(mapper.load_deadline()), if mapper.load_deadline().is_some() => {
+                mapper.now = now_ms();
+                let out = mapper.load_overdue();
+                deliver(&mut io, &mut mapper, &link, out).await;
+            },
             Some((id, v)) = waited_rx.recv() => {
                 mapper.waited(&id);
                 io.write(&link, vec![codec::result(&id, v)]).await;
@@ -552,4 +558,10 @@ mod tests {
         assert!(reply_check("RequestPermissionResponse", &json!({"x":1})).is_err());
         assert!(reply_check("WriteTextFileResponse", &json!({})).is_err());
     }
+}
+
+/// Sleeps until `deadline_ms` (wall clock, as the mapper keeps time).
+async fn load_deadline(deadline_ms: Option<u64>) {
+    let wait = deadline_ms.map_or(0, |d| d.saturating_sub(now_ms()));
+    tokio::time::sleep(Duration::from_millis(wait)).await;
 }

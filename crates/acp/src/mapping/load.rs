@@ -22,7 +22,13 @@ pub(super) struct Load {
     loading: bool,
     /// Notifications replayed while loading.
     replayed: u64,
+    /// When `session/load` was sent (live), for its deadline.
+    sent_ms: Option<u64>,
 }
+
+/// How long an agent may take to answer `session/load` (it replays the whole history
+/// first): past it, the session is not left waiting for ever; a new one starts, said so.
+pub const LOAD_PATIENCE_MS: u64 = 120_000;
 
 impl Mapper {
     /// Resume session `id` (the agent's own id) instead of starting a new one. `quiet`: the
@@ -61,6 +67,7 @@ impl Mapper {
             return self.new_session(out);
         }
         load.loading = true;
+        load.sent_ms = Some(self.now);
         let params = json!({
             "sessionId": id,
             "cwd": self.opts.cwd.display().to_string(),
@@ -104,6 +111,30 @@ impl Mapper {
         self.new_session(out);
     }
 
+    /// When the `session/load` in flight stops being waited for, if one is.
+    pub fn load_deadline(&self) -> Option<u64> {
+        let l = self.load.as_ref().filter(|l| l.loading)?;
+        Some(l.sent_ms? + LOAD_PATIENCE_MS)
+    }
+
+    /// The agent let `session/load` go unanswered past its deadline: the request is given up
+    /// (a late answer is then one to a request we no longer track) and a new session starts.
+    pub fn load_overdue(&mut self) -> Out {
+        let mut out = Out::default();
+        if self.load_deadline().is_none_or(|d| self.now < d) {
+            return out;
+        }
+        let id = self.load.as_ref().map(|l| l.id.clone()).unwrap_or_default();
+        self.ours
+            .retain(|_, o| !matches!(o, Ours::LoadSession(l) if *l == id));
+        self.load_failed(
+            &id,
+            &format!("no answer within {} s", LOAD_PATIENCE_MS / 1000),
+            &mut out,
+        );
+        out
+    }
+
     /// A history update the agent replays while loading, when the transcript already shows
     /// that history: counted and not drawn again (the recording keeps the line).
     pub(super) fn replayed_quietly(&mut self, line: &str) -> bool {
@@ -127,7 +158,9 @@ impl Mapper {
                 | "tool_call_update"
                 | "plan"
         );
-        if method == "session/update" && past {
+        // Only the loaded session's: an update of another is not its history.
+        let of_it = params.get("sessionId").and_then(Value::as_str) == Some(l.id.as_str());
+        if method == "session/update" && past && of_it {
             l.replayed += 1;
             return true;
         }

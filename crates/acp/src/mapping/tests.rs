@@ -211,3 +211,57 @@ fn settled_tool_calls_are_forgotten_past_the_cap_running_ones_never() {
     assert!(!m.tools.contains_key("stale"));
     assert!(m.tools.len() <= tools::TOOL_CAP + 1, "{}", m.tools.len());
 }
+
+/// An agent that never answers `session/load` does not hold the session for ever: past the
+/// deadline a new session starts, said so, and the late answer opens nothing. A prompt
+/// typed meanwhile says it waits.
+#[test]
+fn an_unanswered_session_load_gives_way_to_a_new_session() {
+    let mut m = Mapper::new(AcpOptions {
+        cwd: PathBuf::from("/w/p"),
+        ..AcpOptions::default()
+    });
+    m.resume_session("old-1", false);
+    m.now = 1_000;
+    m.initialize_line();
+    let out = m.on_line(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#);
+    assert!(out.lines[0].contains("session/load"), "{:?}", out.lines);
+    assert_eq!(m.load_deadline(), Some(1_000 + load::LOAD_PATIENCE_MS));
+    let out = m.command(&Command::Prompt("hi".into()));
+    assert!(
+        out.lines.is_empty(),
+        "not sent before the session: {:?}",
+        out.lines
+    );
+    assert!(
+        format!("{:?}", out.events).contains("held until the session is ready"),
+        "{:?}",
+        out.events
+    );
+    // Not yet.
+    m.now = 1_000 + load::LOAD_PATIENCE_MS - 1;
+    assert!(m.load_overdue().lines.is_empty());
+    m.now = 1_000 + load::LOAD_PATIENCE_MS;
+    let out = m.load_overdue();
+    assert!(
+        out.lines.iter().any(|l| l.contains("session/new")),
+        "{:?}",
+        out.lines
+    );
+    assert!(
+        format!("{:?}", out.events).contains("no answer within"),
+        "{:?}",
+        out.events
+    );
+    assert_eq!(m.load_deadline(), None);
+    // The late answer to the load is not taken for the session.
+    m.on_line(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    assert!(!m.ready());
+    let out = m.on_line(r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"new-1"}}"#);
+    assert!(m.ready());
+    assert!(
+        out.lines.iter().any(|l| l.contains("session/prompt")),
+        "the queued prompt goes: {:?}",
+        out.lines
+    );
+}
