@@ -547,6 +547,12 @@ async fn run(
     }
 }
 
+/// Sleeps until `deadline_ms` (wall clock, as the mapper keeps time).
+async fn load_deadline(deadline_ms: Option<u64>) {
+    let wait = deadline_ms.map_or(0, |d| d.saturating_sub(now_ms()));
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,10 +564,4 @@ mod tests {
         assert!(reply_check("RequestPermissionResponse", &json!({"x":1})).is_err());
         assert!(reply_check("WriteTextFileResponse", &json!({})).is_err());
     }
-}
-
-/// Sleeps until `deadline_ms` (wall clock, as the mapper keeps time).
-async fn load_deadline(deadline_ms: Option<u64>) {
-    let wait = deadline_ms.map_or(0, |d| d.saturating_sub(now_ms()));
-    tokio::time::sleep(Duration::from_millis(wait)).await;
 }
