@@ -292,8 +292,9 @@ fn rule_table(spec: &RuleSpec) -> toml_edit::Table {
 
 /// Replace `path` with `text` atomically: a private temporary file in the same directory,
 /// synced, then renamed over it. A crash leaves the old file or the new one, never half.
-/// A symlinked rules file (dotfiles) is written where the link points, the link kept.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+/// A symlinked file (dotfiles) is written where the link points, the link kept; an existing
+/// file keeps its mode, a new one is 0600. Rules files and the CLIs' hook settings.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
         _ => path.to_path_buf(),
@@ -305,7 +306,7 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         .unwrap_or(Path::new("."));
     let name = target
         .file_name()
-        .ok_or_else(|| std::io::Error::other("the rules file path has no file name"))?;
+        .ok_or_else(|| std::io::Error::other("the path has no file name"))?;
     // The same temporary-file-and-rename writer that agent writes use, beneath the
     // directory's handle; a new rules file is private from its first byte.
     let root = crate::contain::Root::open(dir)?;

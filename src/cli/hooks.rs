@@ -178,37 +178,12 @@ fn save_record(r: &Record) -> Result<(), String> {
     let path = record_path(&r.path);
     crate::paths::prepare_parent(&path).map_err(|e| e.to_string())?;
     let text = serde_json::to_string(r).map_err(|e| e.to_string())?;
-    write_atomic(&path, &text, 0o600)
+    write_atomic(&path, &text)
 }
 
-/// Write `text` over `path` through a temporary file renamed into place, with `mode`.
-fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().ok_or("no directory")?;
-    let tmp = dir.join(format!(
-        ".{}.switchboard-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("settings"),
-        std::process::id()
-    ));
-    let r = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        // Through a link (dotfiles kept elsewhere): the file it points at is replaced.
-        let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        std::fs::rename(&tmp, target)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r.map_err(|e| format!("{}: {e}", path.display()))
+/// Write `text` over `path` as the rules files are written (`config::write_atomic`).
+fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    crate::config::write_atomic(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn say(text: &str) {
@@ -352,13 +327,7 @@ fn edit_one(
                 crate::paths::create_dirs_0700(dir)
                     .map_err(|e| format!("{}: {e}", dir.display()))?;
             }
-            let mode = std::fs::metadata(path)
-                .map(|m| {
-                    use std::os::unix::fs::PermissionsExt;
-                    m.permissions().mode() & 0o777
-                })
-                .unwrap_or(0o600);
-            write_atomic(path, text, mode)?;
+            write_atomic(path, text)?;
         }
         None => std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?,
     }
