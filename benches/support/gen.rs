@@ -655,14 +655,37 @@ impl AcpGen {
         );
         self.reply(id, format!(r#"{{"exitCode":{code},"signal":null}}"#));
         let id = self.ask("terminal/output", format!(r#""terminalId":"{term}""#));
-        let mut output = String::new();
-        for k in 0..self.rng.range(3, 30) {
-            output.push_str(&format!("test store::rotation_{k} ... ok\n"));
-        }
-        output.push_str(&format!(
-            "\ntest result: ok. {} passed; 0 failed\n",
-            self.rng.range(3, 30)
-        ));
+        // One command in twenty prints colour: 20-40 KB of 24-bit SGR sequences and braille,
+        // as the real traffic's (`toad_claude-code-acp_permission_ansi`: a 33 KB update with
+        // 1,863 `\u001b` escapes), where every escape is unescaped and every row cleaned.
+        let coloured = self.rng.chance(5);
+        let output = if coloured {
+            let mut o = String::new();
+            let target = self.rng.range(20_000, 40_000);
+            let (mut r, mut g, mut b) = (0usize, 0usize, 8usize);
+            while o.len() < target {
+                for _ in 0..80 {
+                    r = (r + self.rng.range(0, 3)) % 256;
+                    g = (g + self.rng.range(0, 2)) % 256;
+                    b = (b + self.rng.range(0, 4)) % 256;
+                    let dots =
+                        char::from_u32(0x2800 + self.rng.range(0, 256) as u32).unwrap_or('⠀');
+                    o.push_str(&format!("\x1b[38;2;{r};{g};{b}m{dots}"));
+                }
+                o.push_str("\x1b[0m\n");
+            }
+            o
+        } else {
+            let mut o = String::new();
+            for k in 0..self.rng.range(3, 30) {
+                o.push_str(&format!("test store::rotation_{k} ... ok\n"));
+            }
+            o.push_str(&format!(
+                "\ntest result: ok. {} passed; 0 failed\n",
+                self.rng.range(3, 30)
+            ));
+            o
+        };
         self.reply(
             id,
             format!(
@@ -672,6 +695,14 @@ impl AcpGen {
         );
         let id = self.ask("terminal/release", format!(r#""terminalId":"{term}""#));
         self.reply(id, "{}".into());
+        if coloured {
+            // claude-code-acp sends the output again as the call's content.
+            self.update(format!(
+                r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{}}}}}]}}"#,
+                js(&output)
+            ));
+            return;
+        }
         self.update(format!(
             r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call_update","status":"completed"}}"#
         ));
