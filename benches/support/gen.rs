@@ -42,7 +42,7 @@ impl Rng {
     pub fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
-    fn uuid(&mut self) -> String {
+    pub fn uuid(&mut self) -> String {
         let a = self.next();
         let b = self.next();
         format!(

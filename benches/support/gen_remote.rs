@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use switchboard::backend::gateway::codec::{self as gw, Code, Refusal};
 
 use super::generator::Rng;
+use switchboard_sim::iii::fake_scale::{self, Draw, file_body, test_output};
 
 /// Where a generated line goes in the recording.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,53 +41,17 @@ pub struct RecLine {
     pub line: String,
 }
 
-const PROSE: &[&str] = &[
-    "the",
-    "ledger",
-    "keeps",
-    "invoices",
-    "in",
-    "one",
-    "table",
-    "and",
-    "exporter",
-    "reads",
-    "them",
-    "twice;",
-    "I'll",
-    "move",
-    "tax",
-    "rounding",
-    "into",
-    "billing-core,",
-    "then",
-    "run",
-    "tests",
-    "again.",
-    "The",
-    "failing",
-    "case",
-    "is",
-    "a",
-    "currency",
-    "with",
-    "three",
-    "decimals",
-    "→",
-    "naïve",
-    "\"quoted\"",
-];
+/// The iii scale world's content (`switchboard_sim::iii::fake_scale`), drawn from this
+/// bench's random numbers: prose, files, test runs, function calls and their results (long
+/// ones among them), the access requests of held filesystem calls.
+impl Draw for Rng {
+    fn next(&mut self) -> u64 {
+        Rng::next(self)
+    }
+}
 
 fn prose(r: &mut Rng, lo: usize, hi: usize) -> String {
-    let n = r.range(lo, hi);
-    let mut s = String::new();
-    for i in 0..n {
-        if i > 0 {
-            s.push(' ');
-        }
-        s.push_str(PROSE[r.range(0, PROSE.len() - 1)]);
-    }
-    s
+    fake_scale::words(r, lo, hi)
 }
 
 const FILES: &[&str] = &[
@@ -98,62 +63,12 @@ const FILES: &[&str] = &[
     "README.md",
 ];
 
-/// A file's worth of plausible Rust, `lines` long (as `fake_scale` writes them).
-fn file_body(r: &mut Rng, lines: usize) -> String {
-    let mut s = String::new();
-    for i in 0..lines {
-        match i % 7 {
-            0 => s.push_str(&format!("/// {}\n", prose(r, 8, 8))),
-            1 => s.push_str(&format!(
-                "pub fn round_{i}(amount: i64, scale: u32) -> i64 {{\n"
-            )),
-            5 => s.push_str("}\n"),
-            _ => s.push_str(&format!(
-                "    let v{i} = amount.checked_mul({}).unwrap_or(i64::MAX); // {}\n",
-                r.range(2, 999),
-                prose(r, 4, 4)
-            )),
-        }
-    }
-    s
-}
-
-fn test_output(r: &mut Rng, lines: usize, failed: bool) -> String {
-    let mut s = String::from(
-        "   Compiling billing-core v0.4.2 (/home/dev/billing/crates/billing-core)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 7.41s\n     Running unittests src/lib.rs\n\n",
-    );
-    s.push_str(&format!("running {lines} tests\n"));
-    for i in 0..lines {
-        let ok = !(failed && i == lines / 2);
-        s.push_str(&format!(
-            "test ledger::tests::rounds_{}_{i} ... {}\n",
-            ["eur", "usd", "jpy", "kwd", "bhd"][r.range(0, 4)],
-            if ok { "ok" } else { "FAILED" }
-        ));
-    }
-    s.push_str(&format!(
-        "\ntest result: {}. {} passed; {} failed; 0 ignored\n",
-        if failed { "FAILED" } else { "ok" },
-        lines - usize::from(failed),
-        usize::from(failed)
-    ));
-    s
-}
-
 fn hex64(r: &mut Rng) -> String {
     (0..4).map(|_| format!("{:016x}", r.next())).collect()
 }
 
 fn uuid(r: &mut Rng) -> String {
-    let (a, b) = (r.next(), r.next());
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        (b >> 48) & 0x3fff | 0x8000,
-        b & 0xffff_ffff_ffff
-    )
+    r.uuid()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -725,79 +640,27 @@ impl IiiGen {
         }
     }
 
-    /// A function call: (function id, arguments), shaped as `fake_scale` makes them.
+    /// A function call: (function id, arguments), as `fake_scale` makes them.
     fn function(&mut self) -> (&'static str, Value) {
-        let file = format!(
-            "/home/dev/billing/{}",
-            FILES[self.rng.range(0, FILES.len() - 1)]
-        );
-        let command = [
-            "cargo test -p billing-core --lib 2>&1 | tail -n 60",
-            "cargo clippy --all-targets -- -D warnings",
-            "git diff --stat HEAD~1",
-        ][self.rng.range(0, 2)];
-        match self.rng.range(0, 9) {
-            0..=2 => (
-                "shell::exec",
-                json!({"command": command, "cwd": "/home/dev/billing", "timeout_ms": 120_000}),
-            ),
-            3..=5 => ("filesystem::read", json!({"path": file})),
-            6 => {
-                let n = self.rng.range(20, 160);
-                (
-                    "filesystem::write",
-                    json!({"path": file, "content": file_body(&mut self.rng, n)}),
-                )
-            }
-            7 | 8 => (
-                "filesystem::edit",
-                json!({"path": file, "old_string": "amount / 100", "new_string": "amount.div_euclid(100)",
-                       "replace_all": self.rng.chance(30)}),
-            ),
-            _ => (
-                "web::fetch",
-                json!({"url": "https://docs.rs/rust_decimal/latest/rust_decimal/struct.Decimal.html", "max_bytes": 65_536}),
-            ),
-        }
+        fake_scale::call(&mut self.rng)
     }
 
     fn result_text(&mut self, f: &str, args: &Value) -> (String, bool) {
-        match f {
-            "shell::exec" => {
-                let failed = self.rng.chance(15);
-                let n = self.rng.range(3, 25);
-                (test_output(&mut self.rng, n, failed), failed)
-            }
-            "filesystem::read" => {
-                let n = self.rng.range(10, 60);
-                (file_body(&mut self.rng, n), false)
-            }
-            "filesystem::write" => (
-                format!(
-                    "wrote {} bytes to {}",
-                    args["content"].as_str().map_or(0, str::len),
-                    args["path"].as_str().unwrap_or("")
-                ),
-                false,
-            ),
-            "filesystem::edit" => (
-                format!("1 replacement in {}", args["path"].as_str().unwrap_or("")),
-                false,
-            ),
-            _ => (prose(&mut self.rng, 40, 40), false),
-        }
+        fake_scale::result_text(&mut self.rng, f, args)
     }
 
     /// A held call of session `k`: the gate's record, our decision, the engine's events.
     fn held(&mut self, k: usize, turn: &str, call: &str, f: &str, args: &Value) -> bool {
         let s = self.sessions[k].0.clone();
         let excerpt: String = args.to_string().chars().take(160).collect();
-        self.event(
-            "approval::pending-created",
-            json!({"session_id": s, "turn_id": turn, "function_call_id": call, "function_id": f,
+        let mut record = json!({"session_id": s, "turn_id": turn, "function_call_id": call, "function_id": f,
                    "kind": "function", "pending_at": self.now, "depth": 0,
-                   "session_title": TITLES[k], "arguments_excerpt": excerpt}),
-        );
+                   "session_title": TITLES[k], "arguments_excerpt": excerpt});
+        if let Some(access) = fake_scale::access_request(&mut self.rng, f, args) {
+            record["kind"] = json!("filesystem_access");
+            record["access_request"] = access;
+        }
+        self.event("approval::pending-created", record);
         let allow = !self.rng.chance(15);
         let data = if allow {
             json!({"session_id": s, "function_call_id": call, "decision": "allow", "access_duration": "once"})

@@ -34,16 +34,18 @@ pub struct Scale {
 }
 
 /// splitmix64: small, fast, deterministic.
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
     }
+}
+
+/// A source of random numbers for the content makers below, so a bench's own generator can
+/// make the same content (`benches/support/gen_remote.rs`).
+pub trait Draw {
+    fn next(&mut self) -> u64;
     /// Uniform in `lo..=hi`.
     fn range(&mut self, lo: usize, hi: usize) -> usize {
         lo + (self.next() % (hi.saturating_sub(lo) + 1) as u64) as usize
@@ -53,6 +55,16 @@ impl Rng {
     }
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
         from[self.range(0, from.len() - 1)]
+    }
+}
+
+impl Draw for Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
 }
 
@@ -133,7 +145,7 @@ const WORDS: &[&str] = &[
 const CWD: &str = "/home/dev/billing";
 
 /// Between `lo` and `hi` words of prose.
-fn words(r: &mut Rng, lo: usize, hi: usize) -> String {
+pub fn words(r: &mut impl Draw, lo: usize, hi: usize) -> String {
     let n = r.range(lo, hi);
     let mut s = String::new();
     for i in 0..n {
@@ -146,7 +158,7 @@ fn words(r: &mut Rng, lo: usize, hi: usize) -> String {
 }
 
 /// A file's worth of plausible Rust, `lines` long.
-fn file_body(r: &mut Rng, lines: usize) -> String {
+pub fn file_body(r: &mut impl Draw, lines: usize) -> String {
     let mut s = String::new();
     for i in 0..lines {
         match i % 7 {
@@ -165,7 +177,7 @@ fn file_body(r: &mut Rng, lines: usize) -> String {
     s
 }
 
-fn test_output(r: &mut Rng, lines: usize, failed: bool) -> String {
+pub fn test_output(r: &mut impl Draw, lines: usize, failed: bool) -> String {
     let mut s = String::from(
         "   Compiling billing-core v0.4.2 (/home/dev/billing/crates/billing-core)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 7.41s\n     Running unittests src/lib.rs\n\n",
     );
@@ -188,7 +200,7 @@ fn test_output(r: &mut Rng, lines: usize, failed: bool) -> String {
 }
 
 /// One function call: (function id, arguments).
-fn call(r: &mut Rng) -> (&'static str, Value) {
+pub fn call(r: &mut impl Draw) -> (&'static str, Value) {
     let file = format!("{CWD}/{}", r.pick(FILES));
     match r.range(0, 9) {
         0..=2 => (
@@ -222,7 +234,7 @@ fn call(r: &mut Rng) -> (&'static str, Value) {
     }
 }
 
-fn result_text(r: &mut Rng, function_id: &str, args: &Value) -> (String, bool) {
+pub fn result_text(r: &mut impl Draw, function_id: &str, args: &Value) -> (String, bool) {
     let long = r.chance(6);
     match function_id {
         "shell::exec" => {
@@ -265,7 +277,7 @@ fn text(t: &str) -> Value {
     json!([{"type": "text", "text": t}])
 }
 
-fn assistant(content: Vec<Value>, stop_reason: &str, r: &mut Rng) -> Value {
+pub fn assistant(content: Vec<Value>, stop_reason: &str, r: &mut impl Draw) -> Value {
     json!({"role": "assistant", "content": content, "stop_reason": stop_reason,
            "model": "claude-sonnet-4-5", "provider": "anthropic", "timestamp": now_ms(),
            "usage": {"input": r.range(2_000, 90_000), "output": r.range(40, 1_800),
@@ -335,6 +347,17 @@ fn transcript(w: &mut World, r: &mut Rng, session: &str, count: usize, calls: &m
     }
 }
 
+/// Most held filesystem calls wait on an access outside the session's root: the request
+/// that says which (a card of its own kind).
+pub fn access_request(r: &mut impl Draw, function_id: &str, args: &Value) -> Option<Value> {
+    if !(function_id.starts_with("filesystem::") && r.chance(60)) {
+        return None;
+    }
+    let path = args["path"].as_str().unwrap_or(CWD).to_string();
+    let root = path.rsplit_once('/').map_or("/", |(d, _)| d).to_string();
+    Some(json!({"requested_root": root, "attempted_path": path, "error_code": "S215"}))
+}
+
 /// The session's last message: an assistant message whose `held` calls wait on the gate;
 /// each gets its pending record.
 fn hold_calls(w: &mut World, r: &mut Rng, session: &str, held: usize, calls: &mut u64) {
@@ -352,12 +375,9 @@ fn hold_calls(w: &mut World, r: &mut Rng, session: &str, held: usize, calls: &mu
     for (id, f, args) in made {
         let excerpt: String = args.to_string().chars().take(160).collect();
         let mut extra = json!({"arguments_excerpt": excerpt});
-        if f.starts_with("filesystem::") && r.chance(60) {
-            let path = args["path"].as_str().unwrap_or(CWD).to_string();
-            let root = path.rsplit_once('/').map_or("/", |(d, _)| d).to_string();
+        if let Some(access) = access_request(r, f, &args) {
             extra["kind"] = json!("filesystem_access");
-            extra["access_request"] =
-                json!({"requested_root": root, "attempted_path": path, "error_code": "S215"});
+            extra["access_request"] = access;
         }
         w.hold(session, &id, f, extra);
     }

@@ -3,5 +3,6 @@
 
 pub mod fake_engine;
 pub mod fake_gate;
-mod fake_scale;
+/// The scale world's content makers are shared with the iii replay bench.
+pub mod fake_scale;
 mod fake_world;
