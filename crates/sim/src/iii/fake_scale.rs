@@ -140,6 +140,11 @@ const WORDS: &[&str] = &[
     "with",
     "three",
     "decimals.",
+    // What real prose has and plain words lack: a non-ASCII letter and symbol, quotes (in
+    // JSON, escapes; in a result that repeats JSON, escaped escapes).
+    "→",
+    "naïve",
+    "\"quoted\"",
 ];
 
 const CWD: &str = "/home/dev/billing";
