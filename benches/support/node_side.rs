@@ -149,6 +149,13 @@ pub fn replay_pass_child(file: &str) {
     }
     player.draw(&mut term, &theme).unwrap();
     let secs = t.elapsed().as_secs_f64();
+    // Every gate of a generated recording is answered in it: one still waiting at the end
+    // is a replay that lost track of its gates (an iii replay did, past 10,000 of them).
+    let waiting = player.state().pending_total();
+    if waiting > 0 {
+        eprintln!("{waiting} gate(s) still waiting at the last frame, where every one is answered");
+        std::process::exit(1);
+    }
     let at = player.state().replay.as_ref().map_or(0, |r| r.frame);
     assert_eq!(at, total, "the replay reached its last frame");
     // Then step back from the last frame, key to frame drawn, the copies prepared between

@@ -57,7 +57,7 @@ impl FrameSource for Chain {
             .find(|p| !p.is_empty())
             .map_or(0, |p| p.start_ms())
     }
-    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &mut Frame)) {
         let to = to.min(self.len());
         for (k, p) in self.parts.iter().enumerate() {
             let (a, b) = (self.starts[k], self.starts[k + 1]);

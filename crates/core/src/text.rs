@@ -225,12 +225,37 @@ pub fn cut_bytes(s: &mut String, max: usize) -> bool {
     true
 }
 
+/// `truncate` for text already owned: cut in place (no copy when nothing is cut).
+pub fn truncate_owned(mut s: String, max: usize) -> String {
+    if s.len() <= max || s.char_indices().nth(max).is_none() {
+        return s;
+    }
+    let cut = s
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    s.truncate(cut);
+    s.push('…');
+    s
+}
+
 /// Cut `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    // No more bytes than `max`, so no more characters: nothing to count.
+    if s.len() <= max {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let Some((_, _)) = s.char_indices().nth(max) else {
+        return s.to_string();
+    };
+    // Sized once: a row keeps this text for the session, and one grown a character at a
+    // time holds up to twice its length.
+    let cut = s
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    let mut out = String::with_capacity(cut + '…'.len_utf8());
+    out.push_str(&s[..cut]);
     out.push('…');
     out
 }
@@ -401,6 +426,19 @@ mod tests {
     fn truncate_marks_cut() {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+        for (t, max) in [
+            ("abcdef", 4),
+            ("abc", 4),
+            ("naïve café", 5),
+            ("", 0),
+            ("x", 0),
+        ] {
+            assert_eq!(
+                truncate_owned(t.to_string(), max),
+                truncate(t, max),
+                "{t} {max}"
+            );
+        }
     }
 
     #[test]

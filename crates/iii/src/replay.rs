@@ -8,7 +8,7 @@
 //! `registertrigger`. Each outgoing `approval::resolve` closes its card with the decision the
 //! wire said (`RecordedAnswers`), never with what the UI might have meant.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -31,8 +31,13 @@ pub struct Replay {
     handlers: HashMap<String, String>,
     /// Roots already shown as nodes.
     roots: HashMap<String, ()>,
-    /// Gate ids opened, for closing them by (session, call).
-    gates: Vec<String>,
+    /// Gates opened, for closing them by (session, call): `iii:<session>:<call>` → the
+    /// newest card's id (a changed record opens `…#<version>`) and when it was opened.
+    gates: HashMap<String, (String, u64)>,
+    /// The keys of `gates`, oldest first, with when each was opened: past `MAX_CALLS` the
+    /// oldest is forgotten (a held call is answered soon after it opens), never a new one.
+    gate_order: VecDeque<(String, u64)>,
+    gates_opened: u64,
     now: u64,
 }
 
@@ -44,7 +49,9 @@ impl Default for Replay {
             calls: HashMap::new(),
             handlers: HashMap::new(),
             roots: HashMap::new(),
-            gates: Vec::new(),
+            gates: HashMap::new(),
+            gate_order: VecDeque::new(),
+            gates_opened: 0,
             now: 0,
         }
     }
@@ -95,15 +102,42 @@ impl Replay {
                 },
                 BackendEvent::GateOpen(mut g) => {
                     g.node_key = node_of(&root, &g.node_key);
-                    if self.gates.len() < MAX_CALLS {
-                        self.gates.push(g.id.clone());
-                    }
+                    self.remember_gate(&g.id);
                     BackendEvent::GateOpen(g)
                 }
                 other => other,
             });
         }
         v
+    }
+
+    /// Remember gate `id` under its (session, call) key, forgetting the oldest past
+    /// `MAX_CALLS`. Before, the first `MAX_CALLS` gates were kept and every later one was
+    /// not: past them no recorded answer closed a card, and a long replay piled up
+    /// thousands of gates shown as waiting.
+    fn remember_gate(&mut self, id: &str) {
+        self.gates_opened += 1;
+        let n = self.gates_opened;
+        let plain = plain_gate_id(id);
+        // A call id that itself ends in `#<digits>` is found under the whole id too.
+        let keys = if plain == id {
+            vec![id]
+        } else {
+            vec![plain, id]
+        };
+        for key in keys {
+            self.gates.insert(key.to_string(), (id.to_string(), n));
+            self.gate_order.push_back((key.to_string(), n));
+        }
+        while self.gate_order.len() > MAX_CALLS {
+            let Some((old, at)) = self.gate_order.pop_front() else {
+                break;
+            };
+            // Only the entry that was opened then: a newer card of the same call stays.
+            if self.gates.get(&old).is_some_and(|(_, m)| *m == at) {
+                self.gates.remove(&old);
+            }
+        }
     }
 
     fn observe_result(&mut self, function_id: &str, result: &Value) {
@@ -163,6 +197,15 @@ impl ReplayMapper for Replay {
                 self.outbound(line)
             }
         }
+    }
+}
+
+/// The (session, call) part of a gate id: `iii:<session>:<call>`, without the `#<version>`
+/// a changed record's card has (`mapping::gates_cards::gate_id`).
+fn plain_gate_id(id: &str) -> &str {
+    match id.rsplit_once('#') {
+        Some((plain, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => plain,
+        _ => id,
     }
 }
 
@@ -261,13 +304,7 @@ impl Replay {
                 let mut answered = Vec::new();
                 if let Some(Ok((session, call, decision))) = decided {
                     let plain = format!("iii:{session}:{call}");
-                    let versioned = format!("{plain}#");
-                    if let Some(id) = self
-                        .gates
-                        .iter()
-                        .rev()
-                        .find(|g| **g == plain || g.starts_with(&versioned))
-                    {
+                    if let Some((id, _)) = self.gates.get(&plain) {
                         // The card closes with what the wire said.
                         events.push(BackendEvent::GateAnswered {
                             id: id.clone(),
@@ -284,5 +321,36 @@ impl Replay {
             }
             _ => (Vec::new(), Vec::new()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past `MAX_CALLS` gates the newest are remembered and the oldest forgotten: before,
+    /// the first `MAX_CALLS` were kept and no later card was ever closed by its answer.
+    #[test]
+    fn gates_past_the_cap_are_still_found_by_their_call() {
+        let mut r = Replay::default();
+        for i in 0..MAX_CALLS + 50 {
+            r.remember_gate(&format!("iii:s:c{i}"));
+        }
+        assert!(r.gates.len() <= MAX_CALLS);
+        assert!(!r.gates.contains_key("iii:s:c0"), "the oldest is forgotten");
+        let last = format!("iii:s:c{}", MAX_CALLS + 49);
+        assert_eq!(r.gates[&last].0, last);
+        // A changed record's card replaces its call's, and outlives the old card's turn to
+        // be forgotten.
+        r.remember_gate("iii:s:c60#2");
+        assert_eq!(r.gates["iii:s:c60"].0, "iii:s:c60#2");
+        for i in 0..20 {
+            r.remember_gate(&format!("iii:t:d{i}"));
+        }
+        assert_eq!(r.gates["iii:s:c60"].0, "iii:s:c60#2");
+        // A call id ending in `#<digits>` is found by itself too.
+        r.remember_gate("iii:s:odd#7");
+        assert_eq!(r.gates["iii:s:odd#7"].0, "iii:s:odd#7");
+        assert!(r.gates.len() <= MAX_CALLS);
     }
 }

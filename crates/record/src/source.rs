@@ -26,10 +26,11 @@ pub trait FrameSource: Send + Sync {
     }
     /// Frames `from..to` in order, each handed to `f` with its index. A source on disk reads
     /// ahead in large blocks instead of once per frame (the replay's passes go through every
-    /// frame this way).
-    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+    /// frame this way). `f` may take a frame's text, or swap in a buffer of its own that the
+    /// source then decodes the next frame into: no copy of the text is needed to keep it.
+    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &mut Frame)) {
         for i in from..to.min(self.len()) {
-            f(i, &self.frame(i));
+            f(i, &mut self.frame(i));
         }
     }
     /// The time of frame `i` alone (merging a workspace's recordings reads every frame's).
@@ -211,7 +212,7 @@ impl FrameSource for IndexedFile {
         entry_frame(src_line, trim_newline(&raw), String::new())
     }
 
-    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+    fn scan(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &mut Frame)) {
         self.scan_blocks(from, to, f)
     }
 
@@ -268,7 +269,7 @@ fn entry_frame(src_line: usize, raw: &[u8], text: String) -> Frame {
 impl IndexedFile {
     /// `scan` for a file: blocks of up to `SCAN_BLOCK` bytes, each entry decoded from the block
     /// into one reused text buffer.
-    fn scan_blocks(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &Frame)) {
+    fn scan_blocks(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &mut Frame)) {
         let to = to.min(self.len());
         // One read buffer per thread, kept across calls: the background pass scans a few
         // hundred kilobytes at a time, and a fresh buffer that size is fresh pages from the
@@ -293,7 +294,7 @@ impl IndexedFile {
             if read_exact_at(&self.file, &mut block[..len], start).is_err() {
                 // Frame by frame, so each unreadable one says so in its own note.
                 for k in i..j {
-                    f(k, &self.frame(k));
+                    f(k, &mut self.frame(k));
                 }
                 i = j;
                 continue;
@@ -303,12 +304,13 @@ impl IndexedFile {
                     (self.starts.get(k) - start) as usize,
                     (self.starts.get(k + 1) - start) as usize,
                 );
-                let frame = entry_frame(
+                let mut frame = entry_frame(
                     self.lines.get(k) as usize,
                     trim_newline(&block[a..b]),
                     std::mem::take(&mut text),
                 );
-                f(k, &frame);
+                f(k, &mut frame);
+                // The caller may have taken the text, or swapped in a buffer of its own.
                 text = frame.text;
             }
             i = j;

@@ -93,10 +93,10 @@ pub(super) fn background_pass(
 type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 
 /// The background pass's reader: frames `0..total` in batches ending at multiples of 1024 (or
-/// sooner, past `BATCH_BYTES` of text), each frame's text copied into a buffer of a batch the
-/// pass handed back (no allocation per frame once the first batches went round; a buffer a
-/// long frame grew is not kept for the next) and parsed by its backend's parser, if it has
-/// one. Ends when the pass stops listening.
+/// sooner, past `BATCH_BYTES` of text), each frame's text taken from the source in exchange
+/// for a buffer of a batch the pass handed back (no allocation and no copy per frame once
+/// the first batches went round; a buffer a long frame grew is not kept for the next) and
+/// parsed by its backend's parser, if it has one. Ends when the pass stops listening.
 fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
@@ -133,20 +133,30 @@ fn read_ahead(
             if gone {
                 return;
             }
+            let parsed = parse(i, f);
             match batch.get_mut(n) {
-                Some((at, d, parsed)) => {
+                Some((at, d, p)) => {
                     *at = i;
                     d.src_line = f.src_line;
                     d.ts = f.ts;
                     d.dir = f.dir;
-                    if d.text.capacity() > KEEP_BUFFER.max(f.text.len()) {
-                        d.text = f.text.clone();
-                    } else {
-                        d.text.clone_from(&f.text);
+                    // The frame's text is taken, and the source decodes the next frame into
+                    // this slot's old buffer (unless a long frame grew it).
+                    std::mem::swap(&mut d.text, &mut f.text);
+                    if f.text.capacity() > KEEP_BUFFER {
+                        f.text = String::new();
                     }
-                    *parsed = parse(i, f);
+                    *p = parsed;
                 }
-                None => batch.push((i, f.clone(), parse(i, f))),
+                None => {
+                    let frame = Frame {
+                        src_line: f.src_line,
+                        ts: f.ts,
+                        dir: f.dir,
+                        text: std::mem::take(&mut f.text),
+                    };
+                    batch.push((i, frame, parsed));
+                }
             }
             n += 1;
             bytes += f.text.len();

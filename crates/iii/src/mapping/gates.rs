@@ -313,7 +313,10 @@ impl Mapper {
     fn full_args(&self, r: &Record) -> Option<Value> {
         let call = self.sessions.get(&r.session)?.msgs.calls.get(&r.call)?;
         let (f, args) = &**call;
-        (*f == r.function_id).then(|| args.clone())
+        // Written by `render` from a `Value`: it reads back.
+        (*f == r.function_id)
+            .then(|| serde_json::from_str(args).ok())
+            .flatten()
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -4,24 +4,25 @@
 //! replaces them); rows are placed in `parent_id` order: an entry whose parent is not placed
 //! yet waits (bounded) until it is, whatever the arrival order.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::json::{self as j, MAX_TEXT, array, bool_field, id_field, str_field};
+use super::remembered::{RecentCalls, Revisions};
 use super::{MAX_PAGES, Mapper, Out, PAGE, node_key};
 use switchboard_core::msg::BackendEvent;
-use switchboard_core::text::sanitize;
+use switchboard_core::text::{sanitize, sanitize_owned, truncate_owned};
 use switchboard_core::transcript::{ItemKind, ItemOp, Level};
 
 /// Entries whose revision we remember per session; past it updates append fresh rows.
 pub const MAX_ENTRIES: usize = 50_000;
 /// Entries waiting for their parent.
 pub const MAX_ORPHANS: usize = 256;
-/// Function-call arguments remembered per session (for the gate cards).
-pub const MAX_CALLS: usize = 4_096;
+/// Function-call arguments remembered per session (for the gate cards): the latest calls,
+/// which are the ones held for approval.
+pub const MAX_CALLS: usize = 256;
 
 /// The revision a hydrated entry counts as.
 pub const HYDRATED: i64 = -1;
@@ -36,9 +37,12 @@ struct Orphan {
 
 #[derive(Clone, Debug, Default)]
 pub struct Msgs {
-    /// entry id → highest revision seen, and the fingerprint of what was shown for it.
-    revisions: HashMap<String, (i64, u64)>,
-    /// Keys for fingerprints (randomly seeded: the engine cannot aim for a collision).
+    /// entry id (its `key`) → highest revision seen, and the fingerprint of what was shown
+    /// for it. Keyed by a seeded hash, not the id: every replay checkpoint copies this map,
+    /// and a copy of fixed-size entries is one block, not an allocation per id.
+    revisions: Revisions,
+    /// Keys for entry ids and fingerprints (randomly seeded: the engine cannot aim for a
+    /// collision).
     seed: std::collections::hash_map::RandomState,
     /// The last entry placed by the hydrate in progress (its next page chains to it).
     hydrate_tail: Option<String>,
@@ -47,12 +51,22 @@ pub struct Msgs {
     /// delivered late still never overwrites.
     refresh: bool,
     orphans: Vec<Orphan>,
-    /// function_call id → (function id, arguments), from `function_call` blocks. Shared with
-    /// the copies of this mapping (replay checkpoints): a copy does not copy the arguments.
-    pub calls: HashMap<String, Arc<(String, Value)>>,
+    /// function_call id → (function id, arguments as compact JSON), from `function_call`
+    /// blocks. Shared with the copies of this mapping (replay checkpoints): a copy does not
+    /// copy the arguments. Kept as text, read back only when a card needs them: a tree of
+    /// the same arguments takes several times the room.
+    pub calls: RecentCalls,
 }
 
 impl Msgs {
+    /// The key `revisions` knows entry `id` by.
+    fn key(&self, id: &str) -> u64 {
+        let mut h = self.seed.build_hasher();
+        h.write(id.as_bytes());
+        h.write_u8(0xff);
+        h.finish()
+    }
+
     /// Before a full re-read: the re-read's content replaces what we hold.
     pub fn stale(&mut self) {
         self.refresh = true;
@@ -110,15 +124,12 @@ fn text_of(content: Option<&Value>, kinds: &[&str]) -> String {
         }
         _ => {}
     }
-    sanitize(&j::clip(&s, MAX_TEXT))
+    // Cut and cleaned where it stands: no copy for clean text under the bound.
+    sanitize_owned(Cow::Owned(truncate_owned(s, MAX_TEXT)))
 }
 
 /// The rows of one entry (`message` or `custom`), each keyed so a later revision replaces it.
-fn render(
-    entry: &str,
-    body: &Value,
-    calls: &mut HashMap<String, Arc<(String, Value)>>,
-) -> Vec<ItemOp> {
+fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
     let mut ops = Vec::new();
     let key = format!("e:{entry}");
     let up = |k: String, kind: ItemKind| ItemOp::Upsert { key: k, kind };
@@ -182,21 +193,22 @@ fn render(
                 let (Some(id), Some(f)) = (id_field(b, "id"), str_field(b, "function_id")) else {
                     continue;
                 };
-                let args = b.get("arguments").cloned().unwrap_or(Value::Null);
-                let pretty = j::clip(&switchboard_core::text::pretty_json(&args), MAX_TEXT);
-                if calls.len() < MAX_CALLS || calls.contains_key(id) {
-                    // Arguments past the display bound are not kept whole: the card then
-                    // falls back to the excerpt rather than show a cut argument as full.
-                    if args.to_string().len() <= MAX_TEXT {
-                        calls.insert(id.to_string(), Arc::new((f.to_string(), args.clone())));
-                    }
+                let args = b.get("arguments").unwrap_or(&Value::Null);
+                let pretty = j::clip(&switchboard_core::text::pretty_json(args), MAX_TEXT);
+                // Arguments past the display bound are not kept whole: the card then
+                // falls back to the excerpt rather than show a cut argument as full.
+                let compact = args.to_string();
+                if compact.len() <= MAX_TEXT {
+                    calls.insert(id, (f.to_string(), compact.into_boxed_str()), MAX_CALLS);
+                } else {
+                    calls.remove(id);
                 }
                 ops.push(up(
                     format!("call:{id}"),
                     ItemKind::ToolCall {
                         id: id.to_string(),
                         name: j::title(Some(f), "function"),
-                        summary: sanitize(&switchboard_core::text::tool_input_summary(f, &args)),
+                        summary: sanitize(&switchboard_core::text::tool_input_summary(f, args)),
                         input: pretty,
                         diff: None,
                     },
@@ -348,7 +360,7 @@ impl Mapper {
         let known = self
             .sessions
             .get(&session)
-            .is_some_and(|s| s.msgs.revisions.contains_key(entry));
+            .is_some_and(|s| s.msgs.revisions.contains(s.msgs.key(entry)));
         if known {
             self.apply_entry(&session, entry, None, p, rev, false, now_ms, out);
         } else {
@@ -377,15 +389,15 @@ impl Mapper {
         let root = s.root.clone();
         let node = node_key(&root, session);
         let msgs = &mut s.msgs;
-        if let Some(&(known, shown)) = msgs.revisions.get(entry) {
+        let key = msgs.key(entry);
+        if let Some((known, shown)) = msgs.revisions.get(key) {
             let refresh = hydrated && msgs.refresh;
             if known >= revision && !refresh {
                 return;
             }
             // A re-read brings every entry back; one that reads as it did changes nothing.
             let fp = msgs.fingerprint(body);
-            msgs.revisions
-                .insert(entry.to_string(), (known.max(revision), fp));
+            msgs.revisions.insert(key, (known.max(revision), fp));
             if fp == shown {
                 return;
             }
@@ -400,8 +412,9 @@ impl Mapper {
             }
             return;
         }
-        let placeable =
-            hydrated || parent.is_none() || parent.is_some_and(|p| msgs.revisions.contains_key(p));
+        let placeable = hydrated
+            || parent.is_none()
+            || parent.is_some_and(|p| msgs.revisions.contains(msgs.key(p)));
         if !placeable {
             let parent = parent.unwrap_or_default().to_string();
             if let Some(o) = msgs.orphans.iter_mut().find(|o| o.entry == entry) {
@@ -457,7 +470,7 @@ impl Mapper {
             let msgs = &mut s.msgs;
             if msgs.revisions.len() < MAX_ENTRIES {
                 let fp = msgs.fingerprint(&body);
-                msgs.revisions.insert(entry.clone(), (revision, fp));
+                msgs.revisions.insert(msgs.key(&entry), (revision, fp));
             }
             for op in render(&entry, &body, &mut msgs.calls) {
                 out.ev(

@@ -12,6 +12,7 @@ mod gates;
 mod json;
 mod messages;
 mod recorded;
+mod remembered;
 mod sessions;
 mod status;
 mod stuck;
