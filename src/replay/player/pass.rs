@@ -39,9 +39,10 @@ pub(super) fn background_pass(
     let (mut gates, mut answers) = (Vec::new(), Vec::new());
     // The frames are read, decoded (the entry unescaped) and parsed by their backend's
     // parser on a second thread, a batch ahead: this thread only maps and reduces. At most
-    // four batches are alive (two queued, one being mapped, one being read): enough to keep
-    // both threads busy; more would only hold more parsed frames.
-    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    // eight batches are alive (six queued, one being mapped, one being read): with two
+    // queued, either thread often waited on the other (a core idle a tenth of the time)
+    // when a run of long frames slowed one side; eight hold a few megabytes.
+    let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (back, returned) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
         scope.spawn(|| read_ahead(src, total, stop, tx, returned));

@@ -146,6 +146,13 @@ struct ToolView {
     tool_name: Option<String>,
     raw_input: Option<RawJson>,
     raw_output: Option<RawJson>,
+    /// The row's input as shown (sanitized pretty JSON of `raw_input`, of `raw_output`) and
+    /// the command the input carries: made when they change, not at every update of the
+    /// call (each re-read the input and pretty-printed both).
+    input_shown: String,
+    output_shown: Option<String>,
+    command: Option<String>,
+    /// The content's text, sanitized.
     text: String,
     diff: Option<Diff>,
     /// The diffs as sent (path, old text, new text): what an approval of this call approves.
@@ -204,6 +211,8 @@ pub struct Mapper {
     draining: bool,
     turn_no: u64,
     seg: u64,
+    /// The last chunk's row key (`updates::Mapper::chunk_key`).
+    last_chunk_key: Option<Box<updates::ChunkKey>>,
     queued: VecDeque<String>,
     steer_seq: u64,
     /// Shared with the copies of this mapping (replay checkpoints): a copy pays for a view

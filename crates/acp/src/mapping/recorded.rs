@@ -200,7 +200,10 @@ impl Mapper {
                 message_id,
             } => {
                 let mut out = Out::default();
-                self.chunk_text(thinking, &text, message_id.as_deref(), &mut out);
+                // Sanitized here, not on the reader thread: that thread has the larger share
+                // of a replay's work (the entries' unescaping, the parse).
+                let text = switchboard_core::text::sanitize_owned(std::borrow::Cow::Owned(text));
+                self.chunk_clean(thinking, text, message_id.as_deref(), &mut out);
                 return out;
             }
             Inbound::Tool(u) => {

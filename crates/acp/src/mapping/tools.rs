@@ -1,5 +1,7 @@
 //! Tool calls and their updates → tree nodes and transcript rows (content, diffs, terminals).
 
+use std::borrow::Cow;
+
 use super::RawJson;
 use super::terminals::term_row;
 use super::wire::{command_of, content_text, locations, tool_name, wire_name};
@@ -7,7 +9,7 @@ use super::{Mapper, Out, ToolView};
 use crate::codec::schema;
 use switchboard_core::diff::Diff;
 use switchboard_core::msg::BackendEvent;
-use switchboard_core::text::{one_line, pretty_json, sanitize};
+use switchboard_core::text::{one_line, pretty_json, sanitize, sanitize_owned};
 use switchboard_core::transcript::{ItemKind, ItemOp};
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
 
@@ -59,6 +61,17 @@ impl Mapper {
         }
     }
 
+    pub(super) fn set_raw_input(view: &mut ToolView, raw: Option<&serde_json::Value>) {
+        view.raw_input = raw.map(RawJson::of);
+        view.command = command_of(raw);
+        view.input_shown = raw.map(|r| sanitize(&pretty_json(r))).unwrap_or_default();
+    }
+
+    pub(super) fn set_raw_output(view: &mut ToolView, raw: Option<&serde_json::Value>) {
+        view.raw_output = raw.map(RawJson::of);
+        view.output_shown = raw.map(|r| sanitize(&pretty_json(r)));
+    }
+
     pub(super) fn set_content(view: &mut ToolView, content: &[schema::ToolCallContent]) {
         view.text.clear();
         view.diff = None;
@@ -90,6 +103,11 @@ impl Mapper {
                 _ => {}
             }
         }
+        // Sanitized once here, not at every update drawn from it (a command's coloured
+        // output is tens of kilobytes).
+        if !view.text.is_empty() {
+            view.text = sanitize_owned(Cow::Owned(std::mem::take(&mut view.text)));
+        }
     }
 
     pub(super) fn patch_tool(&mut self, id: &str, u: &schema::ToolCallUpdate, _out: &mut Out) {
@@ -111,10 +129,10 @@ impl Mapper {
             view.locations = locations(l);
         }
         if let Some(r) = &f.raw_input {
-            view.raw_input = Some(RawJson::of(r));
+            Self::set_raw_input(view, Some(r));
         }
         if let Some(r) = &f.raw_output {
-            view.raw_output = Some(RawJson::of(r));
+            Self::set_raw_output(view, Some(r));
         }
         if let Some(n) = tool_name(u.meta.as_ref()) {
             view.tool_name = Some(n);
@@ -172,11 +190,10 @@ impl Mapper {
             (None, s) => s.to_string(),
         };
         let mut summary = one_line(&sanitize(&view.title), 200);
-        let raw_input = view.raw_input.as_ref().map(RawJson::value);
-        if let Some(cmd) = command_of(raw_input.as_ref())
+        if let Some(cmd) = &view.command
             && !summary.contains(cmd.trim())
         {
-            summary = format!("{summary} — $ {}", one_line(&sanitize(&cmd), 120));
+            summary = format!("{summary} — $ {}", one_line(&sanitize(cmd), 120));
         }
         if !view.locations.is_empty() {
             summary.push_str(&format!(" ({})", view.locations.join(", ")));
@@ -184,13 +201,15 @@ impl Mapper {
         for t in &view.terminals {
             summary.push_str(&format!(" → terminal {t}"));
         }
-        let mut input = String::new();
-        if let Some(r) = &raw_input {
-            input.push_str(&pretty_json(r));
-        }
-        if let Some(r) = &view.raw_output {
+        // Both parts are sanitized already, and pretty JSON holds no escape to join across
+        // the seam: the same text as sanitizing the whole.
+        let output = view.output_shown.as_deref();
+        let mut input =
+            String::with_capacity(view.input_shown.len() + output.map_or(0, |o| o.len() + 9));
+        input.push_str(&view.input_shown);
+        if let Some(o) = output {
             input.push_str("\noutput: ");
-            input.push_str(&pretty_json(&r.value()));
+            input.push_str(o);
         }
         out.item(
             None,
@@ -200,7 +219,7 @@ impl Mapper {
                     id: id.to_string(),
                     name: format!("{} · {status}", sanitize(&label)),
                     summary,
-                    input: sanitize(&input),
+                    input,
                     diff: view.diff.clone().map(Box::new),
                 },
             },
@@ -212,7 +231,7 @@ impl Mapper {
                     key: format!("toolout:{id}"),
                     kind: ItemKind::ToolResult {
                         tool_use_id: id.to_string(),
-                        text: sanitize(&view.text),
+                        text: view.text.clone(),
                         is_error: status == "failed",
                     },
                 },

@@ -2,7 +2,6 @@
 
 use serde_json::Value;
 
-use super::RawJson;
 use super::wire::{content_text, locations, s, tool_name, wire_name};
 use super::{Mapper, Out};
 use crate::codec;
@@ -143,8 +142,8 @@ impl Mapper {
                 view.title = tc.title.clone();
                 view.kind = wire_name(&tc.kind);
                 view.status = wire_name(&tc.status);
-                view.raw_input = tc.raw_input.as_ref().map(RawJson::of);
-                view.raw_output = tc.raw_output.as_ref().map(RawJson::of);
+                Self::set_raw_input(view, tc.raw_input.as_ref());
+                Self::set_raw_output(view, tc.raw_output.as_ref());
                 view.tool_name = tool_name(tc.meta.as_ref());
                 Self::set_content(view, &tc.content);
                 view.locations = locations(&tc.locations);
@@ -206,19 +205,21 @@ impl Mapper {
         message_id: Option<&str>,
         out: &mut Out,
     ) {
-        let text = sanitize(text);
+        self.chunk_clean(thinking, sanitize(text), message_id, out);
+    }
+
+    /// `chunk_text` of text sanitized already.
+    pub(super) fn chunk_clean(
+        &mut self,
+        thinking: bool,
+        text: String,
+        message_id: Option<&str>,
+        out: &mut Out,
+    ) {
         if text.is_empty() {
             return;
         }
-        let group = match message_id {
-            Some(m) => format!("m{m}"),
-            None => format!("s{}", self.seg),
-        };
-        let key = format!(
-            "{}:{}:{group}",
-            if thinking { "thought" } else { "msg" },
-            self.turn_no
-        );
+        let key = self.chunk_key(thinking, message_id);
         let acc = self.streamed.entry(key.clone()).or_default();
         if text.len() > 1 && acc.is(&text) {
             // The whole message repeated after its deltas (Codex adapters): already shown.
@@ -234,6 +235,50 @@ impl Mapper {
             },
         );
     }
+}
+
+impl Mapper {
+    /// The row key of a chunk: `msg|thought:<turn>:m<message id>|s<segment>`. Chunks come in
+    /// runs to one row, so the last key is kept and reused while nothing it is made of
+    /// changed (formatting it anew was a good part of a chunk's cost).
+    fn chunk_key(&mut self, thinking: bool, message_id: Option<&str>) -> String {
+        let seg = if message_id.is_some() { 0 } else { self.seg };
+        if let Some(k) = &self.last_chunk_key
+            && k.thinking == thinking
+            && k.turn == self.turn_no
+            && k.seg == seg
+            && k.message_id.as_deref() == message_id
+        {
+            return k.key.clone();
+        }
+        let group = match message_id {
+            Some(m) => format!("m{m}"),
+            None => format!("s{seg}"),
+        };
+        let key = format!(
+            "{}:{}:{group}",
+            if thinking { "thought" } else { "msg" },
+            self.turn_no
+        );
+        self.last_chunk_key = Some(Box::new(ChunkKey {
+            thinking,
+            turn: self.turn_no,
+            seg,
+            message_id: message_id.map(str::to_string),
+            key: key.clone(),
+        }));
+        key
+    }
+}
+
+/// The last chunk's row key and what it was made of (`Mapper::chunk_key`).
+#[derive(Clone, Debug)]
+pub(super) struct ChunkKey {
+    thinking: bool,
+    turn: u64,
+    seg: u64,
+    message_id: Option<String>,
+    key: String,
 }
 
 /// A streamed row's text so far, as its length and FNV-1a hash (a repeat of the whole message

@@ -3,7 +3,7 @@
 //! in the same canonical form the mapper's answers reduce to, so a recording can prove the
 //! wire said what the human decided.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
@@ -89,17 +89,29 @@ pub fn decision_of_resolve(payload: &Value, always: bool) -> Result<Decision, St
 /// a call is, approve-always calls are remembered, and each resolve yields its decision.
 #[derive(Clone, Debug, Default)]
 pub struct RecordedAnswers {
+    /// (session, call) → function id, for the latest `MAX_RECORDS` held calls (a resolve
+    /// follows its record closely); the oldest is forgotten first.
     functions: HashMap<(String, String), String>,
+    order: VecDeque<(String, String)>,
     always: HashSet<(String, String)>,
 }
+
+/// Held-call records remembered for the resolves that follow them.
+const MAX_RECORDS: usize = 10_000;
 
 impl RecordedAnswers {
     /// A pushed `approval::pending-created` payload, or one record of a listing.
     pub fn observe_record(&mut self, record: &Value) {
-        if let Ok(r) = decode_record(record)
-            && self.functions.len() < 100_000
-        {
-            self.functions.insert((r.session, r.call), r.function_id);
+        if let Ok(r) = decode_record(record) {
+            let key = (r.session, r.call);
+            if self.functions.insert(key.clone(), r.function_id).is_none() {
+                self.order.push_back(key);
+            }
+            while self.order.len() > MAX_RECORDS {
+                if let Some(old) = self.order.pop_front() {
+                    self.functions.remove(&old);
+                }
+            }
         }
     }
 
