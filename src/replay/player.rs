@@ -808,4 +808,49 @@ mod read_ahead_tests {
         assert_eq!(rows(end), rows(&plain));
         assert_eq!(rows(end).len(), 5000);
     }
+
+    /// Each batch the reader sends holds at most `BATCH_BYTES` of text and one frame more,
+    /// also once batches come back to be filled again (their slots hold the texts of the
+    /// frames they carried before), and every frame comes once, in order, with its own text.
+    #[test]
+    fn batches_stay_within_their_bytes_when_they_go_round() {
+        let pad = "y".repeat(40_000);
+        let frames: Vec<Frame> = (0..3000usize)
+            .map(|i| Frame {
+                src_line: i + 2,
+                ts: Some(i as u64),
+                dir: Dir::In,
+                // Long and short frames in runs, so recycled slots held other lengths.
+                text: if (i / 300) % 2 == 0 {
+                    format!(r#"{{"type":"x","n":{i},"pad":"{pad}"}}"#)
+                } else {
+                    format!(r#"{{"type":"x","n":{i}}}"#)
+                },
+            })
+            .collect();
+        let longest = frames.iter().map(|f| f.text.len()).max().unwrap_or(0);
+        let src = super::tests::claude_recording(frames.clone());
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        let (back, returned) = std::sync::mpsc::channel();
+        let stop = AtomicBool::new(false);
+        let mut next = 0;
+        std::thread::scope(|scope| {
+            scope.spawn(|| pass::read_ahead(&src, 3000, &stop, tx, returned));
+            for batch in rx.iter() {
+                let bytes: usize = batch.iter().map(|(_, f, _)| f.text.len()).sum();
+                assert!(
+                    bytes <= pass::BATCH_BYTES + longest,
+                    "a batch of {bytes} bytes in {} frames",
+                    batch.len()
+                );
+                for (i, f, _) in &batch {
+                    assert_eq!(*i, next);
+                    assert_eq!(f.text, frames[next].text, "frame {next}");
+                    next += 1;
+                }
+                let _ = back.send(batch);
+            }
+        });
+        assert_eq!(next, 3000);
+    }
 }

@@ -32,9 +32,10 @@ pub struct Replay {
     /// Roots already shown as nodes.
     roots: HashMap<String, ()>,
     /// Gates opened, for closing them by (session, call): `iii:<session>:<call>` → the
-    /// newest card's id (a changed record opens `…#<version>`) and when it was opened.
+    /// newest card's id (a changed record opens `…#<version>`) and its number in the order
+    /// gates were opened.
     gates: HashMap<String, (String, u64)>,
-    /// The keys of `gates`, oldest first, with when each was opened: past `MAX_CALLS` the
+    /// The keys of `gates`, oldest first, with their numbers: past `MAX_CALLS` the
     /// oldest is forgotten (a held call is answered soon after it opens), never a new one.
     gate_order: VecDeque<(String, u64)>,
     gates_opened: u64,
@@ -104,6 +105,13 @@ impl Replay {
                     g.node_key = node_of(&root, &g.node_key);
                     self.remember_gate(&g.id);
                     BackendEvent::GateOpen(g)
+                }
+                // A card that took the full arguments from the transcript (`…#2`) replaces
+                // its call's: the recorded answer closes that one.
+                BackendEvent::GateUpgraded { old, mut gate } => {
+                    gate.node_key = node_of(&root, &gate.node_key);
+                    self.remember_gate(&gate.id);
+                    BackendEvent::GateUpgraded { old, gate }
                 }
                 other => other,
             });
@@ -327,6 +335,66 @@ impl Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mapping::{Generation, PAGE, engine_answer};
+    use serde_json::json;
+
+    /// A card upgraded with the full arguments from the transcript (`iii:s1:c1` becomes
+    /// `iii:s1:c1#2`) is the one our recorded `approval::resolve` closes: before, only cards
+    /// as first opened were remembered, and the upgraded one stayed waiting for the rest of
+    /// the replay.
+    #[test]
+    fn an_upgraded_card_is_closed_by_its_recorded_answer() {
+        let mut r = Replay::default();
+        let mut calls = r.mapper.reconnected().calls;
+        while let Some(c) = calls.pop() {
+            let a = engine_answer(&c.function_id, Generation::Kebab);
+            calls.extend(r.mapper.on_result(&c.function_id, &c.payload, &a, 1).calls);
+        }
+        r.mapper.on_result(
+            "session::list",
+            &json!({"order": "updated_desc", "limit": PAGE}),
+            &json!({"sessions": [{"session_id": "s1", "title": "Fix the build", "status": "working"}]}),
+            1,
+        );
+        let rec = json!({"session_id": "s1", "turn_id": "t1", "function_call_id": "c1",
+            "function_id": "shell::exec", "pending_at": 1,
+            "arguments_excerpt": "{\"command\":\"git st…\"}"});
+        r.answers.observe_record(&rec);
+        let out = r.mapper.on_event("approval::pending-created", &rec, 5);
+        let opened = r.flatten(out);
+        assert!(
+            opened
+                .iter()
+                .any(|e| matches!(e, BackendEvent::GateOpen(g) if g.id == "iii:s1:c1")),
+            "{opened:?}"
+        );
+        let out = r.mapper.on_event(
+            "session::message-added",
+            &json!({"session_id": "s1", "entry_id": "e1", "parent_id": null, "message": {"role": "assistant", "content": [
+                {"type": "function_call", "id": "c1", "function_id": "shell::exec", "arguments": {"command": "git status"}}]}}),
+            6,
+        );
+        let upgraded = r.flatten(out);
+        let id = upgraded
+            .iter()
+            .find_map(|e| match e {
+                BackendEvent::GateUpgraded { gate, .. } => Some(gate.id.clone()),
+                _ => None,
+            })
+            .expect("the card takes the full arguments");
+        assert_ne!(id, "iii:s1:c1");
+        let (events, answered) = r.outbound_value(json!({"type": "invokefunction",
+            "invocation_id": "i1", "function_id": "approval::resolve",
+            "data": {"session_id": "s1", "function_call_id": "c1", "decision": "allow"}}));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, BackendEvent::GateAnswered { id: a, .. } if *a == id)),
+            "{events:?}"
+        );
+        assert_eq!(answered.len(), 1);
+        assert_eq!(answered[0].gate_id, id);
+    }
 
     /// Past `MAX_CALLS` gates the newest are remembered and the oldest forgotten: before,
     /// the first `MAX_CALLS` were kept and no later card was ever closed by its answer.

@@ -268,7 +268,7 @@ fn entry_frame(src_line: usize, raw: &[u8], text: String) -> Frame {
 
 impl IndexedFile {
     /// `scan` for a file: blocks of up to `SCAN_BLOCK` bytes, each entry decoded from the block
-    /// into one reused text buffer.
+    /// into a reused text buffer (the one the caller left in the frame before).
     fn scan_blocks(&self, from: usize, to: usize, f: &mut dyn FnMut(usize, &mut Frame)) {
         let to = to.min(self.len());
         // One read buffer per thread, kept across calls: the background pass scans a few

@@ -90,24 +90,25 @@ pub(super) fn background_pass(
     });
 }
 
+/// Text a batch holds before it is sent early: batches in flight, and the parsed frames they
+/// carry, stay small however long the frames.
+pub(super) const BATCH_BYTES: usize = 256 << 10;
+
 /// A batch of frames with their indices and what their backend's parser made of them.
-type Batch = Vec<(usize, Frame, Option<Parsed>)>;
+pub(super) type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 
 /// The background pass's reader: frames `0..total` in batches ending at multiples of 1024 (or
 /// sooner, past `BATCH_BYTES` of text), each frame's text taken from the source in exchange
 /// for a buffer of a batch the pass handed back (no allocation and no copy per frame once
 /// the first batches went round; a buffer a long frame grew is not kept for the next) and
 /// parsed by its backend's parser, if it has one. Ends when the pass stops listening.
-fn read_ahead(
+pub(super) fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
     stop: &AtomicBool,
     tx: std::sync::mpsc::SyncSender<Batch>,
     returned: std::sync::mpsc::Receiver<Batch>,
 ) {
-    /// Text a batch holds before it is sent early: batches in flight, and the parsed frames
-    /// they carry, stay small however long the frames.
-    const BATCH_BYTES: usize = 256 << 10;
     /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
     const KEEP_BUFFER: usize = 64 << 10;
     let parsers: Vec<Option<Parser>> = src
@@ -135,6 +136,8 @@ fn read_ahead(
                 return;
             }
             let parsed = parse(i, f);
+            // Counted before the text changes hands below.
+            let len = f.text.len();
             match batch.get_mut(n) {
                 Some((at, d, p)) => {
                     *at = i;
@@ -160,7 +163,7 @@ fn read_ahead(
                 }
             }
             n += 1;
-            bytes += f.text.len();
+            bytes += len;
             if bytes > BATCH_BYTES {
                 batch.truncate(n);
                 gone = tx

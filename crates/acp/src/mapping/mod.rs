@@ -145,15 +145,17 @@ struct ToolView {
     status: String,
     tool_name: Option<String>,
     raw_input: Option<RawJson>,
-    raw_output: Option<RawJson>,
-    /// The row's input as shown (sanitized pretty JSON of `raw_input`, of `raw_output`) and
-    /// the command the input carries: made when they change, not at every update of the
-    /// call (each re-read the input and pretty-printed both).
+    /// The row's input as shown (sanitized pretty JSON of the raw input, of the raw output)
+    /// and the command the input carries: made when they change, not at every update of the
+    /// call (each re-read the input and pretty-printed both). The raw output is kept only
+    /// as shown: nothing else reads it.
     input_shown: String,
     output_shown: Option<String>,
     command: Option<String>,
-    /// The content's text, sanitized.
+    /// The content's text, sanitized, and whether it was blank as sent (an output of
+    /// nothing but colour codes still replaces the row: it is empty now).
     text: String,
+    text_sent: bool,
     diff: Option<Diff>,
     /// The diffs as sent (path, old text, new text): what an approval of this call approves.
     edits: Vec<edits::EditDiff>,

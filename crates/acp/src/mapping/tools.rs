@@ -68,7 +68,6 @@ impl Mapper {
     }
 
     pub(super) fn set_raw_output(view: &mut ToolView, raw: Option<&serde_json::Value>) {
-        view.raw_output = raw.map(RawJson::of);
         view.output_shown = raw.map(|r| sanitize(&pretty_json(r)));
     }
 
@@ -105,6 +104,7 @@ impl Mapper {
         }
         // Sanitized once here, not at every update drawn from it (a command's coloured
         // output is tens of kilobytes).
+        view.text_sent = !view.text.trim().is_empty();
         if !view.text.is_empty() {
             view.text = sanitize_owned(Cow::Owned(std::mem::take(&mut view.text)));
         }
@@ -224,7 +224,7 @@ impl Mapper {
                 },
             },
         );
-        if !view.text.trim().is_empty() {
+        if view.text_sent {
             out.item(
                 None,
                 ItemOp::Upsert {

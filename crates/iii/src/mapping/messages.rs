@@ -194,7 +194,10 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                     continue;
                 };
                 let args = b.get("arguments").unwrap_or(&Value::Null);
-                let pretty = j::clip(&switchboard_core::text::pretty_json(args), MAX_TEXT);
+                let mut pretty =
+                    truncate_owned(switchboard_core::text::pretty_json(args), MAX_TEXT);
+                // The row keeps it: not the room the printer grew into.
+                pretty.shrink_to_fit();
                 // Arguments past the display bound are not kept whole: the card then
                 // falls back to the excerpt rather than show a cut argument as full.
                 let compact = args.to_string();
