@@ -130,6 +130,7 @@ pub(super) fn resume(args: ResumeArgs) -> ExitCode {
             );
         }
     }
+    let planned = m.clone();
     let plan = plan::plan(&path, m, &checked.profiles);
     if plan.sessions.is_empty() {
         return fail(
@@ -155,6 +156,12 @@ pub(super) fn resume(args: ResumeArgs) -> ExitCode {
     } else {
         None
     };
+    // Read before the lock was ours: another resume may have run in between.
+    if lock.is_some()
+        && let Err(e) = plan::still_as_planned(&path, &planned)
+    {
+        return fail(&e, 2);
+    }
     let mut specs = Vec::new();
     for b in &plan.sessions {
         let cx = LaunchContext {

@@ -88,6 +88,28 @@ fn is_path(target: &str) -> bool {
     target.contains('/') || target.ends_with(".json")
 }
 
+/// Once its lock is held: the manifest at `path` still reads as `planned`, the crashed
+/// workspace the plan was made from. A resume that read it, then waited while another
+/// resumed it (and perhaps stopped it cleanly) must not start its agents a second time.
+pub fn still_as_planned(path: &Path, planned: &Manifest) -> Result<(), String> {
+    let now = manifest::load_manifest(path)
+        .map_err(|e| format!("{}: {e}", neutralize(&path.display().to_string())))?;
+    if now == *planned {
+        return Ok(());
+    }
+    Err(match now.closed_ms {
+        Some(ms) => format!(
+            "{} was resumed and stopped cleanly at {} while this resume waited: nothing to resume",
+            neutralize(&path.display().to_string()),
+            when(ms)
+        ),
+        None => format!(
+            "{} changed while this resume read it (resumed from elsewhere?): run the resume again",
+            neutralize(&path.display().to_string())
+        ),
+    })
+}
+
 /// The workspace `target` names: a manifest's path, a workspace (host) name, or (none) the
 /// newest crashed workspace.
 pub fn find(target: Option<&str>) -> Result<Found, String> {

@@ -192,3 +192,32 @@ fn a_flag_for_a_session_id_or_a_manifest_others_can_write_is_refused() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A resume that read a crashed manifest and then got its lock only after another resume
+/// ran finds the manifest changed (or closed) and starts nothing.
+#[test]
+fn a_manifest_changed_before_the_lock_was_taken_is_not_resumed_again() {
+    let dir = temp("race");
+    let m = dir.join("workspace-r.json");
+    let mut w = ManifestWriter::create(&m, 1000).unwrap();
+    w.session_opened(0, "a", "claude", Some(&dir.join("a1.jsonl")), 1000)
+        .unwrap();
+    drop(w);
+    let planned = manifest::load_manifest(&m).unwrap();
+    assert!(still_as_planned(&m, &planned).is_ok());
+    // Another resume reopens it (and runs)...
+    let doc = manifest::load_manifest(&m).unwrap();
+    let mut w = ManifestWriter::reopen(&m, doc, vec![(0, 0)], 4000, 5000).unwrap();
+    w.session_opened(0, "a", "claude", None, 5000).unwrap();
+    drop(w);
+    let e = still_as_planned(&m, &planned).unwrap_err();
+    assert!(e.contains("changed while this resume read it"), "{e}");
+    // ...and stops cleanly.
+    let doc = manifest::load_manifest(&m).unwrap();
+    let mut w = ManifestWriter::reopen(&m, doc, vec![(0, 0)], 6000, 7000).unwrap();
+    w.closed(8000).unwrap();
+    drop(w);
+    let e = still_as_planned(&m, &planned).unwrap_err();
+    assert!(e.contains("stopped cleanly"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
