@@ -4,7 +4,7 @@
 use switchboard_core::gate::Decision;
 use switchboard_core::msg::BackendEvent;
 use switchboard_record::Dir;
-use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label};
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label, parsed_as};
 
 use crate::codec::Frame;
 use crate::mapping::{Inbound, read_inbound, read_outbound};
@@ -23,13 +23,9 @@ impl ReplayMapper for crate::mapping::Mapper {
     }
 
     fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
-        match parsed.downcast::<Inbound>() {
-            Ok(read) => self.on_recorded_read(line, *read).events,
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.inbound(line)
-            }
+        match parsed_as::<Inbound>(parsed) {
+            Some(read) => self.on_recorded_read(line, read).events,
+            None => self.inbound(line),
         }
     }
 
@@ -43,13 +39,9 @@ impl ReplayMapper for crate::mapping::Mapper {
         line: &str,
         parsed: Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
-        match parsed.downcast::<Frame>() {
-            Ok(frame) => self.outbound_frame(line, *frame),
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.outbound(line)
-            }
+        match parsed_as::<Frame>(parsed) {
+            Some(frame) => self.outbound_frame(line, frame),
+            None => self.outbound(line),
         }
     }
 }

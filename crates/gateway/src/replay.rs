@@ -16,7 +16,7 @@ use switchboard_core::gate::Decision;
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::transcript::{ItemKind, ItemOp};
 use switchboard_record::Dir;
-use switchboard_record::mapper::{Answered, Parsed, ReplayMapper};
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, parsed_as};
 
 #[derive(Clone, Default)]
 pub struct Replay {
@@ -106,13 +106,9 @@ impl ReplayMapper for Replay {
     }
 
     fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
-        match parsed.downcast::<Option<Inbound>>() {
-            Ok(f) => self.inbound_frame(*f),
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.inbound(line)
-            }
+        match parsed_as::<Option<Inbound>>(parsed) {
+            Some(f) => self.inbound_frame(f),
+            None => self.inbound(line),
         }
     }
 
@@ -125,13 +121,9 @@ impl ReplayMapper for Replay {
         line: &str,
         parsed: Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
-        match parsed.downcast::<Reply>() {
-            Ok(r) => self.reply(*r),
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.outbound(line)
-            }
+        match parsed_as::<Reply>(parsed) {
+            Some(r) => self.reply(r),
+            None => self.outbound(line),
         }
     }
 

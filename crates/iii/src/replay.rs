@@ -16,7 +16,7 @@ use super::mapping::{Mapper, Out, RecordedAnswers};
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
 use switchboard_record::Dir;
-use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label};
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label, parsed_as};
 
 /// Remembered calls at most: a recording of calls never answered must not grow memory.
 const MAX_CALLS: usize = 10_000;
@@ -175,13 +175,9 @@ impl ReplayMapper for Replay {
     }
 
     fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
-        match parsed.downcast::<Value>() {
-            Ok(f) => self.inbound_value(*f),
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.inbound(line)
-            }
+        match parsed_as::<Value>(parsed) {
+            Some(f) => self.inbound_value(f),
+            None => self.inbound(line),
         }
     }
 
@@ -197,13 +193,9 @@ impl ReplayMapper for Replay {
         line: &str,
         parsed: Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
-        match parsed.downcast::<Value>() {
-            Ok(f) => self.outbound_value(*f),
-            Err(_) => {
-                // Only the registry pairs parsers and mappings: a mismatch is a bug there.
-                debug_assert!(false, "parsed by another backend's parser");
-                self.outbound(line)
-            }
+        match parsed_as::<Value>(parsed) {
+            Some(f) => self.outbound_value(f),
+            None => self.outbound(line),
         }
     }
 }

@@ -21,6 +21,19 @@ pub struct Answered {
 /// the backend's own business (its mapping downcasts it).
 pub type Parsed = Box<dyn std::any::Any + Send>;
 
+/// What a backend's parser made of a frame, as the type its mapping expects. `None` when
+/// another backend's parser made it: only the registry pairs parsers and mappings, so that is
+/// a bug there (debug builds stop on it); the mapping then reads the line itself.
+pub fn parsed_as<T: 'static>(parsed: Parsed) -> Option<T> {
+    match parsed.downcast::<T>() {
+        Ok(t) => Some(*t),
+        Err(_) => {
+            debug_assert!(false, "parsed by another backend's parser");
+            None
+        }
+    }
+}
+
 /// Parses one recorded frame for `inbound_parsed` / `outbound_parsed`. It keeps no state, so
 /// the background pass runs it on its reader thread while the pass maps the previous batch:
 /// parsing is most of a frame's cost, and that way the two threads share it.
