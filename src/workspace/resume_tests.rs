@@ -50,6 +50,16 @@ fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alo
         .unwrap();
     w.session_closed(2, 1500, Some(0)).unwrap();
     drop(w);
+    // The manifest last written long before the recording's last frame: the time the
+    // workspace stopped is the later of the two (with the mtime of now, the recording's
+    // could not be told from it).
+    let early = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1500);
+    std::fs::File::options()
+        .write(true)
+        .open(&m)
+        .unwrap()
+        .set_modified(early)
+        .unwrap();
 
     assert_eq!(last_ts(&rec), Some(5000));
     let Found::Crashed { path, manifest } = find(Some(m.to_str().unwrap())).unwrap() else {
@@ -67,7 +77,7 @@ fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alo
     assert_eq!((b.mid, b.agent_session.as_deref()), (0, Some("sess-1")));
     assert_eq!(b.profile.model.as_deref(), Some("m"));
     assert_eq!(b.history, vec![rec.clone()]);
-    assert!(plan.stopped_ms >= 5000);
+    assert_eq!(plan.stopped_ms, 5000, "the recording's last whole frame");
     assert_eq!(plan.left.len(), 1, "{:?}", plan.left);
     assert!(plan.left[0].contains("hooks"), "{:?}", plan.left);
 
