@@ -4,6 +4,7 @@
 //! check implement the traits here, so no backend needs another to be read back.
 
 pub mod check;
+mod index;
 pub mod load;
 pub mod mapper;
 pub mod offsets;

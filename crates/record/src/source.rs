@@ -3,7 +3,7 @@
 //! never held in memory whole.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use serde_json::Value;
@@ -91,57 +91,16 @@ impl IndexedFile {
     /// Index `path` (one pass over its bytes counting newlines). Fails when the file is not a
     /// version-1 recording; callers then fall back to loading it whole.
     pub fn open(path: &Path) -> Result<IndexedFile, String> {
-        let mut file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-        let mut starts = Offsets::default();
-        let mut lines = LineNumbers::default();
-        let mut header = Vec::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let (mut offset, mut line_no, mut line_start) = (0u64, 1u64, 0u64);
-        let mut in_header = true;
-        // Whether the current line has had a byte that is not whitespace so far.
-        let mut blank = true;
-        loop {
-            let n = file
-                .read(&mut buf)
-                .map_err(|e| format!("cannot read: {e}"))?;
-            if n == 0 {
-                break;
-            }
-            let chunk = &buf[..n];
-            // memchr finds the newlines (word at a time); only the header's bytes are copied
-            // and only each line's first bytes are looked at to tell a blank line.
-            let mut at = 0;
-            for nl in memchr::memchr_iter(b'\n', chunk).chain(std::iter::once(n)) {
-                let piece = &chunk[at..nl];
-                if in_header {
-                    header.extend_from_slice(piece);
-                }
-                if blank && piece.iter().any(|b| !b.is_ascii_whitespace()) {
-                    blank = false;
-                }
-                if nl == n {
-                    break;
-                }
-                let end = offset + nl as u64 + 1;
-                if !in_header && !blank {
-                    starts.push(line_start);
-                    lines.push(line_no);
-                }
-                in_header = false;
-                blank = true;
-                line_start = end;
-                line_no += 1;
-                at = nl + 1;
-            }
-            offset += n as u64;
-        }
-        if !in_header && !blank {
-            starts.push(line_start);
-            lines.push(line_no);
-        }
-        starts.push(offset);
-        starts.shrink_to_fit();
-        lines.shrink_to_fit();
+        let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+        let size = file
+            .metadata()
+            .map_err(|e| format!("cannot read: {e}"))?
+            .len();
+        let crate::index::Index {
+            header,
+            starts,
+            lines,
+        } = crate::index::index(&file, size).map_err(|e| format!("cannot read: {e}"))?;
         let header: Value = serde_json::from_slice(trim_newline(&header))
             .map_err(|_| "the first line is not a recording header".to_string())?;
         if header.get("switchboard_recording").and_then(Value::as_u64) != Some(1) {
@@ -169,19 +128,7 @@ impl IndexedFile {
     }
 }
 
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    // Positional reads without a shared cursor: clone the handle for each read.
-    use std::io::{Seek, SeekFrom};
-    let mut f = file.try_clone()?;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
-}
+use crate::index::read_exact_at;
 
 fn trim_newline(b: &[u8]) -> &[u8] {
     let mut end = b.len();

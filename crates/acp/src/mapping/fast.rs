@@ -99,6 +99,14 @@ pub(super) fn tool_update(line: &str) -> Option<schema::SessionUpdate> {
     if !line.contains("\"tool_call") && !line.contains("\"plan\"") {
         return None;
     }
+    plain_tool(line).or_else(|| schema_tool_update(line))
+}
+
+/// `tool_update` by the schema's own types. The schema reads `sessionUpdate` as an internal
+/// tag and every optional field through `DefaultOnError`, each of which first copies what it
+/// reads into a buffer: a tool's output of tens of kilobytes was copied three times before
+/// it was read. `plain_tool` takes the usual shapes without that and leaves the rest here.
+pub(super) fn schema_tool_update(line: &str) -> Option<schema::SessionUpdate> {
     // Read straight into its typed params (no `Value` tree first).
     let n: Note<schema::SessionNotification> = serde_json::from_str(line).ok()?;
     if !n.is_session_update() {
@@ -107,6 +115,125 @@ pub(super) fn tool_update(line: &str) -> Option<schema::SessionUpdate> {
     use schema::SessionUpdate as U;
     match n.params.update {
         u @ (U::ToolCall(_) | U::ToolCallUpdate(_) | U::Plan(_)) => Some(u),
+        _ => None,
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ToolParams<'a> {
+    #[serde(borrow, rename = "sessionId")]
+    _session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    update: Tool<'a>,
+}
+
+/// A tool call or its update, every field the two may carry and nothing else. Each field is
+/// read as what the schema makes of a well-formed value; a value it would have defaulted
+/// (a status it does not know, say) fails this read and the line goes the schema's way.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Tool<'a> {
+    #[serde(borrow)]
+    session_update: Cow<'a, str>,
+    tool_call_id: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    kind: Option<schema::ToolKind>,
+    #[serde(default)]
+    status: Option<schema::ToolCallStatus>,
+    #[serde(default, borrow)]
+    content: Option<Vec<Item<'a>>>,
+    #[serde(default)]
+    locations: Option<Vec<schema::ToolCallLocation>>,
+    #[serde(default)]
+    raw_input: Option<serde_json::Value>,
+    #[serde(default)]
+    raw_output: Option<serde_json::Value>,
+}
+
+/// One content item: text, a terminal or a diff, by its `type` (checked in `item`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    terminal_id: Option<String>,
+    #[serde(default)]
+    path: Option<std::path::PathBuf>,
+    #[serde(default)]
+    old_text: Option<String>,
+    #[serde(default)]
+    new_text: Option<String>,
+}
+
+fn item(i: Item<'_>) -> Option<schema::ToolCallContent> {
+    use schema::ToolCallContent as C;
+    match (&*i.kind, i.content, i.terminal_id, i.path, i.new_text) {
+        ("content", Some(c), None, None, None) if c.kind == "text" && i.old_text.is_none() => {
+            let text = schema::TextContent::new(c.text.into_owned());
+            Some(C::Content(schema::Content::new(
+                schema::ContentBlock::Text(text),
+            )))
+        }
+        ("terminal", None, Some(id), None, None) if i.old_text.is_none() => {
+            Some(C::Terminal(schema::Terminal::new(id)))
+        }
+        ("diff", None, None, Some(path), Some(new)) => {
+            Some(C::Diff(schema::Diff::new(path, new).old_text(i.old_text)))
+        }
+        _ => None,
+    }
+}
+
+/// A tool call or its update in the shapes agents send, read in one pass into the schema's
+/// types; `None` for anything else.
+pub(super) fn plain_tool(line: &str) -> Option<schema::SessionUpdate> {
+    let n: Note<ToolParams> = serde_json::from_str(line).ok()?;
+    if !n.is_session_update() {
+        return None;
+    }
+    let t = n.params.update;
+    let content = match t.content {
+        Some(items) => Some(items.into_iter().map(item).collect::<Option<Vec<_>>>()?),
+        None => None,
+    };
+    match &*t.session_update {
+        "tool_call" => {
+            let mut c = schema::ToolCall::new(t.tool_call_id, t.title?)
+                .name(t.name)
+                .content(content.unwrap_or_default())
+                .locations(t.locations.unwrap_or_default())
+                .raw_input(t.raw_input)
+                .raw_output(t.raw_output);
+            if let Some(k) = t.kind {
+                c = c.kind(k);
+            }
+            if let Some(s) = t.status {
+                c = c.status(s);
+            }
+            Some(schema::SessionUpdate::ToolCall(c))
+        }
+        "tool_call_update" => {
+            let fields = schema::ToolCallUpdateFields::new()
+                .kind(t.kind)
+                .status(t.status)
+                .title(t.title)
+                .name(t.name)
+                .content(content)
+                .locations(t.locations)
+                .raw_input(t.raw_input)
+                .raw_output(t.raw_output);
+            Some(schema::SessionUpdate::ToolCallUpdate(
+                schema::ToolCallUpdate::new(t.tool_call_id, fields),
+            ))
+        }
         _ => None,
     }
 }

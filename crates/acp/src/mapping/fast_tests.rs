@@ -109,3 +109,84 @@ fn every_tool_update_maps_the_same_by_either_path() {
     assert!(taken[..7].iter().all(|t| *t), "{taken:?}");
     assert!(!taken[10] && !taken[11], "{taken:?}");
 }
+
+/// Every line the one-pass tool read takes, it reads exactly as the schema's own types do;
+/// the shapes it leaves go the schema's way. Hand-made lines at the edges, then every tool
+/// line of the real recordings and our fixtures.
+#[test]
+fn the_one_pass_tool_read_agrees_with_the_schema() {
+    let taken = [
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Run","kind":"execute","status":"pending","rawInput":{"command":"cargo test","n":1.5}}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"t","name":null,"kind":null,"status":null,"content":null,"locations":null,"rawInput":null,"rawOutput":null}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Edit","kind":"edit","status":"pending","locations":[{"path":"/w/p/a.rs","line":3}],"content":[{"type":"diff","path":"/w/p/a.rs","oldText":"a\nb\n","newText":"a\nc\n"},{"type":"diff","path":"/w/p/b.rs","oldText":null,"newText":""}]}"#,
+        r#"{"toolCallId":"c2","sessionUpdate":"tool_call","title":"x","name":"Bash","content":[],"locations":[]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok\n\u001b[32m3 passed\u001b[0m"}}],"rawOutput":{"exit":0}}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":null,"kind":null,"status":null,"name":null,"content":null,"locations":null,"rawInput":null,"rawOutput":null}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"terminal","terminalId":"t1"}],"locations":[{"path":"/a","line":null}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[]}"#,
+    ];
+    let left = [
+        // What the schema defaults or skips, reads otherwise, or refuses.
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c3","title":"x","status":"sideways"}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c3","title":"x","kind":7}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c3","title":null}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c3"}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","title":"y"}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","_meta":{"a":1}}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","content":{"type":"image","data":"AA==","mimeType":"image/png"}}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","content":{"type":"text","text":"a","annotations":null}}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","terminalId":"t1","content":{"type":"text","text":"a"}}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"terminal","terminalId":"t1","oldText":"a"}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"diff","newText":"a"}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"session","sessionId":"s2"}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"terminal","terminalId":"t1"},{"type":"terminal"}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":{"type":"terminal","terminalId":"t1"}}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":1}"#,
+        r#"{"sessionUpdate":"plan","entries":[]}"#,
+    ];
+    for (u, want) in taken
+        .iter()
+        .map(|u| (u, true))
+        .chain(left.iter().map(|u| (u, false)))
+    {
+        let l = note(u);
+        let one_pass = fast::plain_tool(&l);
+        assert_eq!(one_pass.is_some(), want, "{u}");
+        if let Some(got) = one_pass {
+            assert_eq!(Some(got), fast::schema_tool_update(&l), "{u}");
+        }
+        // Whichever way, `tool_update` reads what the schema reads.
+        assert_eq!(fast::tool_update(&l), fast::schema_tool_update(&l), "{u}");
+    }
+    // The real agents' lines (and those of our recorded fixtures, inside their entries).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (mut tools, mut one_pass) = (0, 0);
+    for dir in ["../shared/recordings/acp", "fixtures/recordings/acp"] {
+        let dir = root.join(dir);
+        for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            for raw in std::fs::read_to_string(&p).unwrap().lines() {
+                let inner = serde_json::from_str::<serde_json::Value>(raw)
+                    .ok()
+                    .and_then(|v| v.get("line").and_then(|l| l.as_str()).map(String::from));
+                let l = inner.as_deref().unwrap_or(raw).trim_end();
+                let Some(want) = fast::schema_tool_update(l) else {
+                    continue;
+                };
+                tools += 1;
+                if let Some(got) = fast::plain_tool(l) {
+                    one_pass += 1;
+                    assert_eq!(got, want, "{}: {l}", p.display());
+                }
+            }
+        }
+    }
+    assert!(
+        tools >= 10 && one_pass * 2 >= tools,
+        "{one_pass} of {tools}"
+    );
+}
