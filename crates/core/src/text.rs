@@ -263,6 +263,18 @@ pub fn truncate(s: &str, max: usize) -> String {
 /// Compact summary of a tool input for one-line display, with the input's exact characters
 /// (neutralized where it is drawn).
 pub fn tool_input_summary(tool: &str, input: &serde_json::Value) -> String {
+    summary_or(tool, input, || {
+        serde_json::to_string(input).unwrap_or_default()
+    })
+}
+
+/// `tool_input_summary` for a caller that has `input` as compact JSON already (it is not
+/// printed a second time).
+pub fn tool_input_summary_compact(tool: &str, input: &serde_json::Value, compact: &str) -> String {
+    summary_or(tool, input, || compact.to_string())
+}
+
+fn summary_or(tool: &str, input: &serde_json::Value, compact: impl FnOnce() -> String) -> String {
     let field = |k: &str| input.get(k).and_then(|v| v.as_str());
     let s = match tool {
         "Bash" => field("command").map(str::to_string),
@@ -285,7 +297,7 @@ pub fn tool_input_summary(tool: &str, input: &serde_json::Value) -> String {
         _ => None,
     };
     let s = s.unwrap_or_else(|| {
-        let compact = serde_json::to_string(input).unwrap_or_default();
+        let compact = compact();
         if compact == "{}" {
             String::new()
         } else {
@@ -412,6 +424,37 @@ mod tests {
         assert_eq!(tool_input_summary("Write", &v), "evil^J^J^J^J^Jnotes.txt");
         let v = serde_json::json!({"pattern": "fn", "path": "a\nb"});
         assert_eq!(tool_input_summary("Grep", &v), "fn in a^Jb");
+    }
+
+    /// Given the input's compact JSON, the summary reads as it does without it.
+    #[test]
+    fn a_summary_from_compact_json_reads_the_same() {
+        let inputs = [
+            serde_json::json!({"command": "ls -la\nrm x"}),
+            serde_json::json!({"file_path": "a\nb"}),
+            serde_json::json!({"pattern": "fn", "path": "src"}),
+            serde_json::json!({"questions": [1, 2]}),
+            serde_json::json!({}),
+            serde_json::json!({"z": 1, "a": ["\u{1b}[2J", {"k": null}], "long": "x".repeat(400)}),
+            serde_json::json!(null),
+        ];
+        for tool in [
+            "Bash",
+            "Write",
+            "Grep",
+            "AskUserQuestion",
+            "Glob",
+            "harness::run",
+            "",
+        ] {
+            for v in &inputs {
+                assert_eq!(
+                    tool_input_summary_compact(tool, v, &v.to_string()),
+                    tool_input_summary(tool, v),
+                    "{tool} {v}"
+                );
+            }
+        }
     }
 
     #[test]

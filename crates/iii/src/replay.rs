@@ -12,6 +12,8 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
+use super::mapping::json::Field;
+
 use super::mapping::{Mapper, Out, RecordedAnswers};
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
@@ -227,7 +229,7 @@ impl Replay {
     /// One engine frame, parsed.
     fn inbound_value(&mut self, mut f: Value) -> Vec<BackendEvent> {
         let now = self.now;
-        match f.get("type").and_then(Value::as_str) {
+        match f.field("type").and_then(Value::as_str) {
             // Each (re)connect: the live source told the mapper, which re-read everything
             // (the reads and their results follow in the recording).
             Some("workerregistered") => {
@@ -242,7 +244,10 @@ impl Replay {
                 v
             }
             Some("invocationresult") => {
-                let id = f.get("invocation_id").and_then(Value::as_str).unwrap_or("");
+                let id = f
+                    .field("invocation_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 let Some((function_id, payload)) = self.calls.remove(id) else {
                     return Vec::new();
                 };
@@ -251,8 +256,8 @@ impl Replay {
                     e if !e.is_null() => self.mapper.on_error(
                         &function_id,
                         &payload,
-                        e.get("code").and_then(Value::as_str).unwrap_or(""),
-                        e.get("message").and_then(Value::as_str).unwrap_or(""),
+                        e.field("code").and_then(Value::as_str).unwrap_or(""),
+                        e.field("message").and_then(Value::as_str).unwrap_or(""),
                         now,
                     ),
                     _ => {
@@ -264,7 +269,7 @@ impl Replay {
                 self.flatten(out)
             }
             Some("invokefunction") => {
-                let handler = f.get("function_id").and_then(Value::as_str).unwrap_or("");
+                let handler = f.field("function_id").and_then(Value::as_str).unwrap_or("");
                 let Some(trigger) = self.handlers.get(handler).cloned() else {
                     return Vec::new();
                 };
@@ -284,8 +289,8 @@ impl Replay {
 
     /// One frame of ours, parsed.
     fn outbound_value(&mut self, mut f: Value) -> (Vec<BackendEvent>, Vec<Answered>) {
-        let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        match f.get("type").and_then(Value::as_str) {
+        let s = |k: &str| f.field(k).and_then(Value::as_str).unwrap_or("").to_string();
+        match f.field("type").and_then(Value::as_str) {
             Some("registertrigger") => {
                 if self.handlers.len() < MAX_CALLS {
                     self.handlers.insert(s("function_id"), s("trigger_type"));

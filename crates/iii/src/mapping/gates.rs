@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::json::Field;
 use serde_json::{Value, json};
 
 use super::json::{self as j, id_field, str_field};
@@ -176,7 +177,7 @@ impl Mapper {
         out: &mut Out,
     ) {
         let scope = scope_of(request);
-        if request.get("cursor").is_none() && !self.listings.contains_key(&scope) {
+        if request.field("cursor").is_none() && !self.listings.contains_key(&scope) {
             // A first page we did not start ourselves (a retried read): still a listing.
             let started = self.next_seq();
             self.listings.insert(
@@ -187,7 +188,7 @@ impl Mapper {
                 },
             );
         }
-        let Some(pending) = result.get("pending").and_then(Value::as_array) else {
+        let Some(pending) = result.field("pending").and_then(Value::as_array) else {
             self.listings.remove(&scope);
             self.report(
                 id_field(request, "session_id"),

@@ -1,6 +1,7 @@
 //! Approval-gate records decoded (both schema spellings), and the permission cards they
 //! show as: the summary, the arguments (full or the redacted excerpt), the options.
 
+use crate::mapping::json::Field;
 use serde_json::{Value, json};
 
 use super::{
@@ -63,17 +64,17 @@ pub fn decode_record(v: &Value) -> Result<Record, String> {
     let call = need("function_call_id")?;
     let function_id = need("function_id")?;
     let turn = id_field(v, "turn_id").unwrap_or("").to_string();
-    let kind = match v.get("kind") {
+    let kind = match v.field("kind") {
         None | Some(Value::Null) => "function".to_string(),
         Some(Value::String(k)) => j::clip(k, 64),
         Some(_) => return Err("approval record `kind` is not a string".into()),
     };
     let fs = match kind.as_str() {
         "filesystem_access" | "folder_access" => {
-            let (req, root_k, path_k) = match v.get("access_request").filter(|a| a.is_object()) {
+            let (req, root_k, path_k) = match v.field("access_request").filter(|a| a.is_object()) {
                 Some(a) => (Some(a), "requested_root", "attempted_path"),
                 None => (
-                    v.get("grant_request").filter(|a| a.is_object()),
+                    v.field("grant_request").filter(|a| a.is_object()),
                     "dir",
                     "offending_path",
                 ),
@@ -99,14 +100,14 @@ pub fn decode_record(v: &Value) -> Result<Record, String> {
         kind,
         fs,
         pending_at: u64_field(v, "pending_at").unwrap_or(0),
-        excerpt: v.get("arguments_excerpt").map(|e| match e {
+        excerpt: v.field("arguments_excerpt").map(|e| match e {
             Value::String(s) => j::clip(s, j::MAX_TEXT),
             other => j::compact(other),
         }),
         depth: u64_field(v, "depth").unwrap_or(0),
         title: str_field(v, "session_title").map(|t| j::clip(t, 200)),
         parent: v
-            .get("session_metadata")
+            .field("session_metadata")
             .and_then(|m| id_field(m, "parent_session_id"))
             .map(str::to_string),
     })

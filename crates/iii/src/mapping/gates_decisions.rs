@@ -1,6 +1,7 @@
 //! The human's decisions on held calls: what a decision asks of the gate, the calls that
 //! carry it (`approval::approve-always`, then `approval::resolve`), and their results.
 
+use crate::mapping::json::Field;
 use serde_json::{Value, json};
 
 use super::{
@@ -247,7 +248,7 @@ impl Mapper {
         };
         let key = (session.to_string(), call.to_string());
         let allow = str_field(request, "decision") == Some("allow");
-        match result.get("resolved").and_then(Value::as_bool) {
+        match result.field("resolved").and_then(Value::as_bool) {
             Some(true) => {
                 let seq = self.next_seq();
                 let rev = self.gates.by_key.get(&key).map(|g| g.rev.clone());

@@ -13,8 +13,32 @@ pub fn clip(s: &str, max: usize) -> String {
     switchboard_core::text::truncate(s, max)
 }
 
+/// `v.get(k)` without hashing `k` for a small object. serde_json's ordered map hashes every
+/// key looked up with SipHash, a twentieth of an iii replay's work; the engine's objects have
+/// a handful of keys, compared in place here (a key is in a map once, so the first match is
+/// the only one).
+pub fn get<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
+    let o = v.as_object()?;
+    if o.len() <= 16 {
+        o.iter().find_map(|(key, x)| (key == k).then_some(x))
+    } else {
+        o.get(k)
+    }
+}
+
+/// `get` as a method, where a `Value`'s own `get` was called.
+pub trait Field {
+    fn field(&self, k: &str) -> Option<&Value>;
+}
+
+impl Field for Value {
+    fn field(&self, k: &str) -> Option<&Value> {
+        get(self, k)
+    }
+}
+
 pub fn str_field<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
-    v.get(k)?.as_str()
+    get(v, k)?.as_str()
 }
 
 /// An id field: a non-empty string no longer than `MAX_ID`.
@@ -23,7 +47,7 @@ pub fn id_field<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
 }
 
 pub fn u64_field(v: &Value, k: &str) -> Option<u64> {
-    let f = v.get(k)?;
+    let f = get(v, k)?;
     f.as_u64().or_else(|| {
         f.as_f64()
             .filter(|x| x.is_finite() && *x >= 0.0)
@@ -32,15 +56,15 @@ pub fn u64_field(v: &Value, k: &str) -> Option<u64> {
 }
 
 pub fn i64_field(v: &Value, k: &str) -> Option<i64> {
-    v.get(k)?.as_i64()
+    get(v, k)?.as_i64()
 }
 
 pub fn bool_field(v: &Value, k: &str) -> Option<bool> {
-    v.get(k)?.as_bool()
+    get(v, k)?.as_bool()
 }
 
 pub fn array<'a>(v: &'a Value, k: &str) -> &'a [Value] {
-    v.get(k)
+    get(v, k)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
@@ -95,5 +119,36 @@ pub fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
                 hash_value(x, h);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `get` finds what `Value::get` finds: small objects (compared in place) and large ones
+    /// (looked up), duplicate keys (the last wins, as the parse left it), anything that is
+    /// not an object.
+    #[test]
+    fn get_finds_what_value_get_finds() {
+        let mut big = serde_json::Map::new();
+        for i in 0..40 {
+            big.insert(format!("k{i}"), Value::from(i));
+        }
+        let values = [
+            serde_json::json!({"type": "a", "id": "x", "": 1, "typ": 2}),
+            serde_json::from_str(r#"{"type": "first", "id": 1, "type": "last"}"#).unwrap(),
+            Value::Object(big),
+            serde_json::json!(["type", "id"]),
+            serde_json::json!("type"),
+            Value::Null,
+        ];
+        for v in &values {
+            for k in ["type", "id", "", "typ", "k0", "k39", "k40", "types"] {
+                assert_eq!(get(v, k), v.get(k), "{v} {k}");
+                assert_eq!(v.field(k), v.get(k), "{v} {k}");
+            }
+        }
+        assert_eq!(str_field(&values[1], "type"), Some("last"));
     }
 }

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
 
+use super::json::Field;
 use serde_json::{Value, json};
 
 use super::json::{self as j, MAX_TEXT, array, bool_field, id_field, str_field};
@@ -41,9 +42,12 @@ pub struct Msgs {
     /// for it. Keyed by a seeded hash, not the id: every replay checkpoint copies this map,
     /// and a copy of fixed-size entries is one block, not an allocation per id.
     revisions: Revisions,
-    /// Keys for entry ids and fingerprints (randomly seeded: the engine cannot aim for a
-    /// collision).
+    /// Keys for entry ids (randomly seeded: the engine cannot aim for a collision).
     seed: std::collections::hash_map::RandomState,
+    /// Keys for fingerprints of whole entries, randomly seeded too. foldhash, not SipHash:
+    /// SipHash of every message body was an eighth of an iii replay's work. foldhash has no
+    /// collisions that hold whatever the seed, so the engine cannot aim for one either.
+    fp_seed: foldhash::quality::RandomState,
     /// The last entry placed by the hydrate in progress (its next page chains to it).
     hydrate_tail: Option<String>,
     /// A re-read after a reconnect is running: its content replaces what we show (changes
@@ -76,9 +80,9 @@ impl Msgs {
     /// What `render` reads of an entry (`custom` and `message`), fingerprinted: a re-read
     /// that brings the same content back shows nothing new, so it sends nothing.
     fn fingerprint(&self, body: &Value) -> u64 {
-        let mut h = self.seed.build_hasher();
+        let mut h = self.fp_seed.build_hasher();
         for k in ["custom", "message"] {
-            match body.get(k) {
+            match body.field(k) {
                 Some(v) => j::hash_value(v, &mut h),
                 None => h.write_u8(0xff),
             }
@@ -133,20 +137,20 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
     let mut ops = Vec::new();
     let key = format!("e:{entry}");
     let up = |k: String, kind: ItemKind| ItemOp::Upsert { key: k, kind };
-    if let Some(custom) = body.get("custom").filter(|c| c.is_object()) {
+    if let Some(custom) = body.field("custom").filter(|c| c.is_object()) {
         ops.push(up(
             key,
             ItemKind::System {
                 label: j::title(str_field(custom, "custom_type"), "custom"),
-                text: text_of(custom.get("content"), &["text"]),
+                text: text_of(custom.field("content"), &["text"]),
             },
         ));
         return ops;
     }
-    let Some(m) = body.get("message").filter(|m| m.is_object()) else {
+    let Some(m) = body.field("message").filter(|m| m.is_object()) else {
         return ops;
     };
-    let content = m.get("content");
+    let content = m.field("content");
     match str_field(m, "role").unwrap_or("") {
         "user" => ops.push(up(
             key,
@@ -193,7 +197,7 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                 let (Some(id), Some(f)) = (id_field(b, "id"), str_field(b, "function_id")) else {
                     continue;
                 };
-                let args = b.get("arguments").unwrap_or(&Value::Null);
+                let args = b.field("arguments").unwrap_or(&Value::Null);
                 let mut pretty =
                     truncate_owned(switchboard_core::text::pretty_json(args), MAX_TEXT);
                 // The row keeps it: not the room the printer grew into.
@@ -201,6 +205,9 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                 // Arguments past the display bound are not kept whole: the card then
                 // falls back to the excerpt rather than show a cut argument as full.
                 let compact = args.to_string();
+                let summary = sanitize(&switchboard_core::text::tool_input_summary_compact(
+                    f, args, &compact,
+                ));
                 if compact.len() <= MAX_TEXT {
                     calls.insert(id, (f.to_string(), compact.into_boxed_str()), MAX_CALLS);
                 } else {
@@ -211,7 +218,7 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                     ItemKind::ToolCall {
                         id: id.to_string(),
                         name: j::title(Some(f), "function"),
-                        summary: sanitize(&switchboard_core::text::tool_input_summary(f, args)),
+                        summary,
                         input: pretty,
                         diff: None,
                     },
@@ -463,39 +470,52 @@ impl Mapper {
         _now_ms: u64,
         out: &mut Out,
     ) {
-        let mut queue = vec![(entry.to_string(), body.clone(), revision)];
-        while let Some((entry, body, revision)) = queue.pop() {
-            let Some(s) = self.sessions.get_mut(session) else {
-                return;
-            };
-            let root = s.root.clone();
-            let node = node_key(&root, session);
-            let msgs = &mut s.msgs;
-            if msgs.revisions.len() < MAX_ENTRIES {
-                let fp = msgs.fingerprint(&body);
-                msgs.revisions.insert(msgs.key(&entry), (revision, fp));
-            }
-            for op in render(&entry, &body, &mut msgs.calls) {
-                out.ev(
-                    &root,
-                    BackendEvent::Item {
-                        node: Some(node.clone()),
-                        op,
-                    },
-                );
-            }
-            // Children in arrival order among siblings (reversed: the queue pops the end).
-            let mut ready = Vec::new();
-            msgs.orphans.retain(|o| {
-                if o.parent == entry {
-                    ready.push((o.entry.clone(), o.body.clone(), o.revision));
-                    false
-                } else {
-                    true
-                }
-            });
-            ready.reverse();
-            queue.extend(ready);
+        // The entry itself by reference (a copy of every message body cost the replay more
+        // than a tenth of its mapping), the ones that waited for it moved out of `orphans`.
+        let mut queue = Vec::new();
+        if !self.place_one(session, entry, body, revision, &mut queue, out) {
+            return;
         }
+        while let Some(o) = queue.pop() {
+            if !self.place_one(session, &o.entry, &o.body, o.revision, &mut queue, out) {
+                return;
+            }
+        }
+    }
+
+    /// Show one entry and queue the entries that waited for it (`false`: no such session).
+    fn place_one(
+        &mut self,
+        session: &str,
+        entry: &str,
+        body: &Value,
+        revision: i64,
+        queue: &mut Vec<Orphan>,
+        out: &mut Out,
+    ) -> bool {
+        let Some(s) = self.sessions.get_mut(session) else {
+            return false;
+        };
+        let root = s.root.clone();
+        let node = node_key(&root, session);
+        let msgs = &mut s.msgs;
+        if msgs.revisions.len() < MAX_ENTRIES {
+            let fp = msgs.fingerprint(body);
+            msgs.revisions.insert(msgs.key(entry), (revision, fp));
+        }
+        for op in render(entry, body, &mut msgs.calls) {
+            out.ev(
+                &root,
+                BackendEvent::Item {
+                    node: Some(node.clone()),
+                    op,
+                },
+            );
+        }
+        // Children in arrival order among siblings (reversed: the queue pops the end).
+        let at = queue.len();
+        queue.extend(msgs.orphans.extract_if(.., |o| o.parent == entry));
+        queue[at..].reverse();
+        true
     }
 }

@@ -9,7 +9,7 @@
 mod contract;
 mod discovery;
 mod gates;
-mod json;
+pub(crate) mod json;
 mod messages;
 mod recorded;
 mod remembered;
@@ -25,6 +25,7 @@ mod tests;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use json::Field;
 use serde_json::Value;
 
 use switchboard_core::msg::BackendEvent;
@@ -375,7 +376,7 @@ impl Mapper {
             }
             "harness::stop" => self.stop_result(request, result, &mut out),
             "harness::send" => self.send_result(request, result, &mut out),
-            discovery::TRIGGERS if request.get("trigger_type").is_some() => {
+            discovery::TRIGGERS if request.field("trigger_type").is_some() => {
                 self.hook_bindings(result, &mut out)
             }
             discovery::FUNCTIONS | discovery::TRIGGERS | discovery::WORKERS => {
@@ -413,7 +414,7 @@ impl Mapper {
             }
             "harness::stop" => self.stop_failed(request, &what, &mut out),
             discovery::FUNCTIONS | discovery::TRIGGERS | discovery::WORKERS
-                if request.get("trigger_type").is_none() =>
+                if request.field("trigger_type").is_none() =>
             {
                 self.discovered(function_id, Err(what.clone()), now_ms, &mut out);
             }

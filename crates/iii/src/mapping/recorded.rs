@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use super::json::Field;
 use serde_json::Value;
 
 use super::gates::{
@@ -54,8 +55,8 @@ pub fn decision_of_resolve(payload: &Value, always: bool) -> Result<Decision, St
     match str_field(payload, "decision") {
         // `grant_scope`: the older gate's name for `access_duration` (same words).
         Some("allow") => match payload
-            .get("access_duration")
-            .or_else(|| payload.get("grant_scope"))
+            .field("access_duration")
+            .or_else(|| payload.field("grant_scope"))
         {
             None => Ok(if always {
                 option(OPT_ALLOW_ALWAYS, "Allow always")
@@ -118,7 +119,7 @@ impl RecordedAnswers {
     /// An `approval::list-pending` result.
     pub fn observe_listing(&mut self, result: &Value) {
         for r in result
-            .get("pending")
+            .field("pending")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[])

@@ -1,5 +1,6 @@
 //! Sessions: the list and each root's tree of sub-agents (turn status and metrics: `status`).
 
+use super::json::Field;
 use serde_json::{Value, json};
 
 use super::json::{self as j, array, id_field, str_field, u64_field};
@@ -156,7 +157,7 @@ impl Mapper {
                 continue;
             };
             let parent = meta
-                .get("metadata")
+                .field("metadata")
                 .and_then(|m| id_field(m, "parent_session_id"));
             let known = self.sessions.contains_key(id);
             let title = str_field(meta, "title");
@@ -194,7 +195,7 @@ impl Mapper {
     }
 
     pub(super) fn session_get(&mut self, result: &Value, out: &mut Out) {
-        let meta = result.get("meta").unwrap_or(result);
+        let meta = result.field("meta").unwrap_or(result);
         if let Some(id) = id_field(meta, "session_id") {
             self.retitle(id, str_field(meta, "title"), out);
         }
@@ -303,7 +304,7 @@ impl Mapper {
             return;
         };
         let parent = p
-            .get("metadata")
+            .field("metadata")
             .and_then(|m| id_field(m, "parent_session_id"));
         self.ensure_session(id, parent, str_field(p, "title"), out);
     }

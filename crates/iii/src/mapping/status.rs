@@ -1,6 +1,7 @@
 //! A session's turn status and its root's metrics: `harness::status` and
 //! `harness::metrics` read into the turn state, the status lines and the queue.
 
+use super::json::Field;
 use serde_json::Value;
 
 use super::json::{self as j, array, bool_field, id_field, str_field, u64_field};
@@ -119,15 +120,15 @@ impl Mapper {
         let Some(root) = self.sessions.get(root).map(|s| s.root.clone()) else {
             return;
         };
-        let Some(t) = result.get("totals").filter(|t| t.is_object()) else {
+        let Some(t) = result.field("totals").filter(|t| t.is_object()) else {
             return;
         };
-        let n = |k: &str| match t.get(k) {
+        let n = |k: &str| match t.field(k) {
             Some(v) if v.is_u64() => switchboard_core::text::human_count(v.as_u64().unwrap_or(0)),
             // Null means "not reported by at least one generation", never zero.
             _ => "—".to_string(),
         };
-        let cost = match t.get("cost_usd").and_then(Value::as_f64) {
+        let cost = match t.field("cost_usd").and_then(Value::as_f64) {
             Some(c) if c.is_finite() => format!("${c:.4}"),
             _ => "—".to_string(),
         };
@@ -201,8 +202,8 @@ fn queued_line(q: &Queue) -> Option<String> {
 /// harnesses. Only a message of one text block is whole; others are shown, not editable
 /// (an edit replaces the message with text).
 fn queued_text(m: &Value) -> (String, bool) {
-    let msg = m.get("message");
-    let content = msg.and_then(|x| x.get("content"));
+    let msg = m.field("message");
+    let content = msg.and_then(|x| x.field("content"));
     match (msg, content) {
         (Some(Value::String(t)), _) | (_, Some(Value::String(t))) => (t.clone(), true),
         (_, Some(Value::Array(blocks))) => {
@@ -248,7 +249,7 @@ fn queue_of(r: &Value) -> Queue {
 }
 
 fn context_line(r: &Value) -> Option<String> {
-    let c = r.get("context")?;
+    let c = r.field("context")?;
     let total = u64_field(c, "total")?;
     let free = u64_field(c, "free");
     let used = match (u64_field(c, "usable"), free) {

@@ -1,5 +1,6 @@
 //! Turn control (send, stop) and turn events; the #797 check after an allow is `stuck`'s.
 
+use super::json::Field;
 use serde_json::{Value, json};
 
 use super::json::{self as j, bool_field, id_field, str_field};
@@ -17,7 +18,7 @@ impl Mapper {
             return;
         };
         let parent = id_field(p, "parent_session_id")
-            .or_else(|| p.get("parent").and_then(|x| id_field(x, "session_id")));
+            .or_else(|| p.field("parent").and_then(|x| id_field(x, "session_id")));
         let Some(root) = self.ensure_session(session, parent, None, out) else {
             return;
         };
@@ -333,7 +334,7 @@ impl Mapper {
         let Some(session) =
             id_field(result, "session_id").or_else(|| id_field(request, "session_id"))
         else {
-            if request.get("session_id").is_none() {
+            if request.field("session_id").is_none() {
                 out.protocol(
                     "",
                     Level::Warn,
@@ -342,7 +343,7 @@ impl Mapper {
             }
             return;
         };
-        if request.get("session_id").is_none() && bool_field(result, "accepted") != Some(false) {
+        if request.field("session_id").is_none() && bool_field(result, "accepted") != Some(false) {
             // A new session from the dialog: it becomes a root now, whether or not its
             // `session::created` event has arrived (delivery is unordered, may be lost).
             let title = request.pointer("/session/title").and_then(Value::as_str);
@@ -357,7 +358,7 @@ impl Mapper {
                 );
             }
             let asked = request
-                .get("idempotency_key")
+                .field("idempotency_key")
                 .and_then(Value::as_str)
                 .and_then(|k| self.asked.remove(k));
             // The user asked for it: show it when it opens (roots open before events apply),
