@@ -2,7 +2,7 @@
 //! gate index of a long recording), its reader thread, and the separate index pass.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{GateIndex, Store, background_spacing, clock};
 use crate::core::state::{Focus, GateRef, SessionId};
@@ -44,8 +44,11 @@ pub(super) fn background_pass(
     // when a run of long frames slowed one side; eight hold a few megabytes.
     let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (back, returned) = std::sync::mpsc::channel();
+    // Times this thread found no batch ready: the reader then leaves more frames for this
+    // thread to parse (see `read_ahead`).
+    let waits = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        scope.spawn(|| read_ahead(src, total, stop, tx, returned));
+        scope.spawn(|| read_ahead(src, total, stop, tx, returned, &waits));
         while feeder.pos < total {
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -53,7 +56,15 @@ pub(super) fn background_pass(
             // The next frames, up to the next progress mark (a divisor of the spacing) or
             // fewer when they are long. None when the reader is gone (a panic): the pass ends
             // where it is.
-            let Ok(mut batch) = rx.recv() else {
+            let next = match rx.try_recv() {
+                Ok(b) => Ok(b),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    waits.fetch_add(1, Ordering::Relaxed);
+                    rx.recv()
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+            };
+            let Ok(mut batch) = next else {
                 return;
             };
             for (i, frame, parsed) in &mut batch {
@@ -102,12 +113,19 @@ pub(super) type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 /// for a buffer of a batch the pass handed back (no allocation and no copy per frame once
 /// the first batches went round; a buffer a long frame grew is not kept for the next) and
 /// parsed by its backend's parser, if it has one. Ends when the pass stops listening.
+///
+/// The two threads share the parsing: when the pass found no batch ready since the last one
+/// was sent (`waits` moved), this thread is the slower and leaves one more frame in sixteen
+/// unparsed, for the pass to parse as it maps (up to twelve); when the queue was full, the
+/// pass is the slower and it leaves one fewer. An iii replay's parse is most of the work and
+/// its mapping is light: the reader held up the pass a third of the time.
 pub(super) fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
     stop: &AtomicBool,
     tx: std::sync::mpsc::SyncSender<Batch>,
     returned: std::sync::mpsc::Receiver<Batch>,
+    waits: &AtomicUsize,
 ) {
     /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
     const KEEP_BUFFER: usize = 64 << 10;
@@ -124,6 +142,25 @@ pub(super) fn read_ahead(
             .then(|| parser(f.dir, &f.text))
             .flatten()
     };
+    // Frames in sixteen left to the pass, and the pass's waits seen so far.
+    let mut leave = 0usize;
+    let mut seen_waits = 0usize;
+    let send = |batch: Batch, leave: &mut usize, seen_waits: &mut usize| {
+        let w = waits.load(Ordering::Relaxed);
+        let result = match tx.try_send(batch) {
+            Ok(()) => Ok(()),
+            Err(std::sync::mpsc::TrySendError::Full(b)) => {
+                *leave = leave.saturating_sub(1);
+                tx.send(b).map_err(|_| ())
+            }
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(()),
+        };
+        if w != *seen_waits {
+            *leave = (*leave + 1).min(12);
+            *seen_waits = w;
+        }
+        result
+    };
     let mut pos = 0;
     let mut gone = false;
     let next_batch = || returned.try_recv().unwrap_or_default();
@@ -135,7 +172,7 @@ pub(super) fn read_ahead(
             if gone {
                 return;
             }
-            let parsed = parse(i, f);
+            let parsed = if n % 16 < leave { None } else { parse(i, f) };
             // Counted before the text changes hands below.
             let len = f.text.len();
             match batch.get_mut(n) {
@@ -166,14 +203,17 @@ pub(super) fn read_ahead(
             bytes += len;
             if bytes > BATCH_BYTES {
                 batch.truncate(n);
-                gone = tx
-                    .send(std::mem::replace(&mut batch, next_batch()))
-                    .is_err();
+                gone = send(
+                    std::mem::replace(&mut batch, next_batch()),
+                    &mut leave,
+                    &mut seen_waits,
+                )
+                .is_err();
                 (n, bytes) = (0, 0);
             }
         });
         batch.truncate(n);
-        if gone || (!batch.is_empty() && tx.send(batch).is_err()) {
+        if gone || (!batch.is_empty() && send(batch, &mut leave, &mut seen_waits).is_err()) {
             return;
         }
         pos = to;
