@@ -70,6 +70,12 @@ pub(super) struct Chunk<'a> {
 
 /// The chunk `line` carries, when it is exactly a plain text message or thought chunk.
 pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
+    super::chunk_scan::chunk(line).or_else(|| serde_chunk(line))
+}
+
+/// `chunk` by serde's typed read: the reference `chunk_scan` agrees with, and the reader of
+/// every shape it leaves.
+pub(super) fn serde_chunk(line: &str) -> Option<Chunk<'_>> {
     // Most other lines are told apart without parsing.
     if !line.contains("_chunk\"") {
         return None;

@@ -7,6 +7,9 @@
 
 mod actions;
 mod checkfu;
+mod chunk_scan;
+#[cfg(test)]
+mod chunk_scan_tests;
 mod commands;
 #[cfg(test)]
 mod decisions_tests;

@@ -74,14 +74,17 @@ pub fn decode(b: &[u8], line: &mut String) -> Option<(u64, Dir)> {
 /// exactly one valid JSON string body (an unescaped quote, a raw control character, a bad
 /// escape, an unpaired surrogate, invalid UTF-8).
 fn unescape(b: &[u8], out: &mut String) -> Option<()> {
-    out.clear();
+    // The buffer keeps its old bytes (overwritten below, the rest cut off at the end): only
+    // its growth is zeroed, not every line's length.
     let mut buf = std::mem::take(out).into_bytes();
     // The output is never longer than the input (every escape shrinks), so it is written into
     // a buffer of the input's length by index: eight bytes at a time while none of them needs
     // a look (a quote, a backslash, a control character), found with word-wide bit tests.
     // Inner lines are JSON themselves, with an escape every few bytes: a per-run memchr and
     // copy cost more than the copying.
-    buf.resize(b.len(), 0);
+    if buf.len() < b.len() {
+        buf.resize(b.len(), 0);
+    }
     let (mut i, mut w) = (0, 0);
     loop {
         while let Some(word) = b.get(i..i + 8) {
