@@ -150,6 +150,22 @@ impl Replay {
         }
     }
 
+    /// A gate answered: it is not kept for another answer (every copy of this mapping, one
+    /// per replay checkpoint, carried thousands of answered gates). Its places in
+    /// `gate_order` go when that holds twice the live ones.
+    fn forget_gate(&mut self, plain: &str, id: &str) {
+        for key in [plain, id] {
+            if self.gates.get(key).is_some_and(|(g, _)| g == id) {
+                self.gates.remove(key);
+            }
+        }
+        if self.gate_order.len() > 2 * self.gates.len() + 64 {
+            let gates = &self.gates;
+            self.gate_order
+                .retain(|(k, n)| gates.get(k).is_some_and(|(_, m)| m == n));
+        }
+    }
+
     fn observe_result(&mut self, function_id: &str, result: &Value) {
         if matches!(
             function_id,
@@ -309,7 +325,7 @@ impl Replay {
                 let mut answered = Vec::new();
                 if let Some(Ok((session, call, decision))) = decided {
                     let plain = format!("iii:{session}:{call}");
-                    if let Some((id, _)) = self.gates.get(&plain) {
+                    if let Some((id, _)) = self.gates.get(&plain).cloned() {
                         // The card closes with what the wire said.
                         events.push(BackendEvent::GateAnswered {
                             id: id.clone(),
@@ -320,6 +336,7 @@ impl Replay {
                             label: decision_label(&decision),
                             decision: Some(decision),
                         });
+                        self.forget_gate(&plain, &id);
                     }
                 }
                 (events, answered)
@@ -391,6 +408,8 @@ mod tests {
         );
         assert_eq!(answered.len(), 1);
         assert_eq!(answered[0].gate_id, id);
+        // Answered, it is not kept for the copies of this mapping.
+        assert!(r.gates.is_empty(), "{:?}", r.gates);
     }
 
     /// Past `MAX_CALLS` gates the newest are remembered and the oldest forgotten: before,
@@ -417,5 +436,28 @@ mod tests {
         r.remember_gate("iii:s:odd#7");
         assert_eq!(r.gates["iii:s:odd#7"].0, "iii:s:odd#7");
         assert!(r.gates.len() <= MAX_CALLS);
+    }
+
+    /// An answered gate is forgotten, with its place in the order: the copies of the mapping
+    /// the replay keeps carry the gates still waiting, not every one ever answered.
+    #[test]
+    fn answered_gates_are_not_kept() {
+        let mut r = Replay::default();
+        for i in 0..5_000 {
+            r.remember_gate(&format!("iii:s:c{i}"));
+            if i % 2 == 0 {
+                r.remember_gate(&format!("iii:s:c{i}#2"));
+            }
+            if i >= 3 {
+                let old = format!("iii:s:c{}", i - 3);
+                let id = r.gates[&old].0.clone();
+                r.forget_gate(&old, &id);
+            }
+        }
+        // The three newest wait (two with an upgraded card, under both keys).
+        assert!(r.gates.len() <= 6, "{}", r.gates.len());
+        assert!(r.gate_order.len() <= 2 * r.gates.len() + 64 + 2);
+        assert_eq!(r.gates["iii:s:c4998"].0, "iii:s:c4998#2");
+        assert_eq!(r.gates["iii:s:c4999"].0, "iii:s:c4999");
     }
 }
