@@ -200,6 +200,9 @@ impl ReplayMapper for Replay {
     }
 
     fn outbound(&mut self, line: &str) -> (Vec<BackendEvent>, Vec<Answered>) {
+        if !mapped_outbound(line) {
+            return (Vec::new(), Vec::new());
+        }
         match frame(line) {
             Some(f) => self.outbound_value(f),
             None => (Vec::new(), Vec::new()),
@@ -236,8 +239,20 @@ fn frame(line: &str) -> Option<Value> {
     serde_json::from_str(line).ok()
 }
 
-/// The background pass's parser for iii recordings: every frame is one JSON object.
-pub fn parse_ahead(_dir: Dir, line: &str) -> Option<Parsed> {
+/// Whether a frame of ours may be one `outbound_value` maps: a `registertrigger` or an
+/// `invokefunction`. Without an escape, its `type` reads as its text, so a line that holds
+/// neither word is neither, and is not parsed: our replies to the engine's events
+/// (`invocationresult`) are two frames in five of an iii recording.
+fn mapped_outbound(line: &str) -> bool {
+    line.contains('\\') || line.contains("invokefunction") || line.contains("registertrigger")
+}
+
+/// The background pass's parser for iii recordings: every frame is one JSON object (a frame
+/// of ours that `mapped_outbound` rules out is not parsed at all).
+pub fn parse_ahead(dir: Dir, line: &str) -> Option<Parsed> {
+    if dir == Dir::Out && !mapped_outbound(line) {
+        return None;
+    }
     frame(line).map(|v| Box::new(v) as Parsed)
 }
 
@@ -459,5 +474,37 @@ mod tests {
         assert!(r.gate_order.len() <= 2 * r.gates.len() + 64 + 2);
         assert_eq!(r.gates["iii:s:c4998"].0, "iii:s:c4998#2");
         assert_eq!(r.gates["iii:s:c4999"].0, "iii:s:c4999");
+    }
+
+    /// A frame of ours that is not parsed (no escape, neither word) maps to nothing, as it
+    /// did parsed; one with an escaped `type` is still parsed and mapped.
+    #[test]
+    fn frames_of_ours_left_unparsed_are_those_that_map_to_nothing() {
+        let lines = [
+            r#"{"type":"invocationresult","invocation_id":"i9","function_id":"switchboard::w::on-x","result":{}}"#,
+            r#"{"type":"registertrigger","id":"t1","trigger_type":"session::message-added","function_id":"h1","config":{}}"#,
+            r#"{"type":"invokefunction","invocation_id":"i1","function_id":"approval::resolve","data":{"session_id":"s1","function_call_id":"c1","decision":"allow"}}"#,
+            r#"{"type":"invoke\u0066unction","invocation_id":"i2","function_id":"approval::resolve","data":{"session_id":"s1","function_call_id":"c2","decision":"deny"}}"#,
+            r#"{"type":"ping"}"#,
+            "not json",
+        ];
+        let (mut a, mut b) = (Replay::default(), Replay::default());
+        for gate in ["iii:s1:c1", "iii:s1:c2"] {
+            a.remember_gate(gate);
+            b.remember_gate(gate);
+        }
+        for l in lines {
+            let (ea, na) = a.outbound(l);
+            let (eb, nb) = frame(l).map_or_else(Default::default, |f| b.outbound_value(f));
+            assert_eq!(format!("{ea:?}{na:?}"), format!("{eb:?}{nb:?}"), "{l}");
+            assert_eq!(
+                parse_ahead(Dir::Out, l).is_some(),
+                mapped_outbound(l) && frame(l).is_some(),
+                "{l}"
+            );
+        }
+        // Both resolves closed their cards, the escaped one included.
+        assert!(a.gates.is_empty(), "{:?}", a.gates);
+        assert!(!mapped_outbound(lines[0]) && !mapped_outbound(lines[4]));
     }
 }
