@@ -17,6 +17,7 @@ use switchboard_core::msg::BackendEvent;
 use switchboard_core::transcript::{ItemKind, ItemOp};
 use switchboard_record::Dir;
 use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, parsed_as};
+use switchboard_record::obj::Obj;
 
 #[derive(Clone, Default)]
 pub struct Replay {
@@ -192,25 +193,6 @@ struct TypedStructured {
     answer: Option<String>,
     #[serde(default, rename = "editedByOwner")]
     edited_by_owner: Option<bool>,
-}
-
-/// `T` read from a JSON object and nothing else.
-struct Obj<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Visit(std::marker::PhantomData)).map(Obj)
-    }
 }
 
 impl Reply {

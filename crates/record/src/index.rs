@@ -53,7 +53,12 @@ impl Part {
 
 /// Index `file` of `size` bytes, on two threads when it is large.
 pub(crate) fn index(file: &File, size: u64) -> io::Result<Index> {
-    let parts = if size >= SPLIT_FROM { 2 } else { 1 };
+    // Two threads need positional reads that share no cursor (`pread`): Unix only.
+    let parts = if cfg!(unix) && size >= SPLIT_FROM {
+        2
+    } else {
+        1
+    };
     index_in(file, size, parts, READ)
 }
 
@@ -201,7 +206,8 @@ pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Res
 
 #[cfg(not(unix))]
 pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    // Positional reads without a shared cursor: clone the handle for each read.
+    // A clone of the handle shares its cursor, so reads on two threads can interleave:
+    // `index` uses one thread here (switchboard ships for Unix, where this is `pread`).
     use std::io::{Read, Seek, SeekFrom};
     let mut f = file.try_clone()?;
     f.seek(SeekFrom::Start(offset))?;

@@ -7,6 +7,7 @@ pub mod check;
 mod index;
 pub mod load;
 pub mod mapper;
+pub mod obj;
 pub mod offsets;
 pub mod paths;
 pub mod recorder;

@@ -12,6 +12,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use switchboard_record::obj::Obj;
+
 use crate::codec::schema;
 
 /// The notification envelope, exactly: nothing but these three keys (an `id`, or anything
@@ -23,7 +25,7 @@ struct Note<'a, P> {
     jsonrpc: Cow<'a, str>,
     #[serde(borrow)]
     method: Cow<'a, str>,
-    params: P,
+    params: Obj<P>,
 }
 
 impl<P> Note<'_, P> {
@@ -38,7 +40,7 @@ struct Params<'a> {
     #[serde(borrow, rename = "sessionId")]
     _session_id: Cow<'a, str>,
     #[serde(borrow)]
-    update: Update<'a>,
+    update: Obj<Update<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -47,7 +49,7 @@ struct Update<'a> {
     #[serde(borrow)]
     session_update: Cow<'a, str>,
     #[serde(borrow)]
-    content: Content<'a>,
+    content: Obj<Content<'a>>,
     #[serde(default, borrow)]
     message_id: Option<Cow<'a, str>>,
 }
@@ -80,19 +82,24 @@ pub(super) fn serde_chunk(line: &str) -> Option<Chunk<'_>> {
     if !line.contains("_chunk\"") {
         return None;
     }
-    let n: Note<Params> = serde_json::from_str(line).ok()?;
-    if !n.is_session_update() || n.params.update.content.kind != "text" {
+    let Obj(n) = serde_json::from_str::<Obj<Note<Params>>>(line).ok()?;
+    if !n.is_session_update() {
         return None;
     }
-    let thinking = match &*n.params.update.session_update {
+    let update = n.params.0.update.0;
+    let content = update.content.0;
+    if content.kind != "text" {
+        return None;
+    }
+    let thinking = match &*update.session_update {
         "agent_message_chunk" => false,
         "agent_thought_chunk" => true,
         _ => return None,
     };
     Some(Chunk {
         thinking,
-        text: n.params.update.content.text,
-        message_id: n.params.update.message_id,
+        text: content.text,
+        message_id: update.message_id,
     })
 }
 
@@ -114,12 +121,12 @@ pub(super) fn tool_update(line: &str) -> Option<schema::SessionUpdate> {
 /// it was read. `plain_tool` takes the usual shapes without that and leaves the rest here.
 pub(super) fn schema_tool_update(line: &str) -> Option<schema::SessionUpdate> {
     // Read straight into its typed params (no `Value` tree first).
-    let n: Note<schema::SessionNotification> = serde_json::from_str(line).ok()?;
+    let Obj(n) = serde_json::from_str::<Obj<Note<schema::SessionNotification>>>(line).ok()?;
     if !n.is_session_update() {
         return None;
     }
     use schema::SessionUpdate as U;
-    match n.params.update {
+    match n.params.0.update {
         u @ (U::ToolCall(_) | U::ToolCallUpdate(_) | U::Plan(_)) => Some(u),
         _ => None,
     }
@@ -131,7 +138,7 @@ struct ToolParams<'a> {
     #[serde(borrow, rename = "sessionId")]
     _session_id: Cow<'a, str>,
     #[serde(borrow)]
-    update: Tool<'a>,
+    update: Obj<Tool<'a>>,
 }
 
 /// A tool call or its update, every field the two may carry and nothing else. Each field is
@@ -152,7 +159,7 @@ struct Tool<'a> {
     #[serde(default)]
     status: Option<schema::ToolCallStatus>,
     #[serde(default, borrow)]
-    content: Option<Vec<Item<'a>>>,
+    content: Option<Vec<Obj<Item<'a>>>>,
     #[serde(default)]
     locations: Option<Vec<schema::ToolCallLocation>>,
     #[serde(default)]
@@ -168,7 +175,7 @@ struct Item<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     #[serde(default, borrow)]
-    content: Option<Content<'a>>,
+    content: Option<Obj<Content<'a>>>,
     #[serde(default)]
     terminal_id: Option<String>,
     #[serde(default)]
@@ -182,7 +189,7 @@ struct Item<'a> {
 fn item(i: Item<'_>) -> Option<schema::ToolCallContent> {
     use schema::ToolCallContent as C;
     match (&*i.kind, i.content, i.terminal_id, i.path, i.new_text) {
-        ("content", Some(c), None, None, None) if c.kind == "text" && i.old_text.is_none() => {
+        ("content", Some(Obj(c)), None, None, None) if c.kind == "text" && i.old_text.is_none() => {
             let text = schema::TextContent::new(c.text.into_owned());
             Some(C::Content(schema::Content::new(
                 schema::ContentBlock::Text(text),
@@ -201,13 +208,18 @@ fn item(i: Item<'_>) -> Option<schema::ToolCallContent> {
 /// A tool call or its update in the shapes agents send, read in one pass into the schema's
 /// types; `None` for anything else.
 pub(super) fn plain_tool(line: &str) -> Option<schema::SessionUpdate> {
-    let n: Note<ToolParams> = serde_json::from_str(line).ok()?;
+    let Obj(n) = serde_json::from_str::<Obj<Note<ToolParams>>>(line).ok()?;
     if !n.is_session_update() {
         return None;
     }
-    let t = n.params.update;
+    let t = n.params.0.update.0;
     let content = match t.content {
-        Some(items) => Some(items.into_iter().map(item).collect::<Option<Vec<_>>>()?),
+        Some(items) => Some(
+            items
+                .into_iter()
+                .map(|Obj(i)| item(i))
+                .collect::<Option<Vec<_>>>()?,
+        ),
         None => None,
     };
     match &*t.session_update {

@@ -56,6 +56,10 @@ fn every_chunk_maps_the_same_by_either_path() {
         r#"{"jsonrpc":"2.0","id":9,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
         r#"{"jsonrpc":"1.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
         r#"{"jsonrpc":"2.0","method":"session/other","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#.to_string(),
+        // Arrays where objects go.
+        r#"["2.0","session/update",{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}]"#.to_string(),
+        note(r#"["agent_message_chunk",{"type":"text","text":"a"}]"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":["text","a"]}"#),
     ];
     same_by_either_path(&lines);
     // The first seven are taken, the rest are not.
@@ -144,6 +148,10 @@ fn the_one_pass_tool_read_agrees_with_the_schema() {
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":{"type":"terminal","terminalId":"t1"}}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":1}"#,
         r#"{"sessionUpdate":"plan","entries":[]}"#,
+        // Arrays where objects go: a derived struct would read them field by position.
+        r#"["tool_call_update","t1",null,null,null,"completed"]"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"content","content":["text","hi"]}]}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[["terminal",null,"term1"]]}"#,
     ];
     for (u, want) in taken
         .iter()
