@@ -118,7 +118,7 @@ pub(super) type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 /// was sent (`waits` moved), this thread is the slower and leaves one more frame in sixteen
 /// unparsed, for the pass to parse as it maps (up to twelve); when the queue was full, the
 /// pass is the slower and it leaves one fewer. An iii replay's parse is most of the work and
-/// its mapping is light: the reader held up the pass a third of the time.
+/// its mapping is light: the reader had 1.7 times the pass's instructions to run.
 pub(super) fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
