@@ -8,7 +8,12 @@
 
 use std::borrow::Cow;
 
-use super::fast::Chunk;
+/// A text chunk read off the fast path (here or by `fast::serde_chunk`).
+pub(super) struct Chunk<'a> {
+    pub thinking: bool,
+    pub text: Cow<'a, str>,
+    pub message_id: Option<Cow<'a, str>>,
+}
 
 /// The chunk `line` carries, in the exact shape (see the module).
 pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {

@@ -63,12 +63,7 @@ struct Content<'a> {
     text: Cow<'a, str>,
 }
 
-/// A text chunk read off the fast path.
-pub(super) struct Chunk<'a> {
-    pub thinking: bool,
-    pub text: Cow<'a, str>,
-    pub message_id: Option<Cow<'a, str>>,
-}
+pub(super) use super::chunk_scan::Chunk;
 
 /// The chunk `line` carries, when it is exactly a plain text message or thought chunk.
 pub(super) fn chunk(line: &str) -> Option<Chunk<'_>> {
