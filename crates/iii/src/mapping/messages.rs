@@ -263,6 +263,19 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
     ops
 }
 
+/// An entry's rows, on its session's node.
+fn show(root: &str, node: &str, ops: Vec<ItemOp>, out: &mut Out) {
+    for op in ops {
+        out.ev(
+            root,
+            BackendEvent::Item {
+                node: Some(node.to_string()),
+                op,
+            },
+        );
+    }
+}
+
 impl Mapper {
     /// Ask for a session's transcript (once per connection).
     pub(super) fn hydrate(&mut self, session: &str, out: &mut Out) {
@@ -411,15 +424,7 @@ impl Mapper {
             if fp == shown {
                 return;
             }
-            for op in render(entry, body, &mut msgs.calls) {
-                out.ev(
-                    &root,
-                    BackendEvent::Item {
-                        node: Some(node.clone()),
-                        op,
-                    },
-                );
-            }
+            show(&root, &node, render(entry, body, &mut msgs.calls), out);
             return;
         }
         let placeable = hydrated
@@ -503,15 +508,7 @@ impl Mapper {
             let fp = msgs.fingerprint(body);
             msgs.revisions.insert(msgs.key(entry), (revision, fp));
         }
-        for op in render(entry, body, &mut msgs.calls) {
-            out.ev(
-                &root,
-                BackendEvent::Item {
-                    node: Some(node.clone()),
-                    op,
-                },
-            );
-        }
+        show(&root, &node, render(entry, body, &mut msgs.calls), out);
         // Children in arrival order among siblings (reversed: the queue pops the end).
         let at = queue.len();
         queue.extend(msgs.orphans.extract_if(.., |o| o.parent == entry));
