@@ -490,7 +490,9 @@ fn code(rng: &mut Rng, n: usize) -> String {
 /// claude-code-acp (`../shared/recordings/acp/toad_*`) with switchboard's replies as its
 /// session writes them (`fixtures/recordings/acp/good.jsonl`, `wire.jsonl`): `initialize` and
 /// `session/new`, then turns of `session/prompt` out, thought chunks, sometimes a plan, tool
-/// calls, message chunks and the prompt's `stopReason`. A tool call is one of:
+/// calls, message chunks and the prompt's `stopReason`. Each `tool_call` carries the
+/// `_meta.claudeCode.toolName` the current adapter (claude-agent-acp) sends. A tool call is
+/// one of:
 /// - a read through the client: `tool_call` (kind `read`), the agent's `fs/read_text_file`
 ///   and our reply with the file's text, then the `tool_call_update` that completes it with
 ///   the same text;
@@ -614,7 +616,7 @@ impl AcpGen {
     fn fs_read(&mut self) {
         let tc = self.tool_id();
         let path = self.path();
-        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{{"file_path":"{path}"}},"status":"pending","title":"Read {path}","kind":"read","locations":[{{"path":"{path}","line":0}}],"content":[]}}"#));
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","_meta":{{"claudeCode":{{"toolName":"Read"}}}},"rawInput":{{"file_path":"{path}"}},"status":"pending","title":"Read {path}","kind":"read","locations":[{{"path":"{path}","line":0}}],"content":[]}}"#));
         let id = self.ask(
             "fs/read_text_file",
             format!(r#""path":"{path}","line":1,"limit":2000"#),
@@ -636,7 +638,7 @@ impl AcpGen {
             "rg -n refresh_token src",
         ][self.rng.range(0, 3)];
         let raw = format!(r#"{{"command":"{cmd}","description":"Run {cmd}"}}"#);
-        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{raw},"status":"pending","title":"`{cmd}`","kind":"execute","content":[{{"type":"content","content":{{"type":"text","text":"Run {cmd}"}}}}]}}"#));
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","_meta":{{"claudeCode":{{"toolName":"Bash"}}}},"rawInput":{raw},"status":"pending","title":"`{cmd}`","kind":"execute","content":[{{"type":"content","content":{{"type":"text","text":"Run {cmd}"}}}}]}}"#));
         if !self.permission(&tc, &raw) {
             return self.rejected(&tc);
         }
@@ -717,7 +719,7 @@ impl AcpGen {
         let new = old.replace("3600", "1800").replace("skew", "drift");
         let (o, nw) = (js(&old), js(&new));
         let raw = format!(r#"{{"file_path":"{path}","old_string":{o},"new_string":{nw}}}"#);
-        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","rawInput":{raw},"status":"pending","title":"Edit `{path}`","kind":"edit","content":[{{"type":"diff","path":"{path}","oldText":{o},"newText":{nw}}}],"locations":[{{"path":"{path}"}}]}}"#));
+        self.update(format!(r#"{{"toolCallId":"{tc}","sessionUpdate":"tool_call","_meta":{{"claudeCode":{{"toolName":"Edit"}}}},"rawInput":{raw},"status":"pending","title":"Edit `{path}`","kind":"edit","content":[{{"type":"diff","path":"{path}","oldText":{o},"newText":{nw}}}],"locations":[{{"path":"{path}"}}]}}"#));
         if !self.permission(&tc, &raw) {
             return self.rejected(&tc);
         }

@@ -161,6 +161,9 @@ struct Tool<'a> {
     raw_input: Option<serde_json::Value>,
     #[serde(default)]
     raw_output: Option<serde_json::Value>,
+    /// Claude's adapter names the tool here on every call and update.
+    #[serde(default, rename = "_meta")]
+    meta: Option<schema::Meta>,
 }
 
 /// One content item: text, a terminal or a diff, by its `type` (checked in `item`).
@@ -224,7 +227,8 @@ pub(super) fn plain_tool(line: &str) -> Option<schema::SessionUpdate> {
                 .content(content.unwrap_or_default())
                 .locations(t.locations.unwrap_or_default())
                 .raw_input(t.raw_input)
-                .raw_output(t.raw_output);
+                .raw_output(t.raw_output)
+                .meta(t.meta);
             if let Some(k) = t.kind {
                 c = c.kind(k);
             }
@@ -244,7 +248,7 @@ pub(super) fn plain_tool(line: &str) -> Option<schema::SessionUpdate> {
                 .raw_input(t.raw_input)
                 .raw_output(t.raw_output);
             Some(schema::SessionUpdate::ToolCallUpdate(
-                schema::ToolCallUpdate::new(t.tool_call_id, fields),
+                schema::ToolCallUpdate::new(t.tool_call_id, fields).meta(t.meta),
             ))
         }
         _ => None,

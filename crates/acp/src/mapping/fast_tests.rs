@@ -129,6 +129,9 @@ fn the_one_pass_tool_read_agrees_with_the_schema() {
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":null,"kind":null,"status":null,"name":null,"content":null,"locations":null,"rawInput":null,"rawOutput":null}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"terminal","terminalId":"t1"}],"locations":[{"path":"/a","line":null}]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[]}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c5","title":"Bash","_meta":{"claudeCode":{"toolName":"Bash"}}}"#,
+        r#"{"_meta":null,"sessionUpdate":"tool_call_update","toolCallId":"c5","status":"completed"}"#,
+        r#"{"sessionUpdate":"tool_call_update","toolCallId":"c5","_meta":{"claudeCode":{"toolResponse":{"stdout":"ok"}}}}"#,
     ];
     let left = [
         // What the schema defaults or skips, reads otherwise, or refuses.
@@ -137,7 +140,7 @@ fn the_one_pass_tool_read_agrees_with_the_schema() {
         r#"{"sessionUpdate":"tool_call","toolCallId":"c3","title":null}"#,
         r#"{"sessionUpdate":"tool_call","toolCallId":"c3"}"#,
         r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","title":"y"}"#,
-        r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","_meta":{"a":1}}"#,
+        r#"{"sessionUpdate":"tool_call","toolCallId":"c4","title":"x","_meta":7}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","content":{"type":"image","data":"AA==","mimeType":"image/png"}}]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","content":{"type":"text","text":"a","annotations":null}}]}"#,
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","content":[{"type":"content","terminalId":"t1","content":{"type":"text","text":"a"}}]}"#,
