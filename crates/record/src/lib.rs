@@ -11,6 +11,7 @@ pub mod obj;
 pub mod offsets;
 pub mod paths;
 pub mod recorder;
+pub mod scan;
 pub mod source;
 
 pub use load::entry;

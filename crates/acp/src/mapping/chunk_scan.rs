@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 
+use switchboard_record::scan::plain_prefix;
+
 /// A text chunk read off the fast path (here or by `fast::serde_chunk`).
 pub(super) struct Chunk<'a> {
     pub thinking: bool,
@@ -77,11 +79,8 @@ impl<'a> Scan<'a> {
     fn plain_string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"').then_some(())?;
         let rest = &self.b[self.at..];
-        // Byte by byte: these are short (a word search costs more to set up).
-        let len = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        (rest[len] == b'"').then_some(())?;
+        let len = plain_prefix(rest);
+        (rest.get(len) == Some(&b'"')).then_some(())?;
         self.at += len + 1;
         Some(&rest[..len])
     }
@@ -95,26 +94,26 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"').then_some(())?;
         let start = self.at;
-        let mut i = start;
-        let mut escaped = false;
+        let mut i = start + plain_prefix(&self.b[start..]);
+        match self.b.get(i) {
+            Some(b'"') => {
+                self.at = i + 1;
+                return Some(Cow::Borrowed(&self.line[start..i]));
+            }
+            Some(b'\\') => {}
+            // A raw control character, or no end.
+            _ => return None,
+        }
         loop {
-            let k = memchr::memchr2(b'"', b'\\', &self.b[i..])?;
+            // The escaped byte is skipped (a `\"` does not end the string); serde checks it.
+            i += 2;
+            let k = memchr::memchr2(b'"', b'\\', self.b.get(i..)?)?;
             i += k;
             if self.b[i] == b'"' {
                 break;
             }
-            escaped = true;
-            // The escaped byte is skipped (a `\"` does not end the string); serde checks it.
-            i += 2;
-            if i > self.b.len() {
-                return None;
-            }
         }
         self.at = i + 1;
-        if !escaped {
-            self.b[start..i].iter().all(|&c| c >= 0x20).then_some(())?;
-            return Some(Cow::Borrowed(&self.line[start..i]));
-        }
         serde_json::from_str::<String>(&self.line[start - 1..=i])
             .ok()
             .map(Cow::Owned)
