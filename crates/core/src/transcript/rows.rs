@@ -9,8 +9,10 @@ use std::sync::Arc;
 use super::Item;
 
 /// Rows per chunk: small enough that changing a row copies little, large enough that the
-/// pointer table stays a fraction of the rows.
-const CHUNK: usize = 256;
+/// pointer table stays a fraction of the rows. Each replay checkpoint makes every live
+/// transcript copy its last chunk whole, strings and all, on its next row: at 256 rows those
+/// copies held a twentieth of a long iii replay's memory.
+const CHUNK: usize = 64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
@@ -45,7 +47,7 @@ impl Rows {
     pub fn push(&mut self, item: Item) {
         if self.len.is_multiple_of(CHUNK) {
             // Grown as it fills: a sub-agent's transcript of three rows must not hold room
-            // for 256.
+            // for a whole chunk.
             self.chunks.push(Arc::new(Vec::new()));
         }
         let last = self.chunks.last_mut().expect("a chunk with room");

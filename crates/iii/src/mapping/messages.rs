@@ -99,35 +99,48 @@ impl Msgs {
 
 /// The text of a content list (or a plain string), bounded.
 fn text_of(content: Option<&Value>, kinds: &[&str]) -> String {
-    let mut s = String::new();
-    match content {
-        Some(Value::String(t)) => s.push_str(t),
+    let s = match content {
+        Some(Value::String(t)) => t.clone(),
         Some(Value::Array(blocks)) => {
+            // The pieces first, then one buffer of their exact length: the row keeps this
+            // string for the whole session, and a buffer grown piece by piece held up to
+            // twice the text (a replay's largest allocation).
+            let mut pieces: Vec<Cow<'_, str>> = Vec::new();
+            let mut len = 0;
             for b in blocks {
                 let ty = str_field(b, "type").unwrap_or("");
                 if !kinds.contains(&ty) {
                     continue;
                 }
-                let t = match ty {
-                    "image" => "[image]".to_string(),
-                    "file" => format!("[file {}]", str_field(b, "name").unwrap_or("")),
-                    "redacted_thinking" => "[redacted thinking]".to_string(),
+                let t: Cow<'_, str> = match ty {
+                    "image" => "[image]".into(),
+                    "file" => format!("[file {}]", str_field(b, "name").unwrap_or("")).into(),
+                    "redacted_thinking" => "[redacted thinking]".into(),
                     _ => str_field(b, "text")
                         .or_else(|| str_field(b, "thinking"))
                         .unwrap_or("")
-                        .to_string(),
+                        .into(),
                 };
-                if !s.is_empty() && !t.is_empty() {
-                    s.push('\n');
+                if t.is_empty() {
+                    continue;
                 }
-                s.push_str(&t);
-                if s.len() > MAX_TEXT {
+                len += t.len() + usize::from(len > 0);
+                pieces.push(t);
+                if len > MAX_TEXT {
                     break;
                 }
             }
+            let mut s = String::with_capacity(len);
+            for (i, t) in pieces.iter().enumerate() {
+                if i > 0 {
+                    s.push('\n');
+                }
+                s.push_str(t);
+            }
+            s
         }
-        _ => {}
-    }
+        _ => String::new(),
+    };
     // Cut and cleaned where it stands: no copy for clean text under the bound.
     sanitize_owned(Cow::Owned(truncate_owned(s, MAX_TEXT)))
 }
