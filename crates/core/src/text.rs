@@ -311,7 +311,7 @@ fn summary_or(tool: &str, input: &serde_json::Value, compact: impl FnOnce() -> S
 
 /// Pretty JSON for display, falling back to the compact text.
 pub fn pretty_json(v: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
 /// Format a token count as `1.2k`.

@@ -72,7 +72,7 @@ pub fn array<'a>(v: &'a Value, k: &str) -> &'a [Value] {
 
 /// Compact JSON of `v`, bounded.
 pub fn compact(v: &Value) -> String {
-    clip(&v.to_string(), MAX_TEXT)
+    clip(&serde_json::to_string(v).unwrap_or_default(), MAX_TEXT)
 }
 
 /// A display name from a title field, one line, bounded; `fallback` when empty.

@@ -217,7 +217,9 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                 pretty.shrink_to_fit();
                 // Arguments past the display bound are not kept whole: the card then
                 // falls back to the excerpt rather than show a cut argument as full.
-                let compact = args.to_string();
+                // Straight into bytes: `Display` goes through the formatter a piece at a
+                // time, at twice the cost.
+                let compact = serde_json::to_string(args).unwrap_or_default();
                 let summary = sanitize(&switchboard_core::text::tool_input_summary_compact(
                     f, args, &compact,
                 ));
