@@ -1734,8 +1734,13 @@ fn raw_hook(
         .join("switchboard")
         .join(format!("{}.sock", lab.name));
     let mut s = std::os::unix::net::UnixStream::connect(path)?;
-    let hello =
-        json!({"version": 1, "want": "hook", "agent": agent, "waits": waits, "size": event.len()});
+    let hello = json!({
+        "version": switchboard::host::wire::VERSION,
+        "want": "hook",
+        "agent": agent,
+        "waits": waits,
+        "size": event.len()
+    });
     let mut out = wire_frame(b'J', hello.to_string().as_bytes());
     out.extend(wire_frame(b'E', event));
     s.write_all(&out)?;

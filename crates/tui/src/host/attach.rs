@@ -193,7 +193,12 @@ async fn client_loop(stream: UnixStream) -> io::Result<Option<Ended>> {
                         paged?;
                         send(&mut wr, &ClientMsg::Repaint).await?;
                     }
-                    Ok(HostMsg::Drawn { seq }) => seen = seq,
+                    Ok(HostMsg::Drawn { seq }) => {
+                        // Its output is written and flushed above: the frame is on this
+                        // terminal now, and its cards' settle time starts (issue 38).
+                        seen = seq;
+                        send(&mut wr, &ClientMsg::Shown { seq }).await?;
+                    }
                     Ok(HostMsg::Bye { reason, lines }) => {
                         break Ok(Some(Ended { reason, lines, lost: false }));
                     }

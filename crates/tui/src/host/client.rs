@@ -38,10 +38,11 @@ pub struct Shown {
     /// less this client's own): the card's highlight, page, editor and which gate it shows
     /// are shared, so a key typed against a card someone else moved since is refused.
     pub others: u64,
-    /// The card it showed (`settle::Card`) and since when this client's frames have shown
-    /// it: its answer keys wait for `Settings::settle_ms` from then.
+    /// The card it showed (`settle::Card`) and since when this client's terminal has shown
+    /// it (`None` until the client says the frame is on its screen, `ClientMsg::Shown`):
+    /// its answer keys wait for `Settings::settle_ms` from then.
     pub card: crate::settle::Card,
-    pub since: std::time::Instant,
+    pub since: Option<std::time::Instant>,
 }
 
 pub struct Client {
@@ -169,7 +170,6 @@ impl Client {
         }
         let others = card_acts - self.own_acts;
         let card = crate::settle::Card::of(&app.state, others);
-        let since = self.settle.drawn(card.clone(), std::time::Instant::now());
         self.shown.push_back((
             self.seq,
             Shown {
@@ -178,7 +178,7 @@ impl Client {
                 on_gates: on_gates(app),
                 others,
                 card,
-                since,
+                since: None,
             },
         ));
         out.append(&mut self.sink.0.lock().expect("the sink is never poisoned"));
@@ -189,6 +189,19 @@ impl Client {
             && self
                 .out
                 .send(wire::json_frame(&wire::HostMsg::Drawn { seq: self.seq }))
+    }
+
+    /// The client says frame `seq` is on its terminal (at `at`, as the host reads its
+    /// clock): the card it shows has been on screen since then, or since an earlier frame
+    /// that showed the same card. Frames are shown in order; one it never heard of (too
+    /// old, or a hostile number) changes nothing.
+    pub fn showed(&mut self, seq: u64, at: std::time::Instant) {
+        let Some((_, shown)) = self.shown.iter_mut().rev().find(|(s, _)| *s == seq) else {
+            return;
+        };
+        if shown.since.is_none() {
+            shown.since = Some(self.settle.drawn(shown.card.clone(), at));
+        }
     }
 
     /// What frame `seq` showed, if it is recent enough to be remembered.

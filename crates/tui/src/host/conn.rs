@@ -236,7 +236,7 @@ mod tests {
         let (events, mut rx) = mpsc::channel(4);
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         spawn(1, ours, events.clone());
-        let v2 = serde_json::json!({"version": 2, "want": "teleport"});
+        let v2 = serde_json::json!({"version": wire::VERSION + 1, "want": "teleport"});
         wire::write_msg(&mut theirs, &v2).await.unwrap();
         let answer: wire::HostMsg = wire::read_msg(&mut theirs, wire::MAX_FROM_HOST)
             .await
@@ -245,7 +245,12 @@ mod tests {
         let wire::HostMsg::Refused { reason } = answer else {
             panic!("{answer:?}")
         };
-        assert!(reason.contains("version 1, the client 2"), "{reason}");
+        let named = format!(
+            "version {}, the client {}",
+            wire::VERSION,
+            wire::VERSION + 1
+        );
+        assert!(reason.contains(&named), "{reason}");
         assert!(rx.try_recv().is_err(), "the host never heard of it");
 
         let (ours, mut theirs) = UnixStream::pair().unwrap();

@@ -168,6 +168,10 @@ impl Host {
                 self.frames.input();
                 return;
             }
+            ClientMsg::Shown { seq } => {
+                self.clients[k].showed(seq, Instant::now());
+                return;
+            }
             ClientMsg::Key { key, seen } => (Msg::Key(key), seen, false),
             ClientMsg::Mouse { mouse, seen } => (Msg::Mouse(mouse), seen, false),
             ClientMsg::Paste { text, seen, cut } => (Msg::Paste(text), seen, cut),
@@ -223,14 +227,18 @@ impl Host {
             });
             return;
         }
-        // Settle time (issue 38): an answer key acts only on a card this client's frames
-        // have shown, as it is now, for `settle_ms` (measured from the frame drawn for it).
+        // Settle time (issue 38): an answer key acts only on a card this client's terminal
+        // has shown, as it is now, for `settle_ms` (measured from when the client said the
+        // frame was on its screen).
         if let Msg::Key(key) = &msg
             && app.state.settings.settle_ms > 0
             && switchboard_core::update::answers_gate(&app.state, *key)
         {
             let now = crate::settle::Card::of(&app.state, card_acts - c.own_acts);
-            let since = shown.as_ref().filter(|s| s.card == now).map(|s| s.since);
+            let since = shown
+                .as_ref()
+                .filter(|s| s.card == now)
+                .and_then(|s| s.since);
             if crate::settle::holds_since(since, app.state.settings.settle_ms, Instant::now()) {
                 c.notice = Some(switchboard_core::update::HELD.to_string());
                 return;

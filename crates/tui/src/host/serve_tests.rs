@@ -77,6 +77,16 @@ fn key(c: char, seen: u64) -> ClientMsg {
     }
 }
 
+/// The host draws every client's frame and each client puts it on its terminal at once,
+/// as `attach` does: it says so (`ClientMsg::Shown`).
+fn draw(host: &mut Host, app: &mut App) {
+    host.draw(app);
+    let drawn: Vec<(u64, u64)> = host.clients.iter().map(|c| (c.id, c.last_seq())).collect();
+    for (id, seq) in drawn {
+        host.on_client(app, id, ClientMsg::Shown { seq });
+    }
+}
+
 fn seq(host: &Host, id: u64) -> u64 {
     host.clients.iter().find(|c| c.id == id).unwrap().last_seq()
 }
@@ -103,12 +113,12 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
     let (events, mut rx) = mpsc::channel(16);
     let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
     let _b = attach(&mut host, &mut app, 2, &events, &mut rx).await;
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     // Both open the card on the oldest gate.
     host.on_client(&mut app, 1, key('g', seq(&host, 1)));
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     host.on_client(&mut app, 2, key('g', seq(&host, 2)));
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     let b_saw = seq(&host, 2);
     assert_eq!(
         host.clients[1]
@@ -128,7 +138,7 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
     // A's own keys are not judged against A's own earlier ones: type-ahead works.
     assert!(notice(&host, 1).is_none());
     // B's screen catches up: its `y` answers the gate it now shows, once.
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     let shows = host.clients[1]
         .shown_at(seq(&host, 2))
         .unwrap()
@@ -175,6 +185,60 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
     );
 }
 
+/// A card's settle time runs from when the client's terminal showed it, not from when the
+/// host drew the frame: a frame still on its way (a slow client, a slow link) does not
+/// count, and a `y` typed a moment after the frame arrived is held however long ago the host
+/// drew it. A frame number the host never drew changes nothing.
+#[tokio::test]
+async fn settle_time_runs_from_when_the_client_showed_the_card() {
+    let (sent, mut commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
+    let settle = Duration::from_millis(app.state.settings.settle_ms);
+    let mut host = Host::new("t", &app.state);
+    let (events, mut rx) = mpsc::channel(16);
+    let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
+    draw(&mut host, &mut app);
+    // A gate opens and takes the keyboard; the frame with its card is drawn, and reaches the
+    // terminal only after the settle time.
+    open_gate(&mut app, "g1");
+    host.draw(&mut app);
+    let with_card = seq(&host, 1);
+    tokio::time::sleep(settle + Duration::from_millis(50)).await;
+    host.on_client(&mut app, 1, key('y', with_card));
+    assert_eq!(
+        notice(&host, 1).as_deref(),
+        Some(switchboard_core::update::HELD),
+        "drawn long ago, never shown: held"
+    );
+    // A hostile frame number is ignored.
+    host.on_client(&mut app, 1, ClientMsg::Shown { seq: u64::MAX });
+    host.on_client(&mut app, 1, ClientMsg::Shown { seq: with_card });
+    host.on_client(&mut app, 1, key('y', with_card));
+    assert_eq!(
+        notice(&host, 1).as_deref(),
+        Some(switchboard_core::update::HELD),
+        "shown just now: held"
+    );
+    assert_eq!(app.state.pending_total(), 1, "nothing was answered");
+    // The frames after it show the same card: it stays on screen since it was first shown.
+    draw(&mut host, &mut app);
+    tokio::time::sleep(settle + Duration::from_millis(50)).await;
+    host.on_client(&mut app, 1, key('y', seq(&host, 1)));
+    assert!(notice(&host, 1).is_none(), "{:?}", notice(&host, 1));
+    assert_eq!(app.state.pending_total(), 0);
+    let answered = loop {
+        match tokio::time::timeout(Duration::from_secs(5), commands.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Command::Answer { gate_id, .. } => break gate_id,
+            _ => continue,
+        }
+    };
+    assert_eq!(answered, "g1");
+}
+
 /// A paste the client cut to fit a frame goes in as cut, and its client is told.
 #[tokio::test]
 async fn a_paste_cut_by_the_client_says_so() {
@@ -183,7 +247,7 @@ async fn a_paste_cut_by_the_client_says_so() {
     let mut host = Host::new("t", &app.state);
     let (events, mut rx) = mpsc::channel(16);
     let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     let paste = |cut| ClientMsg::Paste {
         text: "ls".into(),
         seen: 1,
@@ -208,7 +272,7 @@ async fn a_paste_flood_is_bounded_and_its_client_told() {
     let mut host = Host::new("t", &app.state);
     let (events, mut rx) = mpsc::channel(16);
     let _a = attach(&mut host, &mut app, 1, &events, &mut rx).await;
-    host.draw(&mut app);
+    draw(&mut host, &mut app);
     let chunk = "x".repeat(wire::MAX_FROM_CLIENT - 64);
     let t = std::time::Instant::now();
     for _ in 0..40 {
@@ -221,7 +285,7 @@ async fn a_paste_flood_is_bounded_and_its_client_told() {
                 cut: false,
             },
         );
-        host.draw(&mut app);
+        draw(&mut host, &mut app);
     }
     assert_eq!(app.state.prompt.len(), MAX_BYTES);
     let n = notice(&host, 1).expect("told");

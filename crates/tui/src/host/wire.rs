@@ -11,7 +11,7 @@ use switchboard_core::input::{KeyEvent, MouseEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The wire's version. A peer speaking another one is refused with both numbers named.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The largest frame a client may send (a paste is the largest thing it has).
 pub const MAX_FROM_CLIENT: usize = 1 << 20;
 /// The largest frame a host sends (a full repaint of a large terminal, a page of text).
@@ -87,6 +87,12 @@ pub enum ClientMsg {
     },
     /// The client's pager closed: repaint the whole screen.
     Repaint,
+    /// Frame `seq` (`HostMsg::Drawn`) is on the terminal: written and flushed. A card's
+    /// settle time runs from here, not from when the host drew the frame (a client far
+    /// behind, a slow link, shows it later).
+    Shown {
+        seq: u64,
+    },
 }
 
 /// What a host says besides terminal output.
@@ -295,14 +301,14 @@ mod tests {
             );
         }
         // A version the other side does not speak still parses: the host names both.
-        let v2 = br#"{"version":2,"want":"status"}"#;
+        let v2 = br#"{"version":3,"want":"status"}"#;
         let mut f = vec![0, 0, 0, (v2.len() + 1) as u8, TAG_JSON];
         f.extend_from_slice(v2);
         let h: Hello = read_msg(&mut &f[..], MAX_FROM_CLIENT)
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(h.version, 2);
+        assert_eq!(h.version, 3);
     }
 
     #[test]
