@@ -195,6 +195,35 @@ fn edited_summary(p: &super::super::gate::Permission, edit: &serde_json::Value) 
     }
 }
 
+/// The top-level fields an edit changed, added or removed against the input as asked
+/// (compact JSON), in the edit's order then the removed ones; at most four named, made
+/// visible and cut. `input` when either side is no object.
+fn changed_fields(asked: &str, edit: &serde_json::Value) -> Vec<String> {
+    let asked = serde_json::from_str::<serde_json::Value>(asked).ok();
+    let (Some(serde_json::Value::Object(a)), serde_json::Value::Object(e)) = (&asked, edit) else {
+        return if asked.as_ref() == Some(edit) {
+            Vec::new()
+        } else {
+            vec!["input".to_string()]
+        };
+    };
+    let changed: Vec<&str> = e
+        .iter()
+        .filter(|(k, v)| a.get(*k) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .chain(a.keys().filter(|k| !e.contains_key(*k)).map(String::as_str))
+        .collect();
+    let mut names: Vec<String> = changed
+        .iter()
+        .take(4)
+        .map(|k| truncate(&visible_line(k), 40))
+        .collect();
+    if changed.len() > 4 {
+        names.push(format!("{} more", changed.len() - 4));
+    }
+    names
+}
+
 /// The audit row for a decision: "allowed once: Bash `touch x`".
 pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
     let what = gate_subject(gate);
@@ -211,24 +240,30 @@ pub fn audit_text(gate: &Gate, decision: &Decision) -> (String, Tone) {
             updated_input: Some(edit),
             always: false,
         } => match &gate.kind {
-            GateKind::Permission(p) => (
-                format!(
-                    "allowed with an edit: {} (asked: `{}`)",
-                    subject(&p.tool, &edited_summary(p, edit)),
-                    // The command as asked, where it is one (a summary may add where it runs).
-                    truncate(
-                        &visible_line(
-                            p.command
-                                .as_deref()
-                                .map(super::super::gate::command_summary)
-                                .as_deref()
-                                .unwrap_or(p.summary.trim())
-                        ),
-                        80
-                    )
-                ),
-                Tone::Allowed,
-            ),
+            GateKind::Permission(p) => {
+                let ran = edited_summary(p, edit);
+                // The command as asked, where it is one (a summary may add where it runs).
+                let asked = p
+                    .command
+                    .as_deref()
+                    .map(super::super::gate::command_summary)
+                    .unwrap_or_else(|| p.summary.trim().to_string());
+                let asked = truncate(&visible_line(&asked), 80);
+                let mut text = format!(
+                    "allowed with an edit: {} (asked: `{asked}`",
+                    subject(&p.tool, &ran)
+                );
+                // Both read the same when the edit changed what the summary does not show
+                // (a file's content, an option): the row names what it changed.
+                if truncate(&visible_line(ran.trim()), 80) == asked {
+                    text.push_str(&match changed_fields(&p.input, edit).as_slice() {
+                        [] => "; the edit changed nothing".to_string(),
+                        names => format!("; the edit changed {}", names.join(", ")),
+                    });
+                }
+                text.push(')');
+                (text, Tone::Allowed)
+            }
             _ => (format!("allowed with an edit: {what}"), Tone::Allowed),
         },
         Decision::Allow { always, .. } => {

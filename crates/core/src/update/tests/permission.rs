@@ -306,3 +306,62 @@ fn an_enter_right_after_answering_one_card_does_not_answer_the_next() {
     assert!(s.gate("g2").is_some(), "the next card still waits");
     assert_eq!(s.answered, 1);
 }
+
+/// An edit the summary does not show (a file's content, an option) reads differently from
+/// the request: the row names the fields the edit changed, since "Write `/w/a.txt` (asked:
+/// `/w/a.txt`)" would say nothing ran but what was asked.
+#[test]
+fn an_edit_the_summary_hides_names_what_it_changed() {
+    let write = |input: Value| {
+        let mut card = bash_card("");
+        card.tool = "Write".into();
+        card.command = None;
+        card.shell = false;
+        card.summary = "/w/a.txt".into();
+        card.input = input.to_string();
+        gate(
+            "g1",
+            "root",
+            GateKind::Permission(card),
+            json!({"behavior":"allow"}),
+            "AllowBody|DenyBody",
+        )
+    };
+    let asked = json!({"file_path": "/w/a.txt", "content": "old", "mode": "w"});
+    let g = write(asked.clone());
+    let allow = |edit: Value| Decision::Allow {
+        updated_input: Some(edit),
+        always: false,
+    };
+    let text = |d: Decision| crate::update::decide::audit_text(&g, &d).0;
+    assert_eq!(
+        text(allow(
+            json!({"file_path": "/w/a.txt", "content": "new", "mode": "w"})
+        )),
+        "allowed with an edit: Write `/w/a.txt` (asked: `/w/a.txt`; the edit changed content)"
+    );
+    // Added and removed fields count, in the edit's order then the removed ones.
+    assert_eq!(
+        text(allow(
+            json!({"file_path": "/w/a.txt", "content": "old", "append": true})
+        )),
+        "allowed with an edit: Write `/w/a.txt` (asked: `/w/a.txt`; the edit changed append, mode)"
+    );
+    assert_eq!(
+        text(allow(asked.clone())),
+        "allowed with an edit: Write `/w/a.txt` (asked: `/w/a.txt`; the edit changed nothing)"
+    );
+    // Many fields: four named; a hostile name is shown on one line.
+    let many = json!({"file_path": "/w/a.txt", "a\nb": 1, "c": 2, "d": 3, "e": 4, "f": 5});
+    assert_eq!(
+        text(allow(many)),
+        "allowed with an edit: Write `/w/a.txt` (asked: `/w/a.txt`; the edit changed a^Jb, c, d, e, 3 more)"
+    );
+    // A path the edit changed shows on its own, as before.
+    assert_eq!(
+        text(allow(
+            json!({"file_path": "/w/b.txt", "content": "old", "mode": "w"})
+        )),
+        "allowed with an edit: Write `/w/b.txt` (asked: `/w/a.txt`)"
+    );
+}
