@@ -301,6 +301,22 @@ mod tests {
             let e = ev(bad).unwrap_err();
             assert!(e.contains(why), "{bad:.60}: {e}");
         }
+        let long_name = format!(
+            r#"{{"hook_event_name":"{}","session_id":"a","cwd":"/"}}"#,
+            "N".repeat(65)
+        );
+        for bad in [
+            long_name.as_str(),
+            r#"{"hook_event_name":"","session_id":"a","cwd":"/"}"#,
+        ] {
+            let e = ev(bad).unwrap_err();
+            assert!(e.contains("hook_event_name is empty or too long"), "{e}");
+        }
+        let most = format!(
+            r#"{{"hook_event_name":"{}","session_id":"a","cwd":"/"}}"#,
+            "N".repeat(64)
+        );
+        assert!(ev(&most).is_ok());
         assert!(parse(b"\xff\xfe").unwrap_err().contains("UTF-8"));
         let long = "a".repeat(SESSION_ID_MAX + 1);
         assert!(check_session_id(&long).is_err());
