@@ -8,7 +8,6 @@
 //! element of `sessions` and `decisions` is written on its own line, so findings about the
 //! document can name a line.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -482,32 +481,24 @@ impl ManifestWriter {
     }
 }
 
-/// Write `text` to `.<name>.tmp` beside `path` (0600, never through a link), flush it to disk,
-/// then rename it over `path`.
+/// Write `text` over `path` atomically: a private (0600) temporary file beside it, synced,
+/// renamed over the name, the directory synced; every step beneath the directory's handle
+/// (`contain::Root`), so a link or a swapped directory cannot send the bytes elsewhere.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: not a file path", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| -> std::io::Result<()> {
-        let mut f = crate::paths::create_private_file(&tmp, false)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename itself reaches the disk too: a power cut after it leaves the new
-        // document, never none.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write the manifest {}: {e}", path.display())
-    })
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    crate::contain::Root::open(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|root| {
+            root.write_atomic_with(Path::new(name), text.as_bytes(), None, Some(0o600))
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("cannot write the manifest {}: {e}", path.display()))
 }
 
 #[cfg(test)]

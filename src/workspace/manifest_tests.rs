@@ -88,23 +88,39 @@ fn every_change_replaces_the_file_whole() {
     std::io::Read::read_to_string(&mut &old, &mut s).unwrap();
     assert!(parse(&s).unwrap().decisions.is_empty());
     assert_eq!(load_manifest(&path).unwrap().decisions.len(), 1);
-    // A stale temp file from a crash (even 0644) is replaced, and the result is 0600.
-    let tmp = dir.join(".m.json.tmp");
+    // Temp files are created new (never opened if there): a stale one from a crash (even
+    // 0644) and a link planted under the next temp name are left as they are, the write
+    // goes on under another name, and the result is 0600.
+    let tmp = dir.join(format!(".m.json.switchboard-{}-0.tmp", std::process::id()));
     std::fs::write(&tmp, "half a docu").unwrap();
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let target = dir.join("victim");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.join(format!(".m.json.switchboard-{}-1.tmp", std::process::id()));
+    std::os::unix::fs::symlink(&target, &link).unwrap();
     w.session_closed(0, 9, None).unwrap();
-    assert!(!tmp.exists());
+    assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "half a docu");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    // A link planted as the temp file is not followed: the write fails, the target is kept.
-    let target = dir.join("victim");
-    std::fs::write(&target, "keep").unwrap();
-    std::os::unix::fs::symlink(&target, &tmp).unwrap();
+    assert!(
+        load_manifest(&path).unwrap().sessions[0]
+            .closed_ms
+            .is_some()
+    );
+    // The directory swapped for a link elsewhere between two writes: each write opens the
+    // directory anew and is refused where it is not one.
+    let moved = dir.with_extension("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    std::fs::write(dir.with_extension("file"), "x").unwrap();
+    std::os::unix::fs::symlink(dir.with_extension("file"), &dir).unwrap();
     let e = w.decision(10, 0, "g2", &allow(), "human").unwrap_err();
     assert!(e.contains("cannot write the manifest"), "{e}");
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::remove_file(dir.with_extension("file")).unwrap();
+    std::fs::rename(&moved, &dir).unwrap();
     assert_eq!(load_manifest(&path).unwrap().decisions.len(), 1);
     std::fs::remove_dir_all(dir).ok();
 }
