@@ -4,7 +4,7 @@
 //! clean stop) the workspace validates clean: no request was answered twice, no decision
 //! names a gate its recording did not ask, and no tool ran that nobody allowed. No host ever
 //! panicked. Two workspaces: the scripted demo (three sessions) and the real `claude` CLI
-//! against the fake model.
+//! against the fake model. And a rule made for one session (`a`) comes back with it.
 //!
 //! The seed is printed; `SWITCHBOARD_KILL_SEED=N` replays a run.
 
@@ -302,4 +302,68 @@ fn a_claude_session_killed_twenty_times_runs_nothing_unapproved() {
             );
         }
     }
+}
+
+/// A rule made for one session only (`a` on a card: exactly that request) is kept in the
+/// manifest as it is made and comes back with the session when the killed workspace is
+/// resumed.
+#[test]
+fn a_rule_made_for_a_session_comes_back_after_a_kill() {
+    let world = World::new("kill-rule");
+    let env = vec![("SWITCHBOARD_DEMO_FAST".to_string(), "1".to_string())];
+    let mut tui = spawn(&world, &env, &["demo", "--sessions", "1", "--name", "kr"]);
+    // The demo's cards in turn (a breakpoint comes first): each one continued, until one
+    // offers "allow always"; that one is answered with `a`.
+    let mut answered = 0;
+    loop {
+        tui.wait_for(&["1 waiting"], STEP);
+        tui.send(b"g");
+        let card = tui.wait_for(&["[y]"], STEP);
+        // Past the card's settle time.
+        std::thread::sleep(Duration::from_millis(600));
+        if card.contains("[a] Allow always") {
+            tui.send(b"a");
+            break;
+        }
+        tui.send(b"y");
+        answered += 1;
+        assert!(answered < 10, "no card offered allow always:\n{card}");
+        wait_until("the card to go", STEP, || {
+            !tui.screen().contains("1 waiting")
+        });
+    }
+    // (The next card takes the keyboard and the view: the rule is looked for where it is
+    // kept.)
+    // In the manifest as soon as it is written (at most a second later).
+    let m = manifest(&world);
+    let mut kept = Value::Null;
+    wait_until("the rule is in the manifest", STEP, || {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&m).unwrap_or_default())
+            .unwrap_or_default();
+        kept = doc["sessions"][0]["rules"][0].clone();
+        kept.is_object()
+    });
+    assert_eq!(kept["action"], "allow", "{kept}");
+    assert_eq!(kept["exact"], true, "{kept}");
+    kill(wait_pid(&world, "kr"));
+    tui.wait_for(&["stopped unexpectedly"], STEP);
+    drop(tui);
+    wait_until("the lock is free", STEP, || {
+        text(&world.sb(&["ls"])).contains("ended unexpectedly")
+    });
+    let mut back = spawn(&world, &env, &["resume", "kr"]);
+    back.wait_for(&["the host stopped unexpectedly at"], STEP);
+    back.send(b"L");
+    back.wait_for(&["1 rule(s) made for this session came back"], STEP);
+    back.send(b"\x1b");
+    // The rules view lists it, as exactly that request (`= …`).
+    let pattern = kept["pattern"].as_str().unwrap_or("").to_string();
+    let row = format!("= {}", &pattern[..pattern.len().min(20)]);
+    back.send(b"R");
+    back.wait_for(&["rules: deny wins", &row], STEP);
+    back.send(b"\x1b");
+    let out = world.sb(&["stop", "kr"]);
+    assert!(out.status.success(), "{}", text(&out));
+    drop(back);
+    no_panic(&world, "kr");
 }

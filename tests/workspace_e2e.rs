@@ -89,6 +89,13 @@ impl WorkspaceObserver for Seen {
             .push((id, gate_id.to_string(), decision.clone()));
         WorkspaceObserver::decision(&mut self.1, id, gate_id, decision, by, at)
     }
+    fn session_rule(
+        &mut self,
+        id: SessionId,
+        spec: &switchboard::core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        WorkspaceObserver::session_rule(&mut self.1, id, spec)
+    }
     fn path(&self) -> Option<std::path::PathBuf> {
         WorkspaceObserver::path(&self.1)
     }

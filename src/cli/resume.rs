@@ -235,6 +235,22 @@ pub(super) fn bring_back(
         let Some(kind) = app.state.session_by_id(*id).map(|s| s.session.backend) else {
             continue;
         };
+        // Its "this session" rules, before any of its gates is read (they are events the
+        // loop has not taken yet). The manifest keeps them under the session's entry.
+        for spec in &b.rules {
+            app.state.rules.add_scoped(
+                spec.clone(),
+                crate::core::rules::Origin::Session,
+                Some(*id),
+            );
+        }
+        if !b.rules.is_empty() {
+            app.state.push_log(format!(
+                "resume: {}: {} rule(s) made for this session came back",
+                crate::core::text::visible_line(&b.profile.name),
+                b.rules.len()
+            ));
+        }
         if kind != crate::core::BackendKind::Iii {
             let fed = history::feed(kind, &b.profile.name, &b.history, p.stopped_ms, now);
             history::splice(app, *id, fed);

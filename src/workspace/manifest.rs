@@ -30,6 +30,8 @@ pub const VERSION: u64 = 1;
 /// Decisions listed before the list stops (later ones are only counted): every change rewrites
 /// the whole document, so its size must stay small even when rules answer thousands of gates.
 pub const MAX_LISTED_DECISIONS: usize = 10_000;
+/// Session rules kept per session (`SessionEntry::rules`).
+pub const MAX_SESSION_RULES: usize = 256;
 
 /// Largest manifest read back (a full list is about 1.5 MB).
 pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
@@ -110,6 +112,11 @@ pub struct SessionEntry {
     pub continued: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<ResumeInfo>,
+    /// Rules the owner made for this session only (`a`, a rule kept without a rules file), in
+    /// order, at most [`MAX_SESSION_RULES`]: a resume adds them again. One past the bound is
+    /// not kept (a resume then asks more, never less).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<crate::core::rules::RuleSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -377,7 +384,25 @@ impl ManifestWriter {
             exit_code: None,
             continued: Vec::new(),
             resume: None,
+            rules: Vec::new(),
         });
+        self.persist()
+    }
+
+    /// A rule made for session `id` only: kept with the session (once), for a resume.
+    pub fn session_rule(
+        &mut self,
+        id: u32,
+        spec: &crate::core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        let id = self.mid(id);
+        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
+            return Err(format!("session {id} is not in the manifest"));
+        };
+        if s.rules.contains(spec) || s.rules.len() >= MAX_SESSION_RULES {
+            return Ok(());
+        }
+        s.rules.push(spec.clone());
         self.persist()
     }
 

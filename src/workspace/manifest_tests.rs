@@ -42,8 +42,20 @@ fn writes_a_private_document_that_reads_back_and_matches_the_schema() {
     )
     .unwrap();
     w.session_closed(1, 1_300, Some(3)).unwrap();
+    // A rule made for session 0 only (`a`), kept once with it, hostile text and all.
+    let rule = crate::core::rules::RuleSpec {
+        action: crate::core::rules::Action::Allow,
+        tool: "Bash".into(),
+        pattern: Some("rm -rf \"$HOME\"\n\u{1b}[2J".into()),
+        exact: true,
+    };
+    w.session_rule(0, &rule).unwrap();
+    w.session_rule(0, &rule).unwrap();
+    assert!(w.session_rule(9, &rule).is_err(), "no such session");
     let m = load_manifest(&path).unwrap();
     assert_eq!(&m, w.manifest());
+    assert_eq!(m.session(0).unwrap().rules, vec![rule]);
+    assert!(m.session(1).unwrap().rules.is_empty());
     assert_eq!(m.started, "1970-01-01T00:00:01Z");
     assert_eq!(m.decisions[1].decision, "deny_interrupt");
     assert_eq!(m.session(1).unwrap().closed_ms, Some(1_300));
@@ -125,6 +137,30 @@ fn every_change_replaces_the_file_whole() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A session keeps at most `MAX_SESSION_RULES` rules: past it, a rule is not kept (a resume
+/// asks more, never less), and the document still matches the schema.
+#[test]
+fn a_session_keeps_a_bounded_list_of_its_rules() {
+    let dir = scratch("rules");
+    let path = dir.join("m.json");
+    let mut w = ManifestWriter::create(&path, 0).unwrap();
+    w.session_opened(0, "s", "claude", None, 0).unwrap();
+    for i in 0..MAX_SESSION_RULES + 10 {
+        let spec = crate::core::rules::RuleSpec {
+            action: crate::core::rules::Action::Allow,
+            tool: "Bash".into(),
+            pattern: Some(format!("echo {i}")),
+            exact: true,
+        };
+        w.session_rule(0, &spec).unwrap();
+    }
+    let m = load_manifest(&path).unwrap();
+    let kept = &m.session(0).unwrap().rules;
+    assert_eq!(kept.len(), MAX_SESSION_RULES);
+    assert_eq!(kept[0].pattern.as_deref(), Some("echo 0"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn the_decision_list_is_bounded_and_says_so() {
     let dir = scratch("bounded");
@@ -185,6 +221,7 @@ fn hostile_names_and_ids_are_escaped_or_refused() {
 fn the_reader_names_the_line_and_key_of_a_problem() {
     let mut m = Manifest::new(0);
     m.sessions.push(SessionEntry {
+        rules: Vec::new(),
         id: 0,
         name: "a".into(),
         backend: "claude".into(),

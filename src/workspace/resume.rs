@@ -183,6 +183,8 @@ pub struct Back {
     pub agent_session: Option<String>,
     /// Its recordings so far, in order (the first, then each continuation): its history.
     pub history: Vec<PathBuf>,
+    /// The rules made for it only ("this session"), added again as it comes back.
+    pub rules: Vec<crate::core::rules::RuleSpec>,
 }
 
 /// How a crashed workspace comes back.
@@ -286,6 +288,7 @@ pub fn plan(path: &Path, m: Manifest, config: &[SessionProfile]) -> Plan {
             profile,
             agent_session,
             history,
+            rules: s.rules.clone(),
         });
     }
     Plan {

@@ -43,6 +43,13 @@ fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alo
     p.model = Some("m".into());
     w.session_resume(0, Some(saved::to_json(&p)), Some("sess-1"), None)
         .unwrap();
+    let rule = crate::core::rules::RuleSpec {
+        action: crate::core::rules::Action::Allow,
+        tool: "Bash".into(),
+        pattern: Some("touch one.txt".into()),
+        exact: true,
+    };
+    w.session_rule(0, &rule).unwrap();
     w.session_opened(1, "own terminals", "adopted", None, 1000)
         .unwrap();
     w.session_opened(2, "done", "claude", None, 1000).unwrap();
@@ -77,6 +84,8 @@ fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alo
     assert_eq!((b.mid, b.agent_session.as_deref()), (0, Some("sess-1")));
     assert_eq!(b.profile.model.as_deref(), Some("m"));
     assert_eq!(b.history, vec![rec.clone()]);
+    // Its "this session" rule comes back with it.
+    assert_eq!(b.rules, vec![rule]);
     assert_eq!(plan.stopped_ms, 5000, "the recording's last whole frame");
     assert_eq!(plan.left.len(), 1, "{:?}", plan.left);
     assert!(plan.left[0].contains("hooks"), "{:?}", plan.left);

@@ -246,6 +246,13 @@ impl WorkspaceObserver for ManifestSink {
     ) -> Result<(), String> {
         self.change_now(|w| w.session_resume(id.0, profile, agent_session, load_session))
     }
+    fn session_rule(
+        &mut self,
+        id: SessionId,
+        spec: &crate::core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        self.change(|w| w.session_rule(id.0, spec))
+    }
     fn closed(&mut self, at_ms: u64) -> Result<(), String> {
         self.change_now(|w| w.closed(at_ms))
     }

@@ -55,8 +55,25 @@ impl App {
             }
             _ => None,
         };
+        let rules_before = self.state.rules.list.len();
         let effects = update(&mut self.state, msg);
         self.dirty = true;
+        // Rules made for one session only (`a`) go into the manifest, for a resume: the
+        // reducer only appends rules, so the new ones are the list's tail.
+        if self.observer.is_some() && self.state.rules.list.len() > rules_before {
+            let made: Vec<(SessionId, switchboard_core::rules::RuleSpec)> = self.state.rules.list
+                [rules_before..]
+                .iter()
+                .filter(|r| r.origin == switchboard_core::rules::Origin::Session)
+                .filter_map(|r| r.scope.map(|sid| (sid, r.spec.clone())))
+                .collect();
+            for (sid, spec) in made {
+                if let Some(o) = self.observer.as_mut() {
+                    let r = o.session_rule(sid, &spec);
+                    self.observed(r);
+                }
+            }
+        }
         if let Some(errs) = self.observer.as_mut().map(|o| o.take_errors()) {
             for e in errs {
                 self.observed(Err(e));
@@ -235,3 +252,7 @@ mod notify_tests {
         assert!(m.contains("ls ^[]52;c;cGF5bG9hZA==^G<U+202E>x^@"), "{m}");
     }
 }
+
+#[cfg(test)]
+#[path = "observer_tests.rs"]
+mod observer_tests;

@@ -166,6 +166,15 @@ pub trait WorkspaceObserver: Send {
     ) -> Result<(), String> {
         Ok(())
     }
+    /// A rule made for session `id` only (`a`; one kept without a rules file): a resume
+    /// adds it again.
+    fn session_rule(
+        &mut self,
+        _id: SessionId,
+        _spec: &switchboard_core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        Ok(())
+    }
     /// The workspace stopped cleanly (nothing to resume).
     fn closed(&mut self, _at_ms: u64) -> Result<(), String> {
         Ok(())
