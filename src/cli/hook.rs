@@ -119,22 +119,42 @@ fn read_msg(s: &mut UnixStream) -> Option<wire::HostMsg> {
         .flatten()
 }
 
-/// The host hook events go to: the one `[hooks] host` in config.toml names, else the only
-/// one running. With several running and none named, nobody (the CLI's prompt decides;
-/// `switchboard hooks status` says why).
+/// The host hook events go to, as `switchboard hooks status` says it: the one `[hooks] host`
+/// in config.toml names when it is running, else the only one running. With several running
+/// and none of them named, nobody (the CLI's prompt decides; `hooks status` says why).
 pub fn pick_host(dir: &Path) -> Option<UnixStream> {
     let names = place::names(dir);
     if names.is_empty() {
         return None;
     }
-    if names.len() > 1
-        && let Some(name) = configured_host()
+    // Read only when there is a choice to make: most hook calls find one host.
+    let configured = if names.len() > 1 {
+        configured_host()
+    } else {
+        None
+    };
+    route(&names, configured.as_deref(), |n| {
+        connect(&place::socket_path(dir, n))
+    })
+}
+
+/// `pick_host`'s choice among `names`, `connect` saying which hosts take a connection: the
+/// named host when it does; else the only other one that does (a named host that is gone
+/// leaves the events to the one that runs); else none.
+fn route<C>(
+    names: &[String],
+    configured: Option<&str>,
+    mut connect: impl FnMut(&str) -> Option<C>,
+) -> Option<C> {
+    if let Some(n) = configured.filter(|n| names.iter().any(|x| x == n))
+        && let Some(c) = connect(n)
     {
-        return connect(&place::socket_path(dir, &name));
+        return Some(c);
     }
     let mut live = names
         .iter()
-        .filter_map(|n| connect(&place::socket_path(dir, n)));
+        .filter(|n| Some(n.as_str()) != configured)
+        .filter_map(|n| connect(n));
     let first = live.next()?;
     live.next().is_none().then_some(first)
 }
@@ -212,4 +232,35 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
         )
     };
     (r == 0).then_some(cred.uid)
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::route;
+
+    /// Where an event goes, with `live` the hosts that take a connection.
+    fn to(names: &[&str], configured: Option<&str>, live: &[&str]) -> Option<String> {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        route(&names, configured, |n| {
+            live.contains(&n).then(|| n.to_string())
+        })
+    }
+
+    #[test]
+    fn events_go_where_hooks_status_says() {
+        // One running: it, whatever is named.
+        assert_eq!(to(&["a"], None, &["a"]).as_deref(), Some("a"));
+        assert_eq!(to(&["a", "b"], Some("b"), &["a"]).as_deref(), Some("a"));
+        assert_eq!(to(&["a", "b"], Some("zz"), &["a"]).as_deref(), Some("a"));
+        // Several running: the named one, else nobody.
+        assert_eq!(
+            to(&["a", "b"], Some("b"), &["a", "b"]).as_deref(),
+            Some("b")
+        );
+        assert_eq!(to(&["a", "b"], None, &["a", "b"]), None);
+        assert_eq!(to(&["a", "b", "c"], Some("c"), &["a", "b"]), None);
+        // None running.
+        assert_eq!(to(&["a", "b"], Some("a"), &[]), None);
+        assert_eq!(to(&[], Some("a"), &["a"]), None);
+    }
 }
