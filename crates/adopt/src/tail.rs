@@ -17,6 +17,10 @@ use super::mapping::TailKey;
 
 /// Between two looks at a file that had nothing new.
 pub const POLL: Duration = Duration::from_millis(200);
+/// A transcript not there this long after its session named it is said on screen.
+pub const NOT_YET: Duration = Duration::from_secs(30);
+/// How often one that is late is looked for.
+pub const LATE_POLL: Duration = Duration::from_secs(2);
 /// A transcript larger than this when first opened is refused, and one that grows past it is
 /// no longer followed.
 pub const MAX_FILE: u64 = 256 << 20;
@@ -164,20 +168,41 @@ pub async fn follow(
         let key = key.clone();
         async move { tx.send((key, m)).await.is_ok() }
     };
-    // Opening it: now, or once it appears.
+    // Opening it: now, or once it appears. One that has not appeared after `NOT_YET` is said
+    // on screen (its messages are missing from the transcript until it does) and then looked
+    // for less often; its appearance is said too.
+    let asked = tokio::time::Instant::now();
+    let mut told = false;
     let (file, size) = loop {
         if tx.is_closed() {
             return;
         }
         match roots.open(&path) {
             Ok(Some(f)) => break f,
-            Ok(None) => tokio::time::sleep(POLL * 2).await,
+            Ok(None) => {
+                if !told && asked.elapsed() >= NOT_YET {
+                    told = true;
+                    if !say(TailMsg::Note(format!(
+                        "the transcript has not appeared after {} s: its messages show here \
+                         once it does",
+                        NOT_YET.as_secs()
+                    )))
+                    .await
+                    {
+                        return;
+                    }
+                }
+                tokio::time::sleep(if told { LATE_POLL } else { POLL * 2 }).await;
+            }
             Err(why) => {
                 say(TailMsg::Refused(why)).await;
                 return;
             }
         }
     };
+    if told && !say(TailMsg::Note("the transcript appeared".into())).await {
+        return;
+    }
     let mut file = tokio::fs::File::from_std(file);
     let mut offset = 0u64;
     let mut skipping = false;

@@ -118,3 +118,34 @@ async fn garbage_is_refused_and_a_huge_line_skipped() {
     assert_eq!(next(&mut rx).await, TailMsg::Line("{\"ok\":1}".into()));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A transcript that does not appear is said on screen once it is late (not polled unseen for
+/// as long as its session lasts), then looked for less often; when it appears, that is said
+/// and its lines follow.
+#[tokio::test(start_paused = true)]
+async fn a_transcript_that_is_late_is_said_and_one_that_comes_is_read() {
+    let d = temp("late");
+    let roots = Arc::new(Roots::new(vec![d.join("projects")]));
+    let path = d.join("projects/p/late.jsonl");
+    let (tx, mut rx) = mpsc::channel(16);
+    let task = tokio::spawn(follow(roots, path.display().to_string(), TailKey::Main, tx));
+    // Nothing before it is late.
+    tokio::time::sleep(NOT_YET - Duration::from_secs(1)).await;
+    assert!(rx.try_recv().is_err());
+    match next(&mut rx).await {
+        TailMsg::Note(n) => assert!(n.contains("has not appeared after 30 s"), "{n}"),
+        other => panic!("{other:?}"),
+    }
+    // Said once, however long it stays away.
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert!(rx.try_recv().is_err());
+    std::fs::write(&path, b"{\"a\":1}\n").unwrap();
+    assert_eq!(
+        next(&mut rx).await,
+        TailMsg::Note("the transcript appeared".into())
+    );
+    assert_eq!(next(&mut rx).await, TailMsg::Line("{\"a\":1}".into()));
+    drop(rx);
+    task.await.unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
