@@ -23,6 +23,9 @@ use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label,
 /// Remembered calls at most: a recording of calls never answered must not grow memory.
 const MAX_CALLS: usize = 10_000;
 
+/// A held call: (session, call id).
+type GateKey = (String, String);
+
 #[derive(Clone, Debug)]
 pub struct Replay {
     mapper: Mapper,
@@ -33,13 +36,14 @@ pub struct Replay {
     handlers: HashMap<String, String>,
     /// Roots already shown as nodes.
     roots: HashMap<String, ()>,
-    /// Gates opened, for closing them by (session, call): `iii:<session>:<call>` → the
-    /// newest card's id (a changed record opens `…#<version>`) and its number in the order
-    /// gates were opened.
-    gates: HashMap<String, (String, u64)>,
+    /// Gates opened, for closing them by (session, call) → the newest card's id (a changed
+    /// record opens `…#<version>`) and its number in the order gates were opened. Keyed by
+    /// the mapping's own (session, call), never read back out of the card's id: a call id
+    /// may itself end in `#2`, and a session id may hold a `:`.
+    gates: HashMap<GateKey, (String, u64)>,
     /// The keys of `gates`, oldest first, with their numbers: past `MAX_CALLS` the
     /// oldest is forgotten (a held call is answered soon after it opens), never a new one.
-    gate_order: VecDeque<(String, u64)>,
+    gate_order: VecDeque<(GateKey, u64)>,
     gates_opened: u64,
     now: u64,
 }
@@ -105,14 +109,18 @@ impl Replay {
                 },
                 BackendEvent::GateOpen(mut g) => {
                     g.node_key = node_of(&root, &g.node_key);
-                    self.remember_gate(&g.id);
+                    if let Some(key) = self.mapper.gate_call(&g.id).cloned() {
+                        self.remember_gate(key, &g.id);
+                    }
                     BackendEvent::GateOpen(g)
                 }
                 // A card that took the full arguments from the transcript (`…#2`) replaces
                 // its call's: the recorded answer closes that one.
                 BackendEvent::GateUpgraded { old, mut gate } => {
                     gate.node_key = node_of(&root, &gate.node_key);
-                    self.remember_gate(&gate.id);
+                    if let Some(key) = self.mapper.gate_call(&gate.id).cloned() {
+                        self.remember_gate(key, &gate.id);
+                    }
                     BackendEvent::GateUpgraded { old, gate }
                 }
                 other => other,
@@ -125,20 +133,11 @@ impl Replay {
     /// `MAX_CALLS`. Before, the first `MAX_CALLS` gates were kept and every later one was
     /// not: past them no recorded answer closed a card, and a long replay piled up
     /// thousands of gates shown as waiting.
-    fn remember_gate(&mut self, id: &str) {
+    fn remember_gate(&mut self, key: GateKey, id: &str) {
         self.gates_opened += 1;
         let n = self.gates_opened;
-        let plain = plain_gate_id(id);
-        // A call id that itself ends in `#<digits>` is found under the whole id too.
-        let keys = if plain == id {
-            vec![id]
-        } else {
-            vec![plain, id]
-        };
-        for key in keys {
-            self.gates.insert(key.to_string(), (id.to_string(), n));
-            self.gate_order.push_back((key.to_string(), n));
-        }
+        self.gates.insert(key.clone(), (id.to_string(), n));
+        self.gate_order.push_back((key, n));
         while self.gate_order.len() > MAX_CALLS {
             let Some((old, at)) = self.gate_order.pop_front() else {
                 break;
@@ -153,11 +152,9 @@ impl Replay {
     /// A gate answered: it is not kept for another answer (every copy of this mapping, one
     /// per replay checkpoint, carried thousands of answered gates). Its places in
     /// `gate_order` go when that holds twice the live ones.
-    fn forget_gate(&mut self, plain: &str, id: &str) {
-        for key in [plain, id] {
-            if self.gates.get(key).is_some_and(|(g, _)| g == id) {
-                self.gates.remove(key);
-            }
+    fn forget_gate(&mut self, key: &GateKey, id: &str) {
+        if self.gates.get(key).is_some_and(|(g, _)| g == id) {
+            self.gates.remove(key);
         }
         if self.gate_order.len() > 2 * self.gates.len() + 64 {
             let gates = &self.gates;
@@ -218,15 +215,6 @@ impl ReplayMapper for Replay {
             Some(f) => self.outbound_value(f),
             None => self.outbound(line),
         }
-    }
-}
-
-/// The (session, call) part of a gate id: `iii:<session>:<call>`, without the `#<version>`
-/// a changed record's card has (`mapping::gates_cards::gate_id`).
-fn plain_gate_id(id: &str) -> &str {
-    match id.rsplit_once('#') {
-        Some((plain, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => plain,
-        _ => id,
     }
 }
 
@@ -339,8 +327,8 @@ impl Replay {
                 let mut events = Vec::new();
                 let mut answered = Vec::new();
                 if let Some(Ok((session, call, decision))) = decided {
-                    let plain = format!("iii:{session}:{call}");
-                    if let Some((id, _)) = self.gates.get(&plain).cloned() {
+                    let key = (session, call);
+                    if let Some((id, _)) = self.gates.get(&key).cloned() {
                         // The card closes with what the wire said.
                         events.push(BackendEvent::GateAnswered {
                             id: id.clone(),
@@ -351,7 +339,7 @@ impl Replay {
                             label: decision_label(&decision),
                             decision: Some(decision),
                         });
-                        self.forget_gate(&plain, &id);
+                        self.forget_gate(&key, &id);
                     }
                 }
                 (events, answered)
@@ -427,30 +415,65 @@ mod tests {
         assert!(r.gates.is_empty(), "{:?}", r.gates);
     }
 
+    fn k(session: &str, call: &str) -> GateKey {
+        (session.to_string(), call.to_string())
+    }
+
     /// Past `MAX_CALLS` gates the newest are remembered and the oldest forgotten: before,
     /// the first `MAX_CALLS` were kept and no later card was ever closed by its answer.
     #[test]
     fn gates_past_the_cap_are_still_found_by_their_call() {
         let mut r = Replay::default();
         for i in 0..MAX_CALLS + 50 {
-            r.remember_gate(&format!("iii:s:c{i}"));
+            r.remember_gate(k("s", &format!("c{i}")), &format!("iii:s:c{i}"));
         }
         assert!(r.gates.len() <= MAX_CALLS);
-        assert!(!r.gates.contains_key("iii:s:c0"), "the oldest is forgotten");
-        let last = format!("iii:s:c{}", MAX_CALLS + 49);
-        assert_eq!(r.gates[&last].0, last);
+        assert!(
+            !r.gates.contains_key(&k("s", "c0")),
+            "the oldest is forgotten"
+        );
+        let last = format!("c{}", MAX_CALLS + 49);
+        assert_eq!(r.gates[&k("s", &last)].0, format!("iii:s:{last}"));
         // A changed record's card replaces its call's, and outlives the old card's turn to
         // be forgotten.
-        r.remember_gate("iii:s:c60#2");
-        assert_eq!(r.gates["iii:s:c60"].0, "iii:s:c60#2");
+        r.remember_gate(k("s", "c60"), "iii:s:c60#2");
+        assert_eq!(r.gates[&k("s", "c60")].0, "iii:s:c60#2");
         for i in 0..20 {
-            r.remember_gate(&format!("iii:t:d{i}"));
+            r.remember_gate(k("t", &format!("d{i}")), &format!("iii:t:d{i}"));
         }
-        assert_eq!(r.gates["iii:s:c60"].0, "iii:s:c60#2");
-        // A call id ending in `#<digits>` is found by itself too.
-        r.remember_gate("iii:s:odd#7");
-        assert_eq!(r.gates["iii:s:odd#7"].0, "iii:s:odd#7");
+        assert_eq!(r.gates[&k("s", "c60")].0, "iii:s:c60#2");
         assert!(r.gates.len() <= MAX_CALLS);
+    }
+
+    /// Calls the card ids would confuse (a call id that ends in `#2`, a session id with a
+    /// `:`) are told apart: each recorded answer closes its own card, never the other's.
+    #[test]
+    fn look_alike_calls_are_each_closed_by_their_own_answer() {
+        let mut r = Replay::default();
+        r.remember_gate(k("s", "c"), "iii:s:c");
+        r.remember_gate(k("s", "c#2"), "iii:s:c#2");
+        r.remember_gate(k("a:b", "c"), "iii:a:b:c");
+        r.remember_gate(k("a", "b:c"), "iii:a:b:c#2");
+        assert_eq!(r.gates.len(), 4);
+        assert_eq!(r.gates[&k("s", "c")].0, "iii:s:c");
+        assert_eq!(r.gates[&k("s", "c#2")].0, "iii:s:c#2");
+        assert_eq!(r.gates[&k("a:b", "c")].0, "iii:a:b:c");
+        assert_eq!(r.gates[&k("a", "b:c")].0, "iii:a:b:c#2");
+        let resolve = |session: &str, call: &str| {
+            format!(
+                r#"{{"type":"invokefunction","invocation_id":"i-{call}","function_id":"approval::resolve","data":{{"session_id":"{session}","function_call_id":"{call}","decision":"allow"}}}}"#
+            )
+        };
+        let (_, answered) = r.outbound(&resolve("s", "c"));
+        assert_eq!(answered.len(), 1);
+        assert_eq!(answered[0].gate_id, "iii:s:c");
+        assert!(
+            r.gates.contains_key(&k("s", "c#2")),
+            "the look-alike still waits"
+        );
+        let (_, answered) = r.outbound(&resolve("a", "b:c"));
+        assert_eq!(answered[0].gate_id, "iii:a:b:c#2");
+        assert!(r.gates.contains_key(&k("a:b", "c")));
     }
 
     /// An answered gate is forgotten, with its place in the order: the copies of the mapping
@@ -459,21 +482,22 @@ mod tests {
     fn answered_gates_are_not_kept() {
         let mut r = Replay::default();
         for i in 0..5_000 {
-            r.remember_gate(&format!("iii:s:c{i}"));
+            let call = format!("c{i}");
+            r.remember_gate(k("s", &call), &format!("iii:s:{call}"));
             if i % 2 == 0 {
-                r.remember_gate(&format!("iii:s:c{i}#2"));
+                r.remember_gate(k("s", &call), &format!("iii:s:{call}#2"));
             }
             if i >= 3 {
-                let old = format!("iii:s:c{}", i - 3);
+                let old = k("s", &format!("c{}", i - 3));
                 let id = r.gates[&old].0.clone();
                 r.forget_gate(&old, &id);
             }
         }
-        // The three newest wait (two with an upgraded card, under both keys).
-        assert!(r.gates.len() <= 6, "{}", r.gates.len());
+        // The three newest wait.
+        assert!(r.gates.len() <= 3, "{}", r.gates.len());
         assert!(r.gate_order.len() <= 2 * r.gates.len() + 64 + 2);
-        assert_eq!(r.gates["iii:s:c4998"].0, "iii:s:c4998#2");
-        assert_eq!(r.gates["iii:s:c4999"].0, "iii:s:c4999");
+        assert_eq!(r.gates[&k("s", "c4998")].0, "iii:s:c4998#2");
+        assert_eq!(r.gates[&k("s", "c4999")].0, "iii:s:c4999");
     }
 
     /// A frame of ours that is not parsed (no escape, neither word) maps to nothing, as it
@@ -489,9 +513,10 @@ mod tests {
             "not json",
         ];
         let (mut a, mut b) = (Replay::default(), Replay::default());
-        for gate in ["iii:s1:c1", "iii:s1:c2"] {
-            a.remember_gate(gate);
-            b.remember_gate(gate);
+        for call in ["c1", "c2"] {
+            let id = format!("iii:s1:{call}");
+            a.remember_gate(k("s1", call), &id);
+            b.remember_gate(k("s1", call), &id);
         }
         for l in lines {
             let (ea, na) = a.outbound(l);

@@ -464,6 +464,11 @@ impl Mapper {
             .map(|g| g.id.as_str())
     }
 
+    /// The held call (session, call id) that card `id` is for, while it is tracked.
+    pub fn gate_call(&self, id: &str) -> Option<&Key> {
+        self.gates.by_id.get(id)
+    }
+
     /// Held calls still tracked (open or being decided).
     pub fn gate_count(&self) -> usize {
         self.gates.len()
