@@ -299,10 +299,24 @@ pub(super) fn card(
     }
 }
 
+/// A held call's card id: `iii:<session>:<call>`, `#<version>` after for a changed record's.
+/// The engine names sessions and calls with any text: a `%`, `:` or `#` in them is written
+/// `%25`, `%3A`, `%23`, so two calls never share an id (`a:b`+`c` and `a`+`b:c`; `c#2` and
+/// `c` at version 2). Ids without those characters read as they always did.
 pub(super) fn gate_id(r: &Record, version: u32) -> String {
+    fn part(s: &str) -> std::borrow::Cow<'_, str> {
+        if !s.contains(['%', ':', '#']) {
+            return s.into();
+        }
+        s.replace('%', "%25")
+            .replace(':', "%3A")
+            .replace('#', "%23")
+            .into()
+    }
+    let (session, call) = (part(&r.session), part(&r.call));
     if version <= 1 {
-        format!("iii:{}:{}", r.session, r.call)
+        format!("iii:{session}:{call}")
     } else {
-        format!("iii:{}:{}#{version}", r.session, r.call)
+        format!("iii:{session}:{call}#{version}")
     }
 }

@@ -21,6 +21,8 @@ mod turns;
 #[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]
+mod gate_id_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{HashMap, HashSet, VecDeque};
