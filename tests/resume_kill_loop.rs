@@ -358,7 +358,7 @@ fn a_rule_made_for_a_session_comes_back_after_a_kill() {
     back.send(b"\x1b");
     // The rules view lists it, as exactly that request (`= …`).
     let pattern = kept["pattern"].as_str().unwrap_or("").to_string();
-    let row = format!("= {}", &pattern[..pattern.len().min(20)]);
+    let row = format!("= {}", pattern.chars().take(20).collect::<String>());
     back.send(b"R");
     back.wait_for(&["rules: deny wins", &row], STEP);
     back.send(b"\x1b");

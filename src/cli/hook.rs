@@ -70,7 +70,8 @@ fn run(agent: Option<&str>) -> Option<String> {
     let mut stream = pick_host(&dir)?;
     stream.set_write_timeout(Some(ACCEPT)).ok()?;
     let hello = wire::Hello {
-        version: wire::VERSION,
+        // Unchanged since the first version: a host of either takes it.
+        version: wire::FIRST,
         want: wire::Want::Hook {
             agent: agent.name().to_string(),
             waits,

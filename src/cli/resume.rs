@@ -237,6 +237,7 @@ pub(super) fn bring_back(
         };
         // Its "this session" rules, before any of its gates is read (they are events the
         // loop has not taken yet). The manifest keeps them under the session's entry.
+        let had = app.state.rules.list.len();
         for spec in &b.rules {
             app.state.rules.add_scoped(
                 spec.clone(),
@@ -244,11 +245,11 @@ pub(super) fn bring_back(
                 Some(*id),
             );
         }
-        if !b.rules.is_empty() {
+        let back = app.state.rules.list.len() - had;
+        if back > 0 {
             app.state.push_log(format!(
-                "resume: {}: {} rule(s) made for this session came back",
+                "resume: {}: {back} rule(s) made for this session came back",
                 crate::core::text::visible_line(&b.profile.name),
-                b.rules.len()
             ));
         }
         if kind != crate::core::BackendKind::Iii {

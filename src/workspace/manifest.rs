@@ -30,8 +30,11 @@ pub const VERSION: u64 = 1;
 /// Decisions listed before the list stops (later ones are only counted): every change rewrites
 /// the whole document, so its size must stay small even when rules answer thousands of gates.
 pub const MAX_LISTED_DECISIONS: usize = 10_000;
-/// Session rules kept per session (`SessionEntry::rules`).
+/// Session rules kept per session (`SessionEntry::rules`), and the longest tool name and
+/// pattern kept (the schema's bounds: 256 of the longest stay well under the manifest's).
 pub const MAX_SESSION_RULES: usize = 256;
+pub const MAX_RULE_TOOL_CHARS: usize = 4096;
+pub const MAX_RULE_PATTERN_CHARS: usize = 65_536;
 
 /// Largest manifest read back (a full list is about 1.5 MB).
 pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
@@ -399,10 +402,34 @@ impl ManifestWriter {
         let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
             return Err(format!("session {id} is not in the manifest"));
         };
-        if s.rules.contains(spec) || s.rules.len() >= MAX_SESSION_RULES {
+        // Past the bounds (the schema's too) it is not kept: a resume then asks more.
+        let too_long = spec.tool.chars().count() > MAX_RULE_TOOL_CHARS
+            || spec
+                .pattern
+                .as_ref()
+                .is_some_and(|p| p.chars().count() > MAX_RULE_PATTERN_CHARS);
+        if too_long || s.rules.contains(spec) || s.rules.len() >= MAX_SESSION_RULES {
             return Ok(());
         }
         s.rules.push(spec.clone());
+        self.persist()
+    }
+
+    /// A rule made for session `id` was deleted: it does not come back with a resume.
+    pub fn session_rule_removed(
+        &mut self,
+        id: u32,
+        spec: &crate::core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        let id = self.mid(id);
+        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
+            return Err(format!("session {id} is not in the manifest"));
+        };
+        let before = s.rules.len();
+        s.rules.retain(|r| r != spec);
+        if s.rules.len() == before {
+            return Ok(());
+        }
         self.persist()
     }
 
@@ -506,9 +533,10 @@ impl ManifestWriter {
     }
 }
 
-/// Write `text` over `path` atomically: a private (0600) temporary file beside it, synced,
-/// renamed over the name, the directory synced; every step beneath the directory's handle
-/// (`contain::Root`), so a link or a swapped directory cannot send the bytes elsewhere.
+/// Write `text` over `path` atomically: a private (0600) temporary file beside it, created new,
+/// synced, renamed over the name, the directory synced, the manifest 0600 whatever it was.
+/// Each write opens the directory once and takes every step beneath that handle
+/// (`contain::Root`): nothing swapped in during the write sends the bytes elsewhere.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
     let name = path
         .file_name()
@@ -520,7 +548,7 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
     crate::contain::Root::open(dir)
         .map_err(|e| e.to_string())
         .and_then(|root| {
-            root.write_atomic_with(Path::new(name), text.as_bytes(), None, Some(0o600))
+            root.write_atomic_private(Path::new(name), text.as_bytes())
                 .map_err(|e| e.to_string())
         })
         .map_err(|e| format!("cannot write the manifest {}: {e}", path.display()))

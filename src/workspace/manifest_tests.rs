@@ -110,6 +110,8 @@ fn every_change_replaces_the_file_whole() {
     std::fs::write(&target, "keep").unwrap();
     let link = dir.join(format!(".m.json.switchboard-{}-1.tmp", std::process::id()));
     std::os::unix::fs::symlink(&target, &link).unwrap();
+    // A manifest made readable to others (restored from a backup at 0644) is private again.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     w.session_closed(0, 9, None).unwrap();
     assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "half a docu");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
@@ -158,6 +160,24 @@ fn a_session_keeps_a_bounded_list_of_its_rules() {
     let kept = &m.session(0).unwrap().rules;
     assert_eq!(kept.len(), MAX_SESSION_RULES);
     assert_eq!(kept[0].pattern.as_deref(), Some("echo 0"));
+    // A deleted one goes; one past the schema's lengths is not kept (the document would no
+    // longer read, and the workspace could not be resumed).
+    let first = kept[0].clone();
+    w.session_rule_removed(0, &first).unwrap();
+    let long_tool = crate::core::rules::RuleSpec {
+        tool: "T".repeat(MAX_RULE_TOOL_CHARS + 1),
+        ..first.clone()
+    };
+    let long_pattern = crate::core::rules::RuleSpec {
+        pattern: Some("p".repeat(MAX_RULE_PATTERN_CHARS + 1)),
+        ..first.clone()
+    };
+    w.session_rule(0, &long_tool).unwrap();
+    w.session_rule(0, &long_pattern).unwrap();
+    let m = load_manifest(&path).unwrap();
+    let kept = &m.session(0).unwrap().rules;
+    assert_eq!(kept.len(), MAX_SESSION_RULES - 1);
+    assert!(!kept.contains(&first));
     std::fs::remove_dir_all(dir).ok();
 }
 

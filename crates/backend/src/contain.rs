@@ -275,6 +275,19 @@ impl Root {
         self.write_atomic_with(rel, bytes, expect, None)
     }
 
+    /// `write_atomic`, private whatever it was before: created 0600, and an existing file
+    /// (one restored from a backup at 0644) made 0600 too. The workspace manifest is written
+    /// this way.
+    #[cfg(unix)]
+    pub fn write_atomic_private(&self, rel: &Path, bytes: &[u8]) -> Result<(), FsError> {
+        use cap_std::fs::PermissionsExt as _;
+        self.write_atomic_with(rel, bytes, None, Some(0o600))?;
+        let rel = Self::checked(rel)?;
+        self.dir
+            .set_permissions(&rel, cap_std::fs::Permissions::from_mode(0o600))?;
+        Ok(())
+    }
+
     /// `write_atomic_if`, a file it creates getting `new_mode` (before the umask; `None`:
     /// 0666) from its first byte on. The rules file is written this way too (0600).
     pub fn write_atomic_with(

@@ -309,8 +309,9 @@ fn summary_or(tool: &str, input: &serde_json::Value, compact: impl FnOnce() -> S
     one_line(&s, 160)
 }
 
-/// Pretty JSON for display, falling back to the compact text.
+/// Pretty JSON for display.
 pub fn pretty_json(v: &serde_json::Value) -> String {
+    // A `Value` always prints (its keys are strings).
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 

@@ -1,6 +1,7 @@
 //! Where a JSON string's plain run ends: the first quote, backslash or control character.
-//! The hand readers of recordings and of the commonest frames look for it in every key and
-//! value; a byte-at-a-time search was a twentieth of an ACP replay.
+//! The hand reader of ACP's commonest frames (`acp::mapping::chunk_scan`) looks for it in every
+//! key and value; a byte-at-a-time search was a twentieth of an ACP replay. (The entry reader,
+//! `load::entry`, copies as it looks, in a loop of its own.)
 
 /// The length of the longest prefix of `b` with no quote, backslash or byte below 0x20.
 #[inline]

@@ -251,7 +251,16 @@ impl WorkspaceObserver for ManifestSink {
         id: SessionId,
         spec: &crate::core::rules::RuleSpec,
     ) -> Result<(), String> {
-        self.change(|w| w.session_rule(id.0, spec))
+        // At once, as what else a resume needs: a rule lost to a kill asks again.
+        self.change_now(|w| w.session_rule(id.0, spec))
+    }
+    fn session_rule_removed(
+        &mut self,
+        id: SessionId,
+        spec: &crate::core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        // At once: a deleted allow must not come back with a resume.
+        self.change_now(|w| w.session_rule_removed(id.0, spec))
     }
     fn closed(&mut self, at_ms: u64) -> Result<(), String> {
         self.change_now(|w| w.closed(at_ms))

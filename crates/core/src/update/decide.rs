@@ -196,7 +196,7 @@ fn edited_summary(p: &super::super::gate::Permission, edit: &serde_json::Value) 
 }
 
 /// The top-level fields an edit changed, added or removed against the input as asked
-/// (compact JSON), in the edit's order then the removed ones; at most four named, made
+/// (JSON), in the edit's order then the removed ones; at most four named, made
 /// visible and cut. `input` when either side is no object.
 fn changed_fields(asked: &str, edit: &serde_json::Value) -> Vec<String> {
     let asked = serde_json::from_str::<serde_json::Value>(asked).ok();

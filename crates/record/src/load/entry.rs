@@ -333,7 +333,7 @@ mod tests {
         }
     }
 
-    /// Escapes and multi-byte characters at every offset of the eight-byte words the reader
+    /// Escapes and multi-byte characters at every offset of the blocks the reader
     /// tests at once, written by serde and then damaged a byte at a time: the fast reading is
     /// serde's or none.
     #[test]

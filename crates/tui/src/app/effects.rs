@@ -56,6 +56,22 @@ impl App {
             _ => None,
         };
         let rules_before = self.state.rules.list.len();
+        // Rules are deleted only in the rules view (`d`): there, this session's rules are
+        // noted first, to tell the manifest which one went.
+        let session_rules = |s: &State| -> Vec<(SessionId, switchboard_core::rules::RuleSpec)> {
+            s.rules
+                .list
+                .iter()
+                .filter(|r| r.origin == switchboard_core::rules::Origin::Session)
+                .filter_map(|r| r.scope.map(|sid| (sid, r.spec.clone())))
+                .collect()
+        };
+        let before = (self.observer.is_some()
+            && matches!(
+                self.state.overlay,
+                Some(switchboard_core::state::Overlay::Rules { .. })
+            ))
+        .then(|| session_rules(&self.state));
         let effects = update(&mut self.state, msg);
         self.dirty = true;
         // Rules made for one session only (`a`) go into the manifest, for a resume: the
@@ -70,6 +86,21 @@ impl App {
             for (sid, spec) in made {
                 if let Some(o) = self.observer.as_mut() {
                     let r = o.session_rule(sid, &spec);
+                    self.observed(r);
+                }
+            }
+        }
+        if let Some(mut gone) = before
+            && self.state.rules.list.len() < rules_before
+        {
+            for kept in session_rules(&self.state) {
+                if let Some(i) = gone.iter().position(|g| *g == kept) {
+                    gone.swap_remove(i);
+                }
+            }
+            for (sid, spec) in gone {
+                if let Some(o) = self.observer.as_mut() {
+                    let r = o.session_rule_removed(sid, &spec);
                     self.observed(r);
                 }
             }

@@ -175,6 +175,14 @@ pub trait WorkspaceObserver: Send {
     ) -> Result<(), String> {
         Ok(())
     }
+    /// That rule was deleted (the rules view's `d`): a resume must not add it again.
+    fn session_rule_removed(
+        &mut self,
+        _id: SessionId,
+        _spec: &switchboard_core::rules::RuleSpec,
+    ) -> Result<(), String> {
+        Ok(())
+    }
     /// The workspace stopped cleanly (nothing to resume).
     fn closed(&mut self, _at_ms: u64) -> Result<(), String> {
         Ok(())

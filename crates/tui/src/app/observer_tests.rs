@@ -35,7 +35,8 @@ impl switchboard_backend::Backend for Quiet {
 
 type Rules = Arc<Mutex<Vec<(SessionId, RuleSpec)>>>;
 
-struct Told(Rules);
+/// The rules told made, and the ones told deleted.
+struct Told(Rules, Rules);
 
 impl crate::app::WorkspaceObserver for Told {
     fn session_opened(
@@ -67,6 +68,10 @@ impl crate::app::WorkspaceObserver for Told {
         self.0.lock().unwrap().push((id, spec.clone()));
         Ok(())
     }
+    fn session_rule_removed(&mut self, id: SessionId, spec: &RuleSpec) -> Result<(), String> {
+        self.1.lock().unwrap().push((id, spec.clone()));
+        Ok(())
+    }
     fn path(&self) -> Option<std::path::PathBuf> {
         None
     }
@@ -93,7 +98,8 @@ fn key(app: &mut App, c: char) {
 async fn a_session_rule_is_told_to_the_manifest_once() {
     let mut app = App::start(Box::new(Quiet), Settings::default(), Theme::dark());
     let told: Rules = Arc::default();
-    app.observe(Box::new(Told(told.clone())));
+    let deleted: Rules = Arc::default();
+    app.observe(Box::new(Told(told.clone(), deleted.clone())));
     // `y` makes no rule; `a` makes one for exactly this request, in this session.
     gate(&mut app, "g1", "touch x");
     key(&mut app, 'y');
@@ -112,4 +118,15 @@ async fn a_session_rule_is_told_to_the_manifest_once() {
     gate(&mut app, "g4", "touch y");
     key(&mut app, 'a');
     assert_eq!(told.lock().unwrap().len(), 2);
+    // Deleted in the rules view (the first row, `touch x`): told, so a resume does not add
+    // it again; moving in the view tells nothing.
+    key(&mut app, 'R');
+    key(&mut app, 'j');
+    key(&mut app, 'k');
+    assert!(deleted.lock().unwrap().is_empty());
+    key(&mut app, 'd');
+    let gone = deleted.lock().unwrap().clone();
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    assert_eq!(gone[0], rules[0]);
+    assert_eq!(app.state.rules.list.len(), 1);
 }

@@ -44,7 +44,7 @@ pub async fn connect(dir: &Path, name: &str, want: Want) -> Result<(UnixStream, 
         _ => Some(ANSWER_TIMEOUT),
     };
     let hello = Hello {
-        version: wire::VERSION,
+        version: wire::version_for(&want),
         want,
     };
     let answer = async {

@@ -108,7 +108,7 @@ pub fn spawn(id: u64, stream: UnixStream, events: mpsc::Sender<ConnEvent>) {
         // this one does not know, and is told why it is refused all the same.
         let version = hello.get("version").and_then(serde_json::Value::as_u64);
         let hello = match serde_json::from_value::<Hello>(hello) {
-            Ok(h) if version == Some(u64::from(wire::VERSION)) => h,
+            Ok(h) if version.is_some_and(|v| wire::takes(v, &h.want)) => h,
             other => {
                 let reason = match (version, other) {
                     (Some(v), _) if v != u64::from(wire::VERSION) => wire::refusal(v),
@@ -265,6 +265,46 @@ mod tests {
                 id: 2, hello: h, ..
             }) => assert_eq!(h, hello),
             _ => panic!("no hello"),
+        }
+    }
+
+    /// Only `attach` changed in version 2: a version-1 `status` (an `ls` from before an
+    /// upgrade) is let in, a version-1 `attach` is refused with both numbers named, and the
+    /// hellos this build sends are let in.
+    #[tokio::test]
+    async fn the_first_version_is_taken_for_all_but_attach() {
+        let (events, mut rx) = mpsc::channel(4);
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(5, ours, events.clone());
+        let v1 = serde_json::json!({"version": 1, "want": "status"});
+        wire::write_msg(&mut theirs, &v1).await.unwrap();
+        assert!(matches!(
+            rx.recv().await,
+            Some(ConnEvent::Hello { id: 5, .. })
+        ));
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(6, ours, events.clone());
+        let v1 = serde_json::json!({"version": 1, "want": "attach", "cols": 80, "rows": 24});
+        wire::write_msg(&mut theirs, &v1).await.unwrap();
+        let answer: wire::HostMsg = wire::read_msg(&mut theirs, wire::MAX_FROM_HOST)
+            .await
+            .unwrap()
+            .unwrap();
+        let wire::HostMsg::Refused { reason } = answer else {
+            panic!("{answer:?}")
+        };
+        assert!(reason.contains("version 2, the client 1"), "{reason}");
+        for want in [
+            wire::Want::Attach { cols: 80, rows: 24 },
+            wire::Want::Status,
+            wire::Want::Stop,
+            wire::Want::Hook {
+                agent: "claude".into(),
+                waits: false,
+                size: 0,
+            },
+        ] {
+            assert!(wire::takes(u64::from(wire::version_for(&want)), &want));
         }
     }
 

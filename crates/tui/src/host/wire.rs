@@ -12,6 +12,24 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The wire's version. A peer speaking another one is refused with both numbers named.
 pub const VERSION: u32 = 2;
+/// The version before: only `attach` changed since (`ClientMsg::Shown`), so `status`, `stop`
+/// and `hook` are still spoken as it, and a host and a client of either version answer them
+/// (`ls` and `stop` of a host started before an upgrade; every hook event).
+pub const FIRST: u32 = 1;
+
+/// The version a hello wanting `want` is sent as.
+pub fn version_for(want: &Want) -> u32 {
+    match want {
+        Want::Attach { .. } => VERSION,
+        _ => FIRST,
+    }
+}
+
+/// Whether a host of this version takes a hello of `version` wanting `want`.
+pub fn takes(version: u64, want: &Want) -> bool {
+    version == u64::from(VERSION)
+        || (version == u64::from(FIRST) && !matches!(want, Want::Attach { .. }))
+}
 /// The largest frame a client may send (a paste is the largest thing it has).
 pub const MAX_FROM_CLIENT: usize = 1 << 20;
 /// The largest frame a host sends (a full repaint of a large terminal, a page of text).
