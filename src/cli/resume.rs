@@ -162,6 +162,26 @@ pub(super) fn resume(args: ResumeArgs) -> ExitCode {
     {
         return fail(&e, 2);
     }
+    // The resume goes into the manifest before any agent starts again: a kill from here on
+    // leaves a manifest that says it was resumed. (Its sessions and recordings are added as
+    // they open, `bring_back`.) Not written, nothing starts.
+    let mut plan = plan;
+    if lock.is_some() {
+        let now = crate::record::now_ms();
+        match manifest::ManifestWriter::reopen(
+            &path,
+            plan.manifest.clone(),
+            Vec::new(),
+            plan.stopped_ms,
+            now,
+        ) {
+            Ok(w) => {
+                plan.manifest = w.manifest().clone();
+                plan.resumed_ms = Some(now);
+            }
+            Err(e) => return fail(&e, 2),
+        }
+    }
     let mut specs = Vec::new();
     for b in &plan.sessions {
         let cx = LaunchContext {
@@ -302,7 +322,8 @@ pub(super) fn bring_back(
         p.manifest.clone(),
         aliases,
         p.stopped_ms,
-        now,
+        // The resume this run wrote before its agents started: not a second one.
+        p.resumed_ms.unwrap_or(now),
         lock,
     ) {
         Ok(w) => {

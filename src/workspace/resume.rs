@@ -197,6 +197,9 @@ pub struct Plan {
     pub sessions: Vec<Back>,
     /// Sessions that do not come back, each with why.
     pub left: Vec<String>,
+    /// When the resume was written into the manifest, before any agent started again
+    /// (`None` until then, and in a front that only starts the host).
+    pub resumed_ms: Option<u64>,
 }
 
 /// Plan the return of the workspace `m` read from `path`. `config`: the profiles of
@@ -297,6 +300,7 @@ pub fn plan(path: &Path, m: Manifest, config: &[SessionProfile]) -> Plan {
         stopped_ms,
         sessions,
         left,
+        resumed_ms: None,
     }
 }
 

@@ -98,9 +98,24 @@ fn a_crashed_workspace_is_planned_from_its_manifest_and_a_closed_one_is_left_alo
     ));
     drop(held);
 
+    // The resume is written before its agents start, then reopened for them: one resume,
+    // not two; a later resume is another.
+    let doc = manifest::load_manifest(&m).unwrap();
+    let early = ManifestWriter::reopen(&m, doc, Vec::new(), 5000, 6000).unwrap();
+    assert!(!manifest::load_manifest(&m).unwrap().resumed.is_empty());
+    let doc = early.manifest().clone();
+    drop(early);
+    let w = ManifestWriter::reopen(&m, doc, Vec::new(), 5000, 6000).unwrap();
+    assert_eq!(manifest::load_manifest(&m).unwrap().resumed.len(), 1);
+    let doc = w.manifest().clone();
+    drop(w);
+    let w = ManifestWriter::reopen(&m, doc, Vec::new(), 6500, 6600).unwrap();
+    assert_eq!(w.manifest().resumed.len(), 2);
+    drop(w);
+
     // Stopped cleanly: nothing to resume.
     let doc = manifest::load_manifest(&m).unwrap();
-    let mut w = ManifestWriter::reopen(&m, doc, Vec::new(), 5000, 6000).unwrap();
+    let mut w = ManifestWriter::reopen(&m, doc, Vec::new(), 6500, 6600).unwrap();
     w.closed(7000).unwrap();
     drop(w);
     assert!(matches!(

@@ -19,10 +19,15 @@ impl ManifestWriter {
         resumed_ms: u64,
     ) -> Result<ManifestWriter, String> {
         doc.closed_ms = None;
-        doc.resumed.push(Resumed {
+        // The resume, written once: the same one again (the document this resume wrote
+        // before its agents started, reopened for them) is not a second one.
+        let this = Resumed {
             stopped_ms,
             resumed_ms,
-        });
+        };
+        if doc.resumed.last() != Some(&this) {
+            doc.resumed.push(this);
+        }
         let w = ManifestWriter {
             path: path.to_path_buf(),
             doc,
