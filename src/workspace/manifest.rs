@@ -326,6 +326,16 @@ impl ManifestWriter {
         &self.doc
     }
 
+    /// The entry of app session `app` (its manifest id after a resume).
+    fn entry_mut(&mut self, app: u32) -> Result<&mut SessionEntry, String> {
+        let id = self.mid(app);
+        self.doc
+            .sessions
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("session {id} is not in the manifest"))
+    }
+
     pub fn session_opened(
         &mut self,
         id: u32,
@@ -398,10 +408,7 @@ impl ManifestWriter {
         id: u32,
         spec: &crate::core::rules::RuleSpec,
     ) -> Result<(), String> {
-        let id = self.mid(id);
-        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
-            return Err(format!("session {id} is not in the manifest"));
-        };
+        let s = self.entry_mut(id)?;
         // Past the bounds (the schema's too) it is not kept: a resume then asks more.
         let too_long = spec.tool.chars().count() > MAX_RULE_TOOL_CHARS
             || spec
@@ -421,10 +428,7 @@ impl ManifestWriter {
         id: u32,
         spec: &crate::core::rules::RuleSpec,
     ) -> Result<(), String> {
-        let id = self.mid(id);
-        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
-            return Err(format!("session {id} is not in the manifest"));
-        };
+        let s = self.entry_mut(id)?;
         let before = s.rules.len();
         s.rules.retain(|r| r != spec);
         if s.rules.len() == before {
@@ -458,12 +462,9 @@ impl ManifestWriter {
         at_ms: u64,
         exit_code: Option<i32>,
     ) -> Result<(), String> {
-        let id = self.mid(id);
-        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
-            return Err(format!("session {id} is not in the manifest"));
-        };
+        let s = self.entry_mut(id)?;
         if s.closed_ms.is_some() {
-            return Err(format!("session {id} is already closed"));
+            return Err(format!("session {} is already closed", s.id));
         }
         s.closed_ms = Some(at_ms);
         s.exit_code = exit_code;

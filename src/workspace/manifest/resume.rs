@@ -107,10 +107,7 @@ impl ManifestWriter {
         agent_session: Option<&str>,
         load_session: Option<bool>,
     ) -> Result<(), String> {
-        let id = self.mid(id);
-        let Some(s) = self.doc.sessions.iter_mut().find(|s| s.id == id) else {
-            return Err(format!("session {id} is not in the manifest"));
-        };
+        let s = self.entry_mut(id)?;
         let mut changed = false;
         match (&mut s.resume, profile) {
             (Some(r), Some(p)) if r.profile != p => {
