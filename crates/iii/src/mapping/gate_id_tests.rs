@@ -3,48 +3,26 @@
 
 use serde_json::json;
 
-use super::discovery::{Generation, engine_answer};
 use super::*;
 use switchboard_core::gate::{Decision, Gate};
 use switchboard_core::msg::Command;
 
 /// A mapper online with root sessions `a`, `a:b` and `s` known.
 fn online() -> Mapper {
-    let mut m = Mapper::new("t");
-    let mut calls = m.reconnected().calls;
-    while let Some(c) = calls.pop() {
-        let r = engine_answer(&c.function_id, Generation::Kebab);
-        calls.extend(m.on_result(&c.function_id, &c.payload, &r, 1).calls);
-    }
-    m.on_result(
-        "session::list",
-        &json!({"order": "updated_desc", "limit": PAGE}),
-        &json!({"sessions": [
-            {"session_id": "a", "title": "A", "status": "working"},
-            {"session_id": "a:b", "title": "AB", "status": "working"},
-            {"session_id": "s", "title": "S", "status": "working"}]}),
-        1,
-    );
-    m
-}
-
-fn opened(out: &Out) -> Vec<Gate> {
-    out.events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            BackendEvent::GateOpen(g) => Some((**g).clone()),
-            _ => None,
-        })
-        .collect()
+    super::tests::online_with(json!({"sessions": [
+        {"session_id": "a", "title": "A", "status": "working"},
+        {"session_id": "a:b", "title": "AB", "status": "working"},
+        {"session_id": "s", "title": "S", "status": "working"}]}))
 }
 
 fn hold(m: &mut Mapper, session: &str, call: &str, at: u64) -> Gate {
-    let g = opened(&m.on_event(
+    let out = m.on_event(
         "approval::pending-created",
         &json!({"session_id": session, "turn_id": "t", "function_call_id": call,
             "function_id": "f", "pending_at": at}),
         at,
-    ));
+    );
+    let g = super::tests::gates(&out);
     assert_eq!(g.len(), 1, "{session} {call}");
     g[0].clone()
 }

@@ -12,6 +12,15 @@ use switchboard_core::tree::{NodeStatus, ROOT_KEY};
 
 /// A mapper online with root session `s1` known (its reads answered empty).
 fn online() -> Mapper {
+    let m = online_with(
+        json!({"sessions": [{"session_id": "s1", "title": "Fix the build", "status": "working"}]}),
+    );
+    assert!(m.sessions.contains_key("s1"));
+    m
+}
+
+/// A mapper online with the root sessions `listed` (a `session::list` result) known.
+pub(super) fn online_with(listed: Value) -> Mapper {
     let mut m = Mapper::new("t");
     let mut calls = m.reconnected().calls;
     // Discovery's answer leads to the held-call listing: answer until nothing is asked.
@@ -22,10 +31,9 @@ fn online() -> Mapper {
     m.on_result(
         "session::list",
         &json!({"order": "updated_desc", "limit": PAGE}),
-        &json!({"sessions": [{"session_id": "s1", "title": "Fix the build", "status": "working"}]}),
+        &listed,
         1,
     );
-    assert!(m.sessions.contains_key("s1"));
     m
 }
 
@@ -50,7 +58,7 @@ fn info<'a>(out: &'a Out, key: &str) -> Option<Option<&'a str>> {
     })
 }
 
-fn gates(out: &Out) -> Vec<&Gate> {
+pub(super) fn gates(out: &Out) -> Vec<&Gate> {
     out.events
         .iter()
         .filter_map(|(_, e)| match e {
