@@ -2,36 +2,13 @@
 //! once, under its session, so a resume can add it again.
 
 use super::*;
+use crate::test_gates::Quiet;
 use crate::ui::theme::Theme;
 use std::sync::{Arc, Mutex};
 use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
-use switchboard_core::msg::Stamped;
 use switchboard_core::rules::RuleSpec;
 use switchboard_core::state::Settings;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-
-/// A session that raises nothing by itself and takes every command.
-struct Quiet;
-
-impl switchboard_backend::Backend for Quiet {
-    fn kind(&self) -> switchboard_core::BackendKind {
-        switchboard_core::BackendKind::Claude
-    }
-    fn root_name(&self) -> String {
-        "main".into()
-    }
-    fn reply_check(&self) -> switchboard_core::state::ReplyCheck {
-        switchboard_claude::session::reply_check
-    }
-    fn start(
-        self: Box<Self>,
-        _events: mpsc::Sender<Stamped>,
-        mut commands: mpsc::UnboundedReceiver<switchboard_core::msg::Command>,
-    ) -> JoinHandle<()> {
-        tokio::spawn(async move { while commands.recv().await.is_some() {} })
-    }
-}
 
 type Rules = Arc<Mutex<Vec<(SessionId, RuleSpec)>>>;
 
@@ -96,7 +73,8 @@ fn key(app: &mut App, c: char) {
 
 #[tokio::test]
 async fn a_session_rule_is_told_to_the_manifest_once() {
-    let mut app = App::start(Box::new(Quiet), Settings::default(), Theme::dark());
+    let (sent, _commands) = mpsc::unbounded_channel();
+    let mut app = App::start(Box::new(Quiet { sent }), Settings::default(), Theme::dark());
     let told: Rules = Arc::default();
     let deleted: Rules = Arc::default();
     app.observe(Box::new(Told(told.clone(), deleted.clone())));

@@ -2,41 +2,12 @@
 
 use super::*;
 use crate::ui::theme::Theme;
-use switchboard_backend::Backend;
 use switchboard_core::input::{KeyCode, KeyEvent, KeyModifiers};
-use switchboard_core::msg::{BackendEvent, Command, Stamped};
+use switchboard_core::msg::BackendEvent;
 use switchboard_core::state::{SessionId, Settings};
 use tokio::net::UnixStream;
-use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
 
-/// A session that raises nothing by itself and reports every command it is sent.
-struct Quiet {
-    sent: UnboundedSender<Command>,
-}
-
-impl Backend for Quiet {
-    fn kind(&self) -> switchboard_core::BackendKind {
-        switchboard_core::BackendKind::Claude
-    }
-    fn root_name(&self) -> String {
-        "main".into()
-    }
-    fn reply_check(&self) -> switchboard_core::state::ReplyCheck {
-        switchboard_claude::session::reply_check
-    }
-    fn start(
-        self: Box<Self>,
-        _events: mpsc::Sender<Stamped>,
-        mut commands: mpsc::UnboundedReceiver<Command>,
-    ) -> JoinHandle<()> {
-        tokio::spawn(async move {
-            while let Some(c) = commands.recv().await {
-                let _ = self.sent.send(c);
-            }
-        })
-    }
-}
+use crate::test_gates::{Quiet, next_answer};
 
 fn open_gate(app: &mut App, id: &str) {
     let gate = crate::test_gates::bash_permission(id, &format!("echo {id}"));
@@ -157,16 +128,7 @@ async fn a_key_typed_against_a_card_another_client_moved_is_refused() {
     host.on_client(&mut app, 2, key('y', seq(&host, 2)));
     assert!(notice(&host, 2).is_none(), "{:?}", notice(&host, 2));
     assert_eq!(app.state.pending_total(), 1);
-    let answered = loop {
-        match tokio::time::timeout(Duration::from_secs(5), commands.recv())
-            .await
-            .unwrap()
-            .unwrap()
-        {
-            Command::Answer { gate_id, .. } => break gate_id,
-            _ => continue,
-        }
-    };
+    let answered = next_answer(&mut commands).await;
     assert_eq!(answered, shows.id);
     assert!(commands.try_recv().is_err(), "one answer");
     // A key that goes to no gate passes however stale its frame: Ctrl-D on the card asks
@@ -226,16 +188,7 @@ async fn settle_time_runs_from_when_the_client_showed_the_card() {
     host.on_client(&mut app, 1, key('y', seq(&host, 1)));
     assert!(notice(&host, 1).is_none(), "{:?}", notice(&host, 1));
     assert_eq!(app.state.pending_total(), 0);
-    let answered = loop {
-        match tokio::time::timeout(Duration::from_secs(5), commands.recv())
-            .await
-            .unwrap()
-            .unwrap()
-        {
-            Command::Answer { gate_id, .. } => break gate_id,
-            _ => continue,
-        }
-    };
+    let answered = next_answer(&mut commands).await;
     assert_eq!(answered, "g1");
 }
 
