@@ -156,8 +156,8 @@ fn unescape(b: &[u8], out: &mut String) -> Option<()> {
     Some(())
 }
 
-/// Copies bytes from `b[i..]` to `buf[w..]` while none needs a look, sixteen at a time with
-/// SSE2 (x86_64's baseline), and answers where both stand at the first byte that does (or
+/// Copies bytes from `b[i..]` to `buf[w..]` while none needs a look, sixteen at a time
+/// (`scan::block`, SSE2), and answers where both stand at the first byte that does (or
 /// with fewer than sixteen left). Sets `wide` when a copied byte is 0x80 or above.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -168,45 +168,30 @@ fn plain_run(
     mut w: usize,
     wide: &mut bool,
 ) -> (usize, usize) {
-    use std::arch::x86_64::*;
     let mut high = 0;
-    // SAFETY: SSE2 is always present on x86_64; every load and store goes through a slice of
-    // sixteen bytes checked in bounds just before.
-    unsafe {
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let slash = _mm_set1_epi8(b'\\' as i8);
-        let ctl = _mm_set1_epi8(0x1f);
-        while let (Some(src), Some(dst)) = (b.get(i..i + 16), buf.get_mut(w..w + 16)) {
-            let v = _mm_loadu_si128(src.as_ptr().cast());
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
-            // A byte at most 0x1f is its own maximum with 0x1f.
-            let look = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
-                _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl),
-            );
-            let m = _mm_movemask_epi8(look);
-            let top = _mm_movemask_epi8(v);
-            if m == 0 {
-                high |= top;
-                i += 16;
-                w += 16;
-                continue;
+    while let (Some(src), Some(dst)) = (b.get(i..i + 16), buf.get_mut(w..w + 16)) {
+        dst.copy_from_slice(src);
+        let (m, top) = crate::scan::block(src.try_into().expect("sixteen bytes"));
+        if m == 0 {
+            high |= top;
+            i += 16;
+            w += 16;
+            continue;
+        }
+        let k = m.trailing_zeros() as usize;
+        // Only the bytes copied: those past the stop are looked at again.
+        high |= top & ((1 << k) - 1);
+        i += k;
+        w += k;
+        // An inner line's quotes are escaped (`\"`), one every few bytes: the escapes that
+        // stand for themselves are written here without leaving the loop.
+        match (src[k], b.get(i + 1)) {
+            (b'\\', Some(&e @ (b'"' | b'\\' | b'/'))) => {
+                buf[w] = e;
+                i += 2;
+                w += 1;
             }
-            let k = m.trailing_zeros() as usize;
-            // Only the bytes copied: those past the stop are looked at again.
-            high |= top & ((1 << k) - 1);
-            i += k;
-            w += k;
-            // An inner line's quotes are escaped (`\"`), one every few bytes: the escapes
-            // that stand for themselves are written here without leaving the loop.
-            match (src[k], b.get(i + 1)) {
-                (b'\\', Some(&e @ (b'"' | b'\\' | b'/'))) => {
-                    buf[w] = e;
-                    i += 2;
-                    w += 1;
-                }
-                _ => break,
-            }
+            _ => break,
         }
     }
     *wide |= high != 0;
