@@ -442,6 +442,13 @@ pub enum Effect {
         path: String,
         spec: super::rules::RuleSpec,
     },
+    /// A rule for one session only was made (`kept`: `a`, or one kept without a rules file)
+    /// or deleted: the workspace manifest keeps them, for a resume.
+    SessionRule {
+        session: SessionId,
+        spec: super::rules::RuleSpec,
+        kept: bool,
+    },
     /// Start a new session (the new-session dialog, or restarting a closed one).
     StartSession(NewSession),
     /// Leave the host with everything running (the detach key of an attached client).

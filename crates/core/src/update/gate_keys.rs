@@ -134,7 +134,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     },
                 )),
                 Some(PermChoice::AllowAlways) => {
-                    super::rules::add_session_rule(state, p);
+                    fx.push(super::rules::add_session_rule(state, p));
                     fx.extend(answer(
                         state,
                         &id,
@@ -169,7 +169,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     Some(o) => {
                         // A name that says "Reject" was not knowingly a standing approval.
                         if o.kind == "allow_always" && !o.contradicts() {
-                            super::rules::add_session_rule(state, p);
+                            fx.push(super::rules::add_session_rule(state, p));
                         }
                         let decision = Decision::Option {
                             option_id: o.option_id.clone(),

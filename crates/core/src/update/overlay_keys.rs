@@ -126,11 +126,21 @@ pub(super) fn overlay_key(
                         ),
                         _ => format!("rule deleted: {}", rule.describe()),
                     });
-                    if let super::super::rules::Origin::File(path) = rule.origin {
-                        fx.push(Effect::RemoveRule {
-                            path,
-                            spec: rule.spec,
-                        });
+                    match (rule.origin, rule.scope) {
+                        (super::super::rules::Origin::File(path), _) => {
+                            fx.push(Effect::RemoveRule {
+                                path,
+                                spec: rule.spec,
+                            })
+                        }
+                        (super::super::rules::Origin::Session, Some(session)) => {
+                            fx.push(Effect::SessionRule {
+                                session,
+                                spec: rule.spec,
+                                kept: false,
+                            })
+                        }
+                        _ => {}
                     }
                     state.overlay = Some(Overlay::Rules {
                         cursor: cursor.min(n.saturating_sub(2)),

@@ -99,8 +99,9 @@ pub fn deny_decision(p: &Permission, message: &str) -> Option<Decision> {
         })
 }
 
-/// `a`: remember "allow this exact request" for the rest of the session.
-pub fn add_session_rule(state: &mut State, p: &Permission) {
+/// `a`: remember "allow this exact request" for the rest of the session (and tell the
+/// workspace manifest).
+pub fn add_session_rule(state: &mut State, p: &Permission) -> super::super::msg::Effect {
     let s = subject(p);
     // Exactly this request: the argument is a literal, never a glob.
     let spec = super::super::rules::RuleSpec {
@@ -110,7 +111,14 @@ pub fn add_session_rule(state: &mut State, p: &Permission) {
         exact: true,
     };
     let sid = state.sid();
-    state.rules.add_scoped(spec, Origin::Session, Some(sid));
+    state
+        .rules
+        .add_scoped(spec.clone(), Origin::Session, Some(sid));
+    super::super::msg::Effect::SessionRule {
+        session: sid,
+        spec,
+        kept: true,
+    }
 }
 
 /// `A` then Enter: keep the rule for good (an effect writes it to the rules file), and answer
@@ -125,7 +133,14 @@ pub fn save_rule(
         state.status_line =
             Some("no rules file is configured; the rule is kept for this session".into());
         let sid = state.sid();
-        state.rules.add_scoped(spec, Origin::Session, Some(sid));
+        state
+            .rules
+            .add_scoped(spec.clone(), Origin::Session, Some(sid));
+        fx.push(super::super::msg::Effect::SessionRule {
+            session: sid,
+            spec,
+            kept: true,
+        });
         return fx;
     };
     state.rules.add(spec.clone(), Origin::File(path.clone()));

@@ -55,56 +55,8 @@ impl App {
             }
             _ => None,
         };
-        let rules_before = self.state.rules.list.len();
-        // Rules are deleted only in the rules view (`d`): there, this session's rules are
-        // noted first, to tell the manifest which one went.
-        let session_rules = |s: &State| -> Vec<(SessionId, switchboard_core::rules::RuleSpec)> {
-            s.rules
-                .list
-                .iter()
-                .filter(|r| r.origin == switchboard_core::rules::Origin::Session)
-                .filter_map(|r| r.scope.map(|sid| (sid, r.spec.clone())))
-                .collect()
-        };
-        let before = (self.observer.is_some()
-            && matches!(
-                self.state.overlay,
-                Some(switchboard_core::state::Overlay::Rules { .. })
-            ))
-        .then(|| session_rules(&self.state));
         let effects = update(&mut self.state, msg);
         self.dirty = true;
-        // Rules made for one session only (`a`) go into the manifest, for a resume: the
-        // reducer only appends rules, so the new ones are the list's tail.
-        if self.observer.is_some() && self.state.rules.list.len() > rules_before {
-            let made: Vec<(SessionId, switchboard_core::rules::RuleSpec)> = self.state.rules.list
-                [rules_before..]
-                .iter()
-                .filter(|r| r.origin == switchboard_core::rules::Origin::Session)
-                .filter_map(|r| r.scope.map(|sid| (sid, r.spec.clone())))
-                .collect();
-            for (sid, spec) in made {
-                if let Some(o) = self.observer.as_mut() {
-                    let r = o.session_rule(sid, &spec);
-                    self.observed(r);
-                }
-            }
-        }
-        if let Some(mut gone) = before
-            && self.state.rules.list.len() < rules_before
-        {
-            for kept in session_rules(&self.state) {
-                if let Some(i) = gone.iter().position(|g| *g == kept) {
-                    gone.swap_remove(i);
-                }
-            }
-            for (sid, spec) in gone {
-                if let Some(o) = self.observer.as_mut() {
-                    let r = o.session_rule_removed(sid, &spec);
-                    self.observed(r);
-                }
-            }
-        }
         if let Some(errs) = self.observer.as_mut().map(|o| o.take_errors()) {
             for e in errs {
                 self.observed(Err(e));
@@ -176,6 +128,22 @@ impl App {
                     };
                     if let Err(e) = r {
                         self.state.status_line = Some(format!("rule not saved: {e}"));
+                    }
+                }
+                // Rules for one session only go into the manifest, for a resume (and a
+                // deleted one out of it).
+                Effect::SessionRule {
+                    session,
+                    spec,
+                    kept,
+                } => {
+                    if let Some(o) = self.observer.as_mut() {
+                        let r = if kept {
+                            o.session_rule(session, &spec)
+                        } else {
+                            o.session_rule_removed(session, &spec)
+                        };
+                        self.observed(r);
                     }
                 }
                 Effect::RemoveRule { path, spec } => {

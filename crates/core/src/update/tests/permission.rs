@@ -64,21 +64,35 @@ fn a_gate_never_takes_the_keyboard_from_someone_typing() {
     assert_eq!(s.gates.len(), 1);
 }
 
+/// What "allow always" on the Bash card for `command` sends: the session's exact rule (for
+/// the manifest), then the answer.
+fn always_fx(id: &str, command: &str) -> Vec<Effect> {
+    let mut fx = vec![Effect::SessionRule {
+        session: crate::state::SessionId::FIRST,
+        spec: crate::rules::RuleSpec {
+            action: crate::rules::Action::Allow,
+            tool: "Bash".into(),
+            pattern: Some(command.into()),
+            exact: true,
+        },
+        kept: true,
+    }];
+    fx.extend(answer_fx(
+        id,
+        Decision::Allow {
+            updated_input: None,
+            always: true,
+        },
+    ));
+    fx
+}
+
 #[test]
 fn permission_allow_always() {
     let mut s = st();
     open(&mut s, bash("g1", "touch x"));
     let fx = ch(&mut s, 'a');
-    assert_eq!(
-        fx,
-        answer_fx(
-            "g1",
-            Decision::Allow {
-                updated_input: None,
-                always: true
-            }
-        )
-    );
+    assert_eq!(fx, always_fx("g1", "touch x"));
     assert_eq!(
         last_audit(&s, 0).0,
         "allowed always (session rule): Bash `touch x`"
@@ -245,16 +259,7 @@ fn permission_arrows_and_enter() {
     press(&mut s, KeyCode::Esc);
     press(&mut s, KeyCode::Left);
     let fx = press(&mut s, KeyCode::Enter);
-    assert_eq!(
-        fx,
-        answer_fx(
-            "g1",
-            Decision::Allow {
-                updated_input: None,
-                always: true
-            }
-        )
-    );
+    assert_eq!(fx, always_fx("g1", "touch x"));
 }
 
 #[test]
