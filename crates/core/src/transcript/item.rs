@@ -121,6 +121,76 @@ impl ItemKind {
         }
     }
 
+    /// Every string this row holds, always in the same order for the same variant and plan
+    /// length: a packed chunk (`rows.rs`) moves them out and puts them back in this order.
+    /// Each variant is named field by field, so a string field added later fails to compile
+    /// here instead of being left out of the pack.
+    pub(super) fn strings_mut(&mut self, f: &mut impl FnMut(&mut String)) {
+        match self {
+            ItemKind::User { text }
+            | ItemKind::Assistant {
+                text,
+                streaming: _,
+                aborted: _,
+            }
+            | ItemKind::Thinking {
+                text,
+                redacted: _,
+                streaming: _,
+            }
+            | ItemKind::Audit { text, tone: _ }
+            | ItemKind::Protocol { text, level: _ } => f(text),
+            ItemKind::ToolCall {
+                id,
+                name,
+                summary,
+                input,
+                diff: _,
+            } => {
+                f(id);
+                f(name);
+                f(summary);
+                f(input);
+            }
+            ItemKind::ToolResult {
+                tool_use_id,
+                text,
+                is_error: _,
+            } => {
+                f(tool_use_id);
+                f(text);
+            }
+            ItemKind::System { label, text } | ItemKind::Generic { label, raw: text } => {
+                f(label);
+                f(text);
+            }
+            ItemKind::TurnResult {
+                ok: _,
+                subtype,
+                text,
+                cost_usd: _,
+                input_tokens: _,
+                output_tokens: _,
+                duration_ms: _,
+            } => {
+                f(subtype);
+                f(text);
+            }
+            ItemKind::Plan { entries } => {
+                for PlanEntry {
+                    content,
+                    status,
+                    priority,
+                } in entries
+                {
+                    f(content);
+                    f(status);
+                    f(priority);
+                }
+            }
+        }
+    }
+
     /// Everything this row holds as plain text: what copy (`c`) and the pager (`o`) take.
     pub fn full_text(&self) -> String {
         match self {

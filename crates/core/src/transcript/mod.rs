@@ -624,7 +624,8 @@ mod linear_tests {
     #[test]
     fn many_open_streams_get_no_head_room() {
         let mut t = Transcript::default();
-        for k in 0..1000 {
+        // Within the rows a transcript keeps unpacked (a packed row keeps no spare room).
+        for k in 0..100 {
             delta(&mut t, &format!("m{k}#0"), "x");
         }
         let caps: Vec<usize> = t

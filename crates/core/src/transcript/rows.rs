@@ -2,9 +2,19 @@
 //! made for stepping back) copies one pointer per chunk, and a copy pays only for the chunks
 //! it changes afterwards (`Arc::make_mut`), which for an append-mostly transcript are its last
 //! one or two. Deep copies made the replay's checkpoints cost several times the file.
+//!
+//! Chunks behind the last two are packed: their rows keep their shape, and every string they
+//! hold (the text, the arguments) is moved into one block, compressed with LZ4 when that is
+//! smaller. A long session's transcript is mostly text nobody is looking at: packed, the text
+//! of a day-long iii recording took a quarter of its room, where it had been four fifths of
+//! the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
+//! that the next change empties (a frame reads the chunks on screen; the reducer changes the
+//! rows at the tail). Changing a packed row opens its chunk again; it is packed again when the
+//! next chunk starts.
 
+use std::cell::RefCell;
 use std::ops::Index;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Item;
 
@@ -14,10 +24,134 @@ use super::Item;
 /// copies held a twentieth of a long iii replay's memory.
 const CHUNK: usize = 64;
 
-#[derive(Clone, Debug, Default)]
+/// Chunks at the tail left unpacked: the rows a stream, a revision or a tool's result changes
+/// next are almost always there (a call's result follows it within a few dozen rows).
+const OPEN_TAIL: usize = 2;
+
+/// Strings shorter than this in all are stored as they are: LZ4 gains nothing on a few words.
+const COMPRESS_FROM: usize = 256;
+
+/// Scratch buffers larger than this are given back after a chunk instead of kept.
+const SCRATCH_KEEP: usize = 4 << 20;
+
+#[derive(Clone, Debug)]
+enum Chunk {
+    Open(Vec<Item>),
+    Packed(Packed),
+}
+
+/// A chunk's rows with their strings moved out into one block.
+#[derive(Clone, Debug)]
+struct Packed {
+    /// The rows, every string emptied.
+    rows: Box<[Item]>,
+    /// Each string's length in bytes, in the order `ItemKind::strings_mut` visits them.
+    lens: Box<[u32]>,
+    /// The strings' bytes one after another: LZ4 (`compressed`) or as they were.
+    text: Box<[u8]>,
+    /// The bytes `text` holds once decompressed.
+    raw_len: usize,
+    compressed: bool,
+}
+
+impl Packed {
+    /// Pack `rows` (whose strings are taken).
+    fn new(mut rows: Vec<Item>) -> Packed {
+        thread_local! {
+            /// The strings end to end, and LZ4's output: kept from one chunk to the next on
+            /// this thread (a fresh output buffer is zeroed whole by the safe encoder first).
+            static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+        }
+        SCRATCH.with_borrow_mut(|(raw, out)| {
+            raw.clear();
+            let mut lens = Vec::new();
+            for r in &mut rows {
+                r.kind.strings_mut(&mut |s| {
+                    lens.push(s.len() as u32);
+                    raw.extend_from_slice(s.as_bytes());
+                    *s = String::new();
+                });
+            }
+            let raw_len = raw.len();
+            let mut compressed = false;
+            if raw_len >= COMPRESS_FROM {
+                let max = lz4_flex::block::get_maximum_output_size(raw_len);
+                if out.len() < max {
+                    out.resize(max, 0);
+                }
+                let n = lz4_flex::block::compress_into(raw, out).expect("room for the worst case");
+                compressed = n < raw_len - raw_len / 8;
+                if compressed {
+                    raw.clear();
+                    raw.extend_from_slice(&out[..n]);
+                }
+            }
+            // A long chunk's scratch is not kept for the next (the text is bounded per row,
+            // not per chunk).
+            let text: Box<[u8]> = raw.as_slice().into();
+            if raw.capacity() > SCRATCH_KEEP {
+                *raw = Vec::new();
+                *out = Vec::new();
+            }
+            Packed {
+                rows: rows.into_boxed_slice(),
+                lens: lens.into_boxed_slice(),
+                text,
+                raw_len,
+                compressed,
+            }
+        })
+    }
+
+    /// The rows whole again.
+    fn unpack(&self) -> Vec<Item> {
+        let owned;
+        let bytes: &[u8] = if self.compressed {
+            owned = lz4_flex::block::decompress(&self.text, self.raw_len)
+                .expect("a block this chunk compressed itself");
+            &owned
+        } else {
+            &self.text
+        };
+        // The block is the strings end to end: valid UTF-8 as a whole, cut at their ends.
+        let text = std::str::from_utf8(bytes).expect("strings packed whole");
+        let mut rows = self.rows.to_vec();
+        let (mut at, mut n) = (0, 0);
+        for r in &mut rows {
+            r.kind.strings_mut(&mut |s| {
+                let len = self.lens[n] as usize;
+                *s = text[at..at + len].to_string();
+                at += len;
+                n += 1;
+            });
+        }
+        rows
+    }
+}
+
+#[derive(Debug, Default)]
 pub struct Rows {
-    chunks: Vec<Arc<Vec<Item>>>,
+    chunks: Vec<Arc<Chunk>>,
     len: usize,
+    /// One slot per chunk: a packed chunk unpacked by a read, until the next change.
+    unpacked: Vec<OnceLock<Box<[Item]>>>,
+    /// The slots filled since the last change (emptied by it).
+    filled: Mutex<Vec<usize>>,
+    /// Chunks behind the open tail that a change opened: packed again when a chunk starts.
+    reopened: Vec<usize>,
+}
+
+impl Clone for Rows {
+    /// The chunks are shared; the unpacked slots are this copy's own and start empty.
+    fn clone(&self) -> Self {
+        Rows {
+            chunks: self.chunks.clone(),
+            len: self.len,
+            unpacked: self.chunks.iter().map(|_| OnceLock::new()).collect(),
+            filled: Mutex::default(),
+            reopened: self.reopened.clone(),
+        }
+    }
 }
 
 impl Rows {
@@ -33,25 +167,88 @@ impl Rows {
         if i >= self.len {
             return None;
         }
-        Some(&self.chunks[i / CHUNK][i % CHUNK])
+        let c = i / CHUNK;
+        match &*self.chunks[c] {
+            Chunk::Open(rows) => Some(&rows[i % CHUNK]),
+            Chunk::Packed(p) => {
+                let rows = self.unpacked[c].get_or_init(|| {
+                    self.filled
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(c);
+                    p.unpack().into_boxed_slice()
+                });
+                Some(&rows[i % CHUNK])
+            }
+        }
     }
 
-    /// Row `i` to change: its chunk is copied first when another transcript shares it.
+    /// Drop the chunks reads unpacked (a change makes them stale, and they are room).
+    fn forget_unpacked(&mut self) {
+        let filled = self.filled.get_mut().unwrap_or_else(|e| e.into_inner());
+        for c in filled.drain(..) {
+            self.unpacked[c].take();
+        }
+    }
+
+    /// Row `i` to change: a packed chunk is opened, and a chunk another transcript shares is
+    /// copied first.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Item> {
         if i >= self.len {
             return None;
         }
-        Some(&mut Arc::make_mut(&mut self.chunks[i / CHUNK])[i % CHUNK])
+        self.forget_unpacked();
+        let c = i / CHUNK;
+        if let Chunk::Packed(p) = &*self.chunks[c] {
+            self.chunks[c] = Arc::new(Chunk::Open(p.unpack()));
+            self.reopened.push(c);
+        }
+        match Arc::make_mut(&mut self.chunks[c]) {
+            Chunk::Open(rows) => Some(&mut rows[i % CHUNK]),
+            Chunk::Packed(_) => unreachable!("opened above"),
+        }
+    }
+
+    /// Pack chunk `c` if it is open (a shared chunk is packed from a copy: the other
+    /// transcript keeps its own).
+    fn pack(&mut self, c: usize) {
+        let slot = &mut self.chunks[c];
+        if matches!(**slot, Chunk::Packed(_)) {
+            return;
+        }
+        let chunk = std::mem::replace(slot, Arc::new(Chunk::Open(Vec::new())));
+        let rows = match Arc::unwrap_or_clone(chunk) {
+            Chunk::Open(rows) => rows,
+            Chunk::Packed(_) => unreachable!("checked above"),
+        };
+        *slot = Arc::new(Chunk::Packed(Packed::new(rows)));
     }
 
     pub fn push(&mut self, item: Item) {
+        self.forget_unpacked();
         if self.len.is_multiple_of(CHUNK) {
+            // The chunk leaving the open tail is packed, and so is any opened behind it.
+            let leaving = self.chunks.len().checked_sub(OPEN_TAIL);
+            let mut again = std::mem::take(&mut self.reopened);
+            again.extend(leaving);
+            for c in again.drain(..) {
+                if c + OPEN_TAIL > self.chunks.len() {
+                    // Still in the open tail after this push: packed later.
+                    self.reopened.push(c);
+                } else {
+                    self.pack(c);
+                }
+            }
             // Grown as it fills: a sub-agent's transcript of three rows must not hold room
             // for a whole chunk.
-            self.chunks.push(Arc::new(Vec::new()));
+            self.chunks.push(Arc::new(Chunk::Open(Vec::new())));
+            self.unpacked.push(OnceLock::new());
         }
         let last = self.chunks.last_mut().expect("a chunk with room");
-        Arc::make_mut(last).push(item);
+        match Arc::make_mut(last) {
+            Chunk::Open(rows) => rows.push(item),
+            Chunk::Packed(_) => unreachable!("the last chunk is never packed"),
+        }
         self.len += 1;
     }
 
@@ -192,5 +389,163 @@ mod tests {
         assert_eq!(a.iter().nth_back(1).unwrap().at_ms, 998);
         assert!(a.iter().nth(5000).is_none() && a.iter().nth_back(5000).is_none());
         assert_eq!(a.range(10, 20).last().unwrap().at_ms, 19);
+    }
+
+    use crate::diff::Diff;
+    use crate::transcript::{Level, PlanEntry, Tone};
+
+    /// Row `n` of a mix of every kind, with text long and short, repetitive and not, and
+    /// characters of every width.
+    fn kind(n: usize) -> ItemKind {
+        let long = format!(
+            "row {n}: naïve → 日本 {}",
+            "the quick brown fox ".repeat(n % 40)
+        );
+        let s = |t: &str| format!("{t}{n}");
+        match n % 11 {
+            0 => ItemKind::User { text: long },
+            1 => ItemKind::Assistant {
+                text: long,
+                streaming: n.is_multiple_of(2),
+                aborted: n.is_multiple_of(3),
+            },
+            2 => ItemKind::Thinking {
+                text: long,
+                redacted: true,
+                streaming: false,
+            },
+            3 => ItemKind::ToolCall {
+                id: s("call-"),
+                name: s("Bash"),
+                summary: s("ls "),
+                input: long.clone(),
+                diff: Some(Box::new(Diff::unified("a.txt", "a\n", &long, 3))),
+            },
+            4 => ItemKind::ToolResult {
+                tool_use_id: s("call-"),
+                text: long,
+                is_error: true,
+            },
+            5 => ItemKind::System {
+                label: s("retry"),
+                text: long,
+            },
+            6 => ItemKind::TurnResult {
+                ok: true,
+                subtype: s("success"),
+                text: long,
+                cost_usd: Some(0.5),
+                input_tokens: n as u64,
+                output_tokens: 7,
+                duration_ms: 9,
+            },
+            7 => ItemKind::Audit {
+                text: long,
+                tone: Tone::Denied,
+            },
+            8 => ItemKind::Protocol {
+                level: Level::Warn,
+                text: String::new(),
+            },
+            9 => ItemKind::Generic {
+                label: s("odd"),
+                raw: long,
+            },
+            _ => ItemKind::Plan {
+                entries: (0..n % 4)
+                    .map(|k| PlanEntry {
+                        content: format!("step {k} of {long}"),
+                        status: "pending".into(),
+                        priority: s("high"),
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    fn packed(r: &Rows) -> Vec<bool> {
+        r.chunks
+            .iter()
+            .map(|c| matches!(**c, Chunk::Packed(_)))
+            .collect()
+    }
+
+    /// Rows behind the open tail are packed and read back exactly as they were pushed, every
+    /// kind and string of them; reading unpacks a chunk into this copy's slot until the next
+    /// change.
+    #[test]
+    fn packed_rows_read_back_whole() {
+        let mut r = Rows::default();
+        for n in 0..700 {
+            r.push(Item::new(kind(n), n as u64));
+        }
+        // 11 chunks: all but the last two packed.
+        let p = packed(&r);
+        assert_eq!(p.len(), 11);
+        assert!(p[..9].iter().all(|p| *p) && !p[9] && !p[10], "{p:?}");
+        // Long repetitive text is compressed; a chunk of it takes a fraction of the text.
+        let Chunk::Packed(c) = &*r.chunks[3] else {
+            unreachable!()
+        };
+        assert!(
+            c.compressed && c.text.len() * 2 < c.raw_len,
+            "{}",
+            c.text.len()
+        );
+        for i in c.rows.iter() {
+            i.kind
+                .clone()
+                .strings_mut(&mut |s| assert!(s.is_empty(), "{s}"));
+        }
+        for (n, item) in r.iter().enumerate() {
+            assert_eq!(item.kind, kind(n), "row {n}");
+            assert_eq!(item.at_ms, n as u64);
+        }
+        assert_eq!(r.filled.lock().unwrap().len(), 9);
+        r.push(row(700));
+        assert!(r.filled.lock().unwrap().is_empty());
+        assert!(r.unpacked.iter().all(|s| s.get().is_none()));
+        assert_eq!(r[5].kind, kind(5));
+    }
+
+    /// A change to a packed row opens its chunk (a copy taken before keeps the old row), and
+    /// the chunk is packed again when the next chunk starts, with the change in it.
+    #[test]
+    fn a_changed_packed_row_is_opened_then_packed_again() {
+        let mut a = Rows::default();
+        for n in 0..300 {
+            a.push(Item::new(kind(n), n as u64));
+        }
+        let b = a.clone();
+        assert!(Arc::ptr_eq(&a.chunks[1], &b.chunks[1]));
+        let item = a.get_mut(70).unwrap();
+        item.kind = ItemKind::User {
+            text: "changed".into(),
+        };
+        item.expanded = true;
+        assert!(!packed(&a)[1] && packed(&b)[1]);
+        assert_eq!(a.reopened, [1]);
+        // Row 320 starts a chunk.
+        for n in 300..330 {
+            a.push(Item::new(kind(n), n as u64));
+        }
+        assert!(packed(&a)[1] && a.reopened.is_empty());
+        assert_eq!(a[70].kind.text(), "changed");
+        assert!(a[70].expanded);
+        assert_eq!(b[70].kind, kind(70));
+        assert!(!b[70].expanded);
+        for n in (0..330).filter(|n| *n != 70) {
+            assert_eq!(a[n].kind, kind(n), "row {n}");
+        }
+        // Short text stays as it was: nothing to gain from compressing it.
+        let mut c = Rows::default();
+        for n in 0..200 {
+            c.push(row(n));
+        }
+        let Chunk::Packed(p) = &*c.chunks[0] else {
+            unreachable!()
+        };
+        assert!(!p.compressed);
+        assert_eq!(c[63].kind.text(), "63");
     }
 }
