@@ -1,7 +1,7 @@
 //! `switchboard hook claude|codex`: the command a CLI's hook runs (installed by `hooks
 //! install`). It reads one event from stdin, hands it to the running host over the host's
 //! private socket, and prints the decision the CLI expects: for a PermissionRequest it waits
-//! for the answer; any other event is sent and the hook exits at once.
+//! for the answer; any other event is sent and the hook exits once the host has taken it.
 //!
 //! Fail-safe, always: no host, a host that does not take the event within `ACCEPT`, a host
 //! that dies while the hook waits, a malformed event or anything unexpected, and the hook
@@ -89,6 +89,7 @@ fn run(agent: Option<&str>) -> Option<String> {
     }
     stream.write_all(&out).ok()?;
     if !waits {
+        until_taken(&mut stream);
         return None;
     }
     // The card must be up within ACCEPT; then the answer may take as long as the person does
@@ -102,6 +103,18 @@ fn run(agent: Option<&str>) -> Option<String> {
     match read_msg(&mut stream)? {
         wire::HostMsg::HookDecision { stdout } => Some(stdout),
         _ => None,
+    }
+}
+
+/// Wait (at most `ACCEPT`) for the host to hang up, which it does once the event is in its
+/// queue. Each hook event comes from its own process over its own connection, and the host
+/// takes connections as they come: a turn's `Stop`, sent and forgotten, could reach it after
+/// the next turn's permission request and be read as the agent moving past that card. The CLI
+/// starts its next hook only when this one exits, so waiting here keeps the host's order the
+/// CLI's own. A host that says anything instead, or nothing in time, ends the wait too.
+fn until_taken(stream: &mut UnixStream) {
+    if stream.set_read_timeout(Some(ACCEPT)).is_ok() {
+        let _ = stream.read(&mut [0u8; 1]);
     }
 }
 
@@ -263,5 +276,36 @@ mod route_tests {
         // None running.
         assert_eq!(to(&["a", "b"], Some("a"), &[]), None);
         assert_eq!(to(&[], Some("a"), &["a"]), None);
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A hook that waits for nothing still stays until the host hangs up (the event is in
+    /// its queue then), and no longer than `ACCEPT` when it does not.
+    #[test]
+    fn a_sent_event_waits_until_the_host_has_taken_it() {
+        let (mut hook, host) = UnixStream::pair().unwrap();
+        let t = Instant::now();
+        let taker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(80));
+            drop(host);
+        });
+        until_taken(&mut hook);
+        let waited = t.elapsed();
+        assert!(waited >= Duration::from_millis(80), "{waited:?}");
+        assert!(waited < ACCEPT + Duration::from_millis(150), "{waited:?}");
+        taker.join().unwrap();
+
+        // A host that never hangs up costs the agent `ACCEPT`, no more.
+        let (mut hook, _host) = UnixStream::pair().unwrap();
+        let t = Instant::now();
+        until_taken(&mut hook);
+        let waited = t.elapsed();
+        assert!(waited >= ACCEPT, "{waited:?}");
+        assert!(waited < ACCEPT * 5, "{waited:?}");
     }
 }

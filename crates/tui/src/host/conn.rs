@@ -381,4 +381,43 @@ mod tests {
         assert_eq!(call.oversize, Some(u64::MAX));
         assert!(call.event.is_empty());
     }
+
+    /// A hook that waits for no answer is hung up on only once its event is in the host's
+    /// queue: the hook waits for that (`switchboard hook`), so events reach the host in the
+    /// order the CLI ran its hooks, each process and connection of its own notwithstanding.
+    #[tokio::test]
+    async fn a_hook_is_hung_up_on_once_its_event_is_queued() {
+        use tokio::io::AsyncReadExt;
+        let (events, mut rx) = mpsc::channel(1);
+        // The queue is full: the event cannot go in yet.
+        events.send(ConnEvent::Gone(0, None)).await.unwrap();
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        spawn(6, ours, events);
+        let hello = Hello {
+            version: wire::FIRST,
+            want: wire::Want::Hook {
+                agent: "claude".into(),
+                waits: false,
+                size: 2,
+            },
+        };
+        let mut bytes = wire::json_frame(&hello);
+        bytes.extend(wire::event_frame(b"{}"));
+        theirs.write_all(&bytes).await.unwrap();
+        let mut b = [0u8; 1];
+        let early = tokio::time::timeout(Duration::from_millis(200), theirs.read(&mut b)).await;
+        assert!(
+            early.is_err(),
+            "hung up before the event was queued: {early:?}"
+        );
+        assert!(matches!(rx.recv().await, Some(ConnEvent::Gone(0, None))));
+        let Some(ConnEvent::Hook(call)) = rx.recv().await else {
+            panic!("no hook call")
+        };
+        assert_eq!(call.event, b"{}");
+        let n = tokio::time::timeout(Duration::from_secs(5), theirs.read(&mut b))
+            .await
+            .expect("hung up once queued");
+        assert_eq!(n.unwrap(), 0);
+    }
 }
