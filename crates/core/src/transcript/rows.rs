@@ -6,8 +6,8 @@
 //! Chunks behind the last two are packed: their rows keep their shape, and every string they
 //! hold (the text, the arguments) is moved into one block, compressed with LZ4 when that is
 //! smaller. A long session's transcript is mostly text nobody is looking at: packed, the text
-//! of a day-long iii recording took a quarter of its room, where it had been four fifths of
-//! the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
+//! of a day-long iii recording takes a quarter of its room, where it had been more than half
+//! of the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
 //! that the next change empties (a frame reads the chunks on screen; the reducer changes the
 //! rows at the tail). Changing a packed row opens its chunk again; it is packed again when the
 //! next chunk starts.
@@ -46,7 +46,7 @@ struct Packed {
     /// The rows, every string emptied.
     rows: Box<[Item]>,
     /// Each string's length in bytes, in the order `ItemKind::strings_mut` visits them.
-    lens: Box<[u32]>,
+    lens: Box<[usize]>,
     /// The strings' bytes one after another: LZ4 (`compressed`) or as they were.
     text: Box<[u8]>,
     /// The bytes `text` holds once decompressed.
@@ -67,7 +67,7 @@ impl Packed {
             let mut lens = Vec::new();
             for r in &mut rows {
                 r.kind.strings_mut(&mut |s| {
-                    lens.push(s.len() as u32);
+                    lens.push(s.len());
                     raw.extend_from_slice(s.as_bytes());
                     *s = String::new();
                 });
@@ -119,7 +119,7 @@ impl Packed {
         let (mut at, mut n) = (0, 0);
         for r in &mut rows {
             r.kind.strings_mut(&mut |s| {
-                let len = self.lens[n] as usize;
+                let len = self.lens[n];
                 *s = text[at..at + len].to_string();
                 at += len;
                 n += 1;
