@@ -68,7 +68,6 @@ fn run(agent: Option<&str>) -> Option<String> {
             == Some("PermissionRequest");
     let dir = place::existing_runtime_dir()?;
     let mut stream = pick_host(&dir)?;
-    stream.set_write_timeout(Some(ACCEPT)).ok()?;
     let hello = wire::Hello {
         // Unchanged since the first version: a host of either takes it.
         version: wire::FIRST,
@@ -87,33 +86,51 @@ fn run(agent: Option<&str>) -> Option<String> {
     if !oversize {
         out.extend(wire::event_frame(&event));
     }
-    stream.write_all(&out).ok()?;
+    deliver(&mut stream, &out, waits)
+}
+
+/// Hand `out` (the hello and the event) to the host on `stream`; then, for an event that
+/// waits, the decision to print. The host has `ACCEPT` from here to take the event (and to
+/// put a card up): one deadline for the write and the wait after it.
+fn deliver(stream: &mut UnixStream, out: &[u8], waits: bool) -> Option<String> {
+    let deadline = std::time::Instant::now() + ACCEPT;
+    let left = || {
+        deadline
+            .checked_duration_since(std::time::Instant::now())
+            .filter(|d| !d.is_zero())
+    };
+    stream.set_write_timeout(Some(ACCEPT)).ok()?;
+    stream.write_all(out).ok()?;
     if !waits {
-        until_taken(&mut stream);
+        if let Some(d) = left() {
+            until_taken(stream, d);
+        }
         return None;
     }
-    // The card must be up within ACCEPT; then the answer may take as long as the person does
-    // (the CLI's own timeout bounds it). A host that dies closes the socket: nothing printed.
-    stream.set_read_timeout(Some(ACCEPT)).ok()?;
-    match read_msg(&mut stream)? {
+    // The card must be up by the deadline; then the answer may take as long as the person
+    // does (the CLI's own timeout bounds it). A host that dies closes the socket: nothing
+    // printed.
+    stream.set_read_timeout(Some(left()?)).ok()?;
+    match read_msg(stream)? {
         wire::HostMsg::HookAccepted => {}
         _ => return None,
     }
     stream.set_read_timeout(None).ok()?;
-    match read_msg(&mut stream)? {
+    match read_msg(stream)? {
         wire::HostMsg::HookDecision { stdout } => Some(stdout),
         _ => None,
     }
 }
 
-/// Wait (at most `ACCEPT`) for the host to hang up, which it does once the event is in its
-/// queue. Each hook event comes from its own process over its own connection, and the host
+/// Wait (at most `limit`, what is left of `ACCEPT`) for the host to hang up, which it does
+/// once the event is in its queue. Each hook event comes from its own process over its own connection, and the host
 /// takes connections as they come: a turn's `Stop`, sent and forgotten, could reach it after
 /// the next turn's permission request and be read as the agent moving past that card. The CLI
 /// starts its next hook only when this one exits, so waiting here keeps the host's order the
-/// CLI's own. A host that says anything instead, or nothing in time, ends the wait too.
-fn until_taken(stream: &mut UnixStream) {
-    if stream.set_read_timeout(Some(ACCEPT)).is_ok() {
+/// CLI's own. A host that says anything instead, or nothing in time, ends the wait too (a
+/// host whose queue stays full, one quitting say, costs each such hook `ACCEPT`).
+fn until_taken(stream: &mut UnixStream, limit: Duration) {
+    if stream.set_read_timeout(Some(limit)).is_ok() {
         let _ = stream.read(&mut [0u8; 1]);
     }
 }
@@ -284,28 +301,32 @@ mod order_tests {
     use super::*;
     use std::time::Instant;
 
-    /// A hook that waits for nothing still stays until the host hangs up (the event is in
-    /// its queue then), and no longer than `ACCEPT` when it does not.
+    /// An event that waits for no answer is written whole, then `deliver` stays until the
+    /// host hangs up (the event is in its queue then), and no longer than `ACCEPT` in all
+    /// when it does not.
     #[test]
     fn a_sent_event_waits_until_the_host_has_taken_it() {
-        let (mut hook, host) = UnixStream::pair().unwrap();
-        let t = Instant::now();
+        let (mut hook, mut host) = UnixStream::pair().unwrap();
         let taker = std::thread::spawn(move || {
+            let mut got = [0u8; 5];
+            host.read_exact(&mut got).unwrap();
             std::thread::sleep(Duration::from_millis(80));
             drop(host);
+            got
         });
-        until_taken(&mut hook);
+        let t = Instant::now();
+        assert_eq!(deliver(&mut hook, b"event", false), None);
         let waited = t.elapsed();
         assert!(waited >= Duration::from_millis(80), "{waited:?}");
-        assert!(waited < ACCEPT + Duration::from_millis(150), "{waited:?}");
-        taker.join().unwrap();
+        assert!(waited < ACCEPT, "{waited:?}");
+        assert_eq!(&taker.join().unwrap(), b"event");
 
         // A host that never hangs up costs the agent `ACCEPT`, no more.
         let (mut hook, _host) = UnixStream::pair().unwrap();
         let t = Instant::now();
-        until_taken(&mut hook);
+        assert_eq!(deliver(&mut hook, b"event", false), None);
         let waited = t.elapsed();
-        assert!(waited >= ACCEPT, "{waited:?}");
-        assert!(waited < ACCEPT * 5, "{waited:?}");
+        assert!(waited >= ACCEPT - Duration::from_millis(5), "{waited:?}");
+        assert!(waited < ACCEPT * 3, "{waited:?}");
     }
 }

@@ -80,9 +80,11 @@ fn render(state: &State, title: &str, loaded: &Loaded) -> String {
                 format!(" — {}", n.description)
             }
         );
-        for item in &n.transcript.items {
+        let items = &n.transcript.items;
+        items.scan(0, items.len(), |_, item| {
             item_md(&mut out, &item.kind);
-        }
+            std::ops::ControlFlow::Continue(())
+        });
     }
     out
 }

@@ -124,7 +124,8 @@ impl ItemKind {
     /// Every string this row holds, always in the same order for the same variant and plan
     /// length: a packed chunk (`rows.rs`) moves them out and puts them back in this order.
     /// Each variant is named field by field, so a string field added later fails to compile
-    /// here instead of being left out of the pack.
+    /// here instead of being left out of the pack. A diff (`ToolCall::diff`) stays whole:
+    /// its strings are not visited.
     pub(super) fn strings_mut(&mut self, f: &mut impl FnMut(&mut String)) {
         match self {
             ItemKind::User { text }

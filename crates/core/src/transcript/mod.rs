@@ -144,8 +144,10 @@ impl Transcript {
 
     /// Expand or collapse row `i` (changes its height, so the height index is told).
     pub fn set_expanded(&mut self, i: usize, expanded: bool) {
-        if let Some(item) = self.items.get_mut(i)
-            && item.expanded != expanded
+        // Looked at first: a change opens a packed chunk, and `n` asks again for a row that is
+        // expanded already.
+        if self.items.get(i).is_some_and(|r| r.expanded != expanded)
+            && let Some(item) = self.items.get_mut(i)
         {
             item.expanded = expanded;
             self.touched(i);
@@ -617,6 +619,27 @@ mod linear_tests {
         let (_, cap, len) = text(&t);
         assert_eq!(cap, len);
         assert_eq!(t.items[0].kind.text().len(), 5 + 15 * 28);
+    }
+
+    /// Asking for the expansion a row has already changes nothing: its packed chunk stays
+    /// packed (and shared with the copies of the state); a real change opens it.
+    #[test]
+    fn expanding_an_expanded_row_leaves_its_chunk_packed() {
+        let mut t = Transcript::default();
+        for n in 0..300 {
+            t.push(
+                ItemKind::User {
+                    text: n.to_string(),
+                },
+                n,
+            );
+        }
+        let g = t.generation();
+        assert!(t.items.is_packed(5));
+        t.set_expanded(5, false);
+        assert!(t.items.is_packed(5) && t.generation() == g);
+        t.set_expanded(5, true);
+        assert!(!t.items.is_packed(5) && t.items[5].expanded && t.generation() > g);
     }
 
     /// An agent that opens many streams at once (one-byte deltas to new keys, never ended)

@@ -4,7 +4,8 @@
 //! one or two. Deep copies made the replay's checkpoints cost several times the file.
 //!
 //! Chunks behind the last two are packed: their rows keep their shape, and every string they
-//! hold (the text, the arguments) is moved into one block, compressed with LZ4 when that is
+//! hold (the text, the arguments; not the lines of an edit's diff, which stay as they are) is
+//! moved into one block, compressed with LZ4 when that is
 //! smaller. A long session's transcript is mostly text nobody is looking at: packed, the text
 //! of a day-long iii recording takes a quarter of its room, where it had been more than half
 //! of the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
@@ -13,7 +14,7 @@
 //! next chunk starts.
 
 use std::cell::RefCell;
-use std::ops::Index;
+use std::ops::{ControlFlow, Index};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Item;
@@ -183,6 +184,41 @@ impl Rows {
         }
     }
 
+    /// Rows `from..to` (clamped) in order to `f` until it breaks, keeping nothing unpacked:
+    /// a packed chunk is unpacked for the call and dropped after (or read from its slot if a
+    /// read filled it). For reads of a whole transcript (a search, the height index, an
+    /// export): through `get` they would keep every chunk unpacked until the next change,
+    /// which for a finished sub-agent or a paused replay never comes.
+    pub fn scan(&self, from: usize, to: usize, mut f: impl FnMut(usize, &Item) -> ControlFlow<()>) {
+        let to = to.min(self.len);
+        let mut i = from;
+        while i < to {
+            let c = i / CHUNK;
+            let end = ((c + 1) * CHUNK).min(to);
+            let owned;
+            let rows: &[Item] = match (&*self.chunks[c], self.unpacked[c].get()) {
+                (Chunk::Open(rows), _) => rows,
+                (Chunk::Packed(_), Some(rows)) => rows,
+                (Chunk::Packed(p), None) => {
+                    owned = p.unpack();
+                    &owned
+                }
+            };
+            for (k, item) in rows[i % CHUNK..end - c * CHUNK].iter().enumerate() {
+                if f(i + k, item).is_break() {
+                    return;
+                }
+            }
+            i = end;
+        }
+    }
+
+    /// Whether row `i` is in a packed chunk.
+    #[cfg(test)]
+    pub(crate) fn is_packed(&self, i: usize) -> bool {
+        matches!(*self.chunks[i / CHUNK], Chunk::Packed(_))
+    }
+
     /// Drop the chunks reads unpacked (a change makes them stale, and they are room).
     fn forget_unpacked(&mut self) {
         let filled = self.filled.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -197,12 +233,17 @@ impl Rows {
         if i >= self.len {
             return None;
         }
-        self.forget_unpacked();
         let c = i / CHUNK;
         if let Chunk::Packed(p) = &*self.chunks[c] {
-            self.chunks[c] = Arc::new(Chunk::Open(p.unpack()));
+            // A read may have unpacked it already.
+            let rows = match self.unpacked[c].take() {
+                Some(rows) => rows.into_vec(),
+                None => p.unpack(),
+            };
+            self.chunks[c] = Arc::new(Chunk::Open(rows));
             self.reopened.push(c);
         }
+        self.forget_unpacked();
         match Arc::make_mut(&mut self.chunks[c]) {
             Chunk::Open(rows) => Some(&mut rows[i % CHUNK]),
             Chunk::Packed(_) => unreachable!("opened above"),
@@ -341,211 +382,5 @@ impl DoubleEndedIterator for Iter<'_> {
 impl ExactSizeIterator for Iter<'_> {}
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transcript::ItemKind;
-
-    fn row(n: usize) -> Item {
-        Item::new(
-            ItemKind::User {
-                text: n.to_string(),
-            },
-            n as u64,
-        )
-    }
-
-    /// A copy shares every chunk until one of them changes; a change copies that chunk only,
-    /// and neither side sees the other's changes.
-    #[test]
-    fn copies_share_chunks_until_changed() {
-        let mut a = Rows::default();
-        for n in 0..1000 {
-            a.push(row(n));
-        }
-        let mut b = a.clone();
-        assert!(Arc::ptr_eq(&a.chunks[0], &b.chunks[0]));
-        b.get_mut(3).unwrap().expanded = true;
-        b.push(row(1000));
-        assert!(!Arc::ptr_eq(&a.chunks[0], &b.chunks[0]));
-        assert!(Arc::ptr_eq(&a.chunks[1], &b.chunks[1]));
-        assert!(!a[3].expanded && b[3].expanded);
-        assert_eq!((a.len(), b.len()), (1000, 1001));
-        assert_eq!(a.iter().count(), 1000);
-        assert_eq!(a.iter().next_back().unwrap().at_ms, 999);
-        assert_eq!(a.iter().rposition(|r| r.at_ms == 300), Some(300));
-        assert_eq!(b.last().unwrap().at_ms, 1000);
-        assert_eq!(
-            b.range(254, 258).map(|r| r.at_ms).collect::<Vec<_>>(),
-            [254, 255, 256, 257]
-        );
-        assert!(a.get(1000).is_none() && b.get(1001).is_none());
-        assert_eq!(b.range(999, 5000).count(), 2);
-        // Skipping is a jump, from either end.
-        assert_eq!(a.iter().nth(700).unwrap().at_ms, 700);
-        assert_eq!(
-            a.iter().skip(998).map(|r| r.at_ms).collect::<Vec<_>>(),
-            [998, 999]
-        );
-        assert_eq!(a.iter().nth_back(1).unwrap().at_ms, 998);
-        assert!(a.iter().nth(5000).is_none() && a.iter().nth_back(5000).is_none());
-        assert_eq!(a.range(10, 20).last().unwrap().at_ms, 19);
-    }
-
-    use crate::diff::Diff;
-    use crate::transcript::{Level, PlanEntry, Tone};
-
-    /// Row `n` of a mix of every kind, with text long and short, repetitive and not, and
-    /// characters of every width.
-    fn kind(n: usize) -> ItemKind {
-        let long = format!(
-            "row {n}: naïve → 日本 {}",
-            "the quick brown fox ".repeat(n % 40)
-        );
-        let s = |t: &str| format!("{t}{n}");
-        match n % 11 {
-            0 => ItemKind::User { text: long },
-            1 => ItemKind::Assistant {
-                text: long,
-                streaming: n.is_multiple_of(2),
-                aborted: n.is_multiple_of(3),
-            },
-            2 => ItemKind::Thinking {
-                text: long,
-                redacted: true,
-                streaming: false,
-            },
-            3 => ItemKind::ToolCall {
-                id: s("call-"),
-                name: s("Bash"),
-                summary: s("ls "),
-                input: long.clone(),
-                diff: Some(Box::new(Diff::unified("a.txt", "a\n", &long, 3))),
-            },
-            4 => ItemKind::ToolResult {
-                tool_use_id: s("call-"),
-                text: long,
-                is_error: true,
-            },
-            5 => ItemKind::System {
-                label: s("retry"),
-                text: long,
-            },
-            6 => ItemKind::TurnResult {
-                ok: true,
-                subtype: s("success"),
-                text: long,
-                cost_usd: Some(0.5),
-                input_tokens: n as u64,
-                output_tokens: 7,
-                duration_ms: 9,
-            },
-            7 => ItemKind::Audit {
-                text: long,
-                tone: Tone::Denied,
-            },
-            8 => ItemKind::Protocol {
-                level: Level::Warn,
-                text: String::new(),
-            },
-            9 => ItemKind::Generic {
-                label: s("odd"),
-                raw: long,
-            },
-            _ => ItemKind::Plan {
-                entries: (0..n % 4)
-                    .map(|k| PlanEntry {
-                        content: format!("step {k} of {long}"),
-                        status: "pending".into(),
-                        priority: s("high"),
-                    })
-                    .collect(),
-            },
-        }
-    }
-
-    fn packed(r: &Rows) -> Vec<bool> {
-        r.chunks
-            .iter()
-            .map(|c| matches!(**c, Chunk::Packed(_)))
-            .collect()
-    }
-
-    /// Rows behind the open tail are packed and read back exactly as they were pushed, every
-    /// kind and string of them; reading unpacks a chunk into this copy's slot until the next
-    /// change.
-    #[test]
-    fn packed_rows_read_back_whole() {
-        let mut r = Rows::default();
-        for n in 0..700 {
-            r.push(Item::new(kind(n), n as u64));
-        }
-        // 11 chunks: all but the last two packed.
-        let p = packed(&r);
-        assert_eq!(p.len(), 11);
-        assert!(p[..9].iter().all(|p| *p) && !p[9] && !p[10], "{p:?}");
-        // Long repetitive text is compressed; a chunk of it takes a fraction of the text.
-        let Chunk::Packed(c) = &*r.chunks[3] else {
-            unreachable!()
-        };
-        assert!(
-            c.compressed && c.text.len() * 2 < c.raw_len,
-            "{}",
-            c.text.len()
-        );
-        for i in c.rows.iter() {
-            i.kind
-                .clone()
-                .strings_mut(&mut |s| assert!(s.is_empty(), "{s}"));
-        }
-        for (n, item) in r.iter().enumerate() {
-            assert_eq!(item.kind, kind(n), "row {n}");
-            assert_eq!(item.at_ms, n as u64);
-        }
-        assert_eq!(r.filled.lock().unwrap().len(), 9);
-        r.push(row(700));
-        assert!(r.filled.lock().unwrap().is_empty());
-        assert!(r.unpacked.iter().all(|s| s.get().is_none()));
-        assert_eq!(r[5].kind, kind(5));
-    }
-
-    /// A change to a packed row opens its chunk (a copy taken before keeps the old row), and
-    /// the chunk is packed again when the next chunk starts, with the change in it.
-    #[test]
-    fn a_changed_packed_row_is_opened_then_packed_again() {
-        let mut a = Rows::default();
-        for n in 0..300 {
-            a.push(Item::new(kind(n), n as u64));
-        }
-        let b = a.clone();
-        assert!(Arc::ptr_eq(&a.chunks[1], &b.chunks[1]));
-        let item = a.get_mut(70).unwrap();
-        item.kind = ItemKind::User {
-            text: "changed".into(),
-        };
-        item.expanded = true;
-        assert!(!packed(&a)[1] && packed(&b)[1]);
-        assert_eq!(a.reopened, [1]);
-        // Row 320 starts a chunk.
-        for n in 300..330 {
-            a.push(Item::new(kind(n), n as u64));
-        }
-        assert!(packed(&a)[1] && a.reopened.is_empty());
-        assert_eq!(a[70].kind.text(), "changed");
-        assert!(a[70].expanded);
-        assert_eq!(b[70].kind, kind(70));
-        assert!(!b[70].expanded);
-        for n in (0..330).filter(|n| *n != 70) {
-            assert_eq!(a[n].kind, kind(n), "row {n}");
-        }
-        // Short text stays as it was: nothing to gain from compressing it.
-        let mut c = Rows::default();
-        for n in 0..200 {
-            c.push(row(n));
-        }
-        let Chunk::Packed(p) = &*c.chunks[0] else {
-            unreachable!()
-        };
-        assert!(!p.compressed);
-        assert_eq!(c[63].kind.text(), "63");
-    }
-}
+#[path = "rows_tests.rs"]
+mod tests;

@@ -68,11 +68,14 @@ fn run_search(state: &mut State) {
     };
     let mut hits = Vec::new();
     for n in nodes {
-        for (i, item) in state.tree.nodes[n].transcript.items.iter().enumerate() {
+        // `scan`: a search reads every row, and must not leave them all unpacked.
+        let items = &state.tree.nodes[n].transcript.items;
+        items.scan(0, items.len(), |i, item| {
             if item.kind.full_text().to_lowercase().contains(&q) {
                 hits.push((n, i));
             }
-        }
+            std::ops::ControlFlow::Continue(())
+        });
     }
     let s = state.search.as_mut().expect("checked above");
     // Fewer hits now (another node selected, a narrower subtree): never point past them.

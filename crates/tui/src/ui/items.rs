@@ -275,13 +275,16 @@ pub fn sync_heights(t: &Transcript, width: u16, theme: &Theme, budget: Option<us
         None => t.len(),
     };
     let until = budget.map(|_| std::time::Instant::now() + REINDEX_TIME);
-    for item in t.items.range(ix.len(), end) {
+    // `scan`: an index built from row 0 reads every row, and must not leave them all unpacked.
+    let from = ix.len();
+    t.items.scan(from, end, |_, item| {
         if until.is_some_and(|u| std::time::Instant::now() >= u) {
-            break;
+            return std::ops::ControlFlow::Break(());
         }
         let h = item_height(item, width, theme) as u32;
         ix.push(h);
-    }
+        std::ops::ControlFlow::Continue(())
+    });
     ix.generation = t.generation();
     ix.len() == t.len()
 }
