@@ -1547,9 +1547,10 @@ fn a_host_killed_while_three_hooks_wait_leaves_each_at_its_own_prompt_within_a_s
 }
 
 /// A host that is stopped (SIGSTOP: its socket still takes connections, nobody answers):
-/// a PermissionRequest's hook gives up after ~200 ms and falls through; a plain event's hook
-/// does not wait at all. Once the host runs again, the card of the hook that gave up leaves
-/// the inbox on its own, and the host goes on.
+/// a PermissionRequest's hook gives up after ~200 ms and falls through; so does a plain
+/// event's hook, which waits for the host to take its event (so that events keep the CLI's
+/// order) and never longer than that. Once the host runs again, the card of the hook that
+/// gave up leaves the inbox on its own, and the host goes on.
 #[test]
 fn a_stopped_host_costs_the_hook_two_hundred_ms_and_its_card_goes_when_it_runs_again() {
     let _serial = timing();
@@ -1580,7 +1581,8 @@ fn a_stopped_host_costs_the_hook_two_hundred_ms_and_its_card_goes_when_it_runs_a
             json!({"notification_type": "note", "message": "sent while stopped"}),
         ),
     );
-    assert!(d.took < Duration::from_millis(200), "{d:?}");
+    d.silent();
+    assert!(d.took < Duration::from_millis(600), "{d:?}");
     // SAFETY: as above.
     unsafe {
         libc::kill(pid, libc::SIGCONT);
