@@ -299,6 +299,7 @@ impl ManifestWriter {
     pub fn create(path: &Path, started_ms: u64) -> Result<ManifestWriter, String> {
         crate::paths::prepare_parent(path)
             .map_err(|e| format!("cannot create the directory of {}: {e}", path.display()))?;
+        remove_stale_temps(path);
         let w = ManifestWriter {
             path: path.to_path_buf(),
             doc: Manifest::new(started_ms),
@@ -531,6 +532,23 @@ impl ManifestWriter {
     /// The document as it would be written now.
     pub fn text(&self) -> String {
         self.doc.to_text()
+    }
+}
+
+/// Remove the temporary files a writer of this manifest killed mid-write left beside it (its
+/// process gone), before this writer's first write. Best effort: one that cannot go changes
+/// nothing but a stray file.
+pub(super) fn remove_stale_temps(path: &Path) {
+    let (Some(name), Some(dir)) = (path.file_name(), path.parent()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if let Ok(root) = crate::contain::Root::open(dir) {
+        let _ = root.remove_stale_temps(Path::new(name));
     }
 }
 

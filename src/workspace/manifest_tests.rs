@@ -16,6 +16,31 @@ fn allow() -> Decision {
     }
 }
 
+/// A writer killed between writing its temporary file and renaming it leaves the file beside
+/// the manifest; the next writer of that manifest removes it (its process is gone), and
+/// leaves a live process's alone.
+#[test]
+fn a_dead_writers_temporary_file_is_removed_by_the_next_writer() {
+    let dir = scratch("stale");
+    let path = dir.join("workspace-1.json");
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = dir.join(format!(".workspace-1.json.switchboard-{dead}-0.tmp"));
+    let live = dir.join(".workspace-1.json.switchboard-1-0.tmp");
+    std::fs::write(&stale, "{\"half").unwrap();
+    std::fs::write(&live, "{\"half").unwrap();
+    let w = ManifestWriter::create(&path, 0).unwrap();
+    assert!(!stale.exists() && live.exists());
+    // A resume's writer does the same.
+    std::fs::write(&stale, "{\"half").unwrap();
+    let doc = w.manifest().clone();
+    drop(w);
+    ManifestWriter::reopen(&path, doc, Vec::new(), 1, 2).unwrap();
+    assert!(!stale.exists() && live.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn writes_a_private_document_that_reads_back_and_matches_the_schema() {
     let dir = scratch("roundtrip");

@@ -352,10 +352,10 @@ impl Root {
         };
         let mut attempt = 0u32;
         let (tmp, file) = loop {
-            let tmp = PathBuf::from(format!(
-                ".{}.switchboard-{}-{attempt}.tmp",
-                name.to_string_lossy(),
-                std::process::id()
+            let tmp = PathBuf::from(stale::temp_name(
+                &name.to_string_lossy(),
+                std::process::id(),
+                attempt,
             ));
             let mut o = OpenOptions::new();
             o.write(true).create_new(true);
@@ -407,6 +407,8 @@ impl Root {
         Ok(())
     }
 }
+
+mod stale;
 
 #[cfg(all(test, unix))]
 mod tests {

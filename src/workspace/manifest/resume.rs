@@ -28,6 +28,7 @@ impl ManifestWriter {
         if doc.resumed.last() != Some(&this) {
             doc.resumed.push(this);
         }
+        super::remove_stale_temps(path);
         let w = ManifestWriter {
             path: path.to_path_buf(),
             doc,
