@@ -275,6 +275,14 @@ impl Root {
         self.write_atomic_with(rel, bytes, expect, None)
     }
 
+    /// The directory `rel` (already checked) is in, opened beneath the root.
+    fn parent_of(&self, rel: &Path) -> io::Result<Dir> {
+        match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            None => self.dir.try_clone(),
+            Some(p) => self.dir.open_dir(p),
+        }
+    }
+
     /// `write_atomic`, private whatever it was before: created 0600, and an existing file
     /// (one restored from a backup at 0644) made 0600 too. The workspace manifest is written
     /// this way.
@@ -326,18 +334,14 @@ impl Root {
             .file_name()
             .ok_or_else(|| FsError::Io(io::Error::other("no file name")))?
             .to_owned();
-        let parent_rel = rel.parent().unwrap_or(Path::new(""));
-        let parent = if parent_rel.as_os_str().is_empty() {
-            self.dir.try_clone()?
-        } else {
-            match self.dir.open_dir(parent_rel) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    self.dir.create_dir_all(parent_rel)?;
-                    self.dir.open_dir(parent_rel)?
-                }
-                Err(e) => return Err(e.into()),
+        let parent = match self.parent_of(&rel) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let parent_rel = rel.parent().unwrap_or(Path::new(""));
+                self.dir.create_dir_all(parent_rel)?;
+                self.dir.open_dir(parent_rel)?
             }
+            Err(e) => return Err(e.into()),
         };
         // From here on every step is relative to the parent's handle: swapping a component
         // of the path for a link now changes nothing about where the bytes go.

@@ -48,15 +48,10 @@ impl Root {
         let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
             return Ok(0);
         };
-        let parent_rel = rel.parent().unwrap_or(Path::new(""));
-        let parent = if parent_rel.as_os_str().is_empty() {
-            self.dir.try_clone()?
-        } else {
-            match self.dir.open_dir(parent_rel) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-                Err(e) => return Err(e.into()),
-            }
+        let parent = match self.parent_of(&rel) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e.into()),
         };
         let mut removed = 0;
         for entry in parent.entries()? {

@@ -308,6 +308,21 @@ mod tests {
         }
     }
 
+    /// What `switchboard hook claude` writes: its hello (at `version`), then the event `{}`.
+    fn claude_hook(version: u32, waits: bool) -> Vec<u8> {
+        let hello = Hello {
+            version,
+            want: wire::Want::Hook {
+                agent: "claude".into(),
+                waits,
+                size: 2,
+            },
+        };
+        let mut bytes = wire::json_frame(&hello);
+        bytes.extend(wire::event_frame(b"{}"));
+        bytes
+    }
+
     /// A hook's connection: its event reaches the host as a `HookCall`; what the source
     /// answers is written back; a hook that hangs up first is told to the source as gone.
     #[tokio::test]
@@ -316,16 +331,7 @@ mod tests {
         let (events, mut rx) = mpsc::channel(4);
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         spawn(3, ours, events.clone());
-        let hello = Hello {
-            version: wire::VERSION,
-            want: wire::Want::Hook {
-                agent: "claude".into(),
-                waits: true,
-                size: 2,
-            },
-        };
-        let mut bytes = wire::json_frame(&hello);
-        bytes.extend(wire::event_frame(b"{}"));
+        let bytes = claude_hook(wire::VERSION, true);
         theirs.write_all(&bytes).await.unwrap();
         let Some(ConnEvent::Hook(mut call)) = rx.recv().await else {
             panic!("no hook call")
@@ -393,16 +399,7 @@ mod tests {
         events.send(ConnEvent::Gone(0, None)).await.unwrap();
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         spawn(6, ours, events);
-        let hello = Hello {
-            version: wire::FIRST,
-            want: wire::Want::Hook {
-                agent: "claude".into(),
-                waits: false,
-                size: 2,
-            },
-        };
-        let mut bytes = wire::json_frame(&hello);
-        bytes.extend(wire::event_frame(b"{}"));
+        let bytes = claude_hook(wire::FIRST, false);
         theirs.write_all(&bytes).await.unwrap();
         let mut b = [0u8; 1];
         let early = tokio::time::timeout(Duration::from_millis(200), theirs.read(&mut b)).await;
