@@ -63,11 +63,11 @@ fn same_both_ways(name: &str, kind: BackendKind, frames: &[Frame]) {
     for (i, f) in frames.iter().enumerate() {
         let (mut seen_plain, mut seen_ahead) = (Seen::default(), Seen::default());
         plain.apply_seeing(0, f, None, Some(&mut seen_plain));
-        let parsed = matches!(f.dir, Dir::In | Dir::Out)
+        let mut parsed = matches!(f.dir, Dir::In | Dir::Out)
             .then(|| parser(f.dir, &f.text))
             .flatten();
         parsed_some += usize::from(parsed.is_some());
-        ahead.apply_seeing(0, f, parsed, Some(&mut seen_ahead));
+        ahead.apply_seeing(0, f, parsed.as_mut(), Some(&mut seen_ahead));
         // What the gate index records of the frame: the same gate opened, the same answers.
         assert_eq!(
             (seen_plain.opened_gate, &seen_plain.answered),

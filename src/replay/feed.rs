@@ -140,7 +140,7 @@ impl Feeder {
         &mut self,
         lane: usize,
         frame: &Frame,
-        parsed: Option<Parsed>,
+        parsed: Option<&mut Parsed>,
         mut seen: Option<&mut Seen>,
     ) {
         if let Some(s) = seen.as_deref_mut() {

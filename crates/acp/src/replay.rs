@@ -22,7 +22,7 @@ impl ReplayMapper for crate::mapping::Mapper {
         self.on_recorded_inbound(line).events
     }
 
-    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
+    fn inbound_parsed(&mut self, line: &str, parsed: &mut Parsed) -> Vec<BackendEvent> {
         match parsed_as::<Inbound>(parsed) {
             Some(read) => self.on_recorded_read(line, read).events,
             None => self.inbound(line),
@@ -37,7 +37,7 @@ impl ReplayMapper for crate::mapping::Mapper {
     fn outbound_parsed(
         &mut self,
         line: &str,
-        parsed: Parsed,
+        parsed: &mut Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
         match parsed_as::<Frame>(parsed) {
             Some(frame) => self.outbound_frame(line, frame),

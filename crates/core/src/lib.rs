@@ -7,6 +7,7 @@ pub mod gate;
 pub mod input;
 pub mod keymap;
 pub mod msg;
+pub mod pretty;
 pub mod rules;
 pub mod session_id;
 pub mod state;

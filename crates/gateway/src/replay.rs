@@ -106,7 +106,7 @@ impl ReplayMapper for Replay {
         self.inbound_frame(codec::decode(line).ok())
     }
 
-    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
+    fn inbound_parsed(&mut self, line: &str, parsed: &mut Parsed) -> Vec<BackendEvent> {
         match parsed_as::<Option<Inbound>>(parsed) {
             Some(f) => self.inbound_frame(f),
             None => self.inbound(line),
@@ -120,7 +120,7 @@ impl ReplayMapper for Replay {
     fn outbound_parsed(
         &mut self,
         line: &str,
-        parsed: Parsed,
+        parsed: &mut Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
         match parsed_as::<Reply>(parsed) {
             Some(r) => self.reply(r),

@@ -18,7 +18,7 @@ use super::mapping::{Mapper, Out, RecordedAnswers};
 use switchboard_core::msg::BackendEvent;
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
 use switchboard_record::Dir;
-use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label, parsed_as};
+use switchboard_record::mapper::{Answered, Parsed, ReplayMapper, decision_label, parsed_mut};
 
 /// Remembered calls at most: a recording of calls never answered must not grow memory.
 const MAX_CALLS: usize = 10_000;
@@ -184,14 +184,20 @@ impl ReplayMapper for Replay {
 
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent> {
         match frame(line) {
-            Some(f) => self.inbound_value(f),
+            Some(f) => self.inbound_value(&f),
             None => Vec::new(),
         }
     }
 
-    fn inbound_parsed(&mut self, line: &str, parsed: Parsed) -> Vec<BackendEvent> {
-        match parsed_as::<Value>(parsed) {
-            Some(f) => self.inbound_value(f),
+    /// The frame is read where it is: the reader thread that parsed it drops it.
+    fn inbound_parsed(&mut self, line: &str, parsed: &mut Parsed) -> Vec<BackendEvent> {
+        match parsed_mut::<Ahead>(parsed) {
+            Some(a) => {
+                self.mapper.fingerprint_ahead = a.fingerprint;
+                let events = self.inbound_value(&a.frame);
+                self.mapper.fingerprint_ahead = None;
+                events
+            }
             None => self.inbound(line),
         }
     }
@@ -201,7 +207,7 @@ impl ReplayMapper for Replay {
             return (Vec::new(), Vec::new());
         }
         match frame(line) {
-            Some(f) => self.outbound_value(f),
+            Some(mut f) => self.outbound_value(&mut f),
             None => (Vec::new(), Vec::new()),
         }
     }
@@ -209,10 +215,10 @@ impl ReplayMapper for Replay {
     fn outbound_parsed(
         &mut self,
         line: &str,
-        parsed: Parsed,
+        parsed: &mut Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
-        match parsed_as::<Value>(parsed) {
-            Some(f) => self.outbound_value(f),
+        match parsed_mut::<Ahead>(parsed) {
+            Some(a) => self.outbound_value(&mut a.frame),
             None => self.outbound(line),
         }
     }
@@ -241,12 +247,30 @@ pub fn parse_ahead(dir: Dir, line: &str) -> Option<Parsed> {
     if dir == Dir::Out && !mapped_outbound(line) {
         return None;
     }
-    frame(line).map(|v| Box::new(v) as Parsed)
+    let frame = frame(line)?;
+    // A transcript entry's fingerprint, taken here on the reader thread: hashing every
+    // message body was a tenth of the mapping's work, and the mapping is the slower thread.
+    // Any event whose data holds an entry's body is fingerprinted (the parser cannot tell
+    // which function is the message handler); only the message handlers read it.
+    let fingerprint = (dir == Dir::In
+        && frame.field("type").and_then(Value::as_str) == Some("invokefunction"))
+    .then(|| frame.field("data"))
+    .flatten()
+    .filter(|d| d.field("message").is_some() || d.field("custom").is_some())
+    .map(crate::mapping::messages::fingerprint);
+    Some(Box::new(Ahead { frame, fingerprint }))
+}
+
+/// What `parse_ahead` makes of a frame: the frame, and the fingerprint of the transcript
+/// entry it may carry.
+struct Ahead {
+    frame: Value,
+    fingerprint: Option<u64>,
 }
 
 impl Replay {
     /// One engine frame, parsed.
-    fn inbound_value(&mut self, mut f: Value) -> Vec<BackendEvent> {
+    fn inbound_value(&mut self, f: &Value) -> Vec<BackendEvent> {
         let now = self.now;
         match f.field("type").and_then(Value::as_str) {
             // Each (re)connect: the live source told the mapper, which re-read everything
@@ -270,9 +294,8 @@ impl Replay {
                 let Some((function_id, payload)) = self.calls.remove(id) else {
                     return Vec::new();
                 };
-                let error = f.get_mut("error").map(Value::take).unwrap_or_default();
-                let out = match &error {
-                    e if !e.is_null() => self.mapper.on_error(
+                let out = match f.field("error") {
+                    Some(e) if !e.is_null() => self.mapper.on_error(
                         &function_id,
                         &payload,
                         e.field("code").and_then(Value::as_str).unwrap_or(""),
@@ -280,9 +303,9 @@ impl Replay {
                         now,
                     ),
                     _ => {
-                        let result = f.get_mut("result").map(Value::take).unwrap_or_default();
-                        self.observe_result(&function_id, &result);
-                        self.mapper.on_result(&function_id, &payload, &result, now)
+                        let result = f.field("result").unwrap_or(&Value::Null);
+                        self.observe_result(&function_id, result);
+                        self.mapper.on_result(&function_id, &payload, result, now)
                     }
                 };
                 self.flatten(out)
@@ -292,14 +315,14 @@ impl Replay {
                 let Some(trigger) = self.handlers.get(handler).cloned() else {
                     return Vec::new();
                 };
-                let data = f.get_mut("data").map(Value::take).unwrap_or_default();
+                let data = f.field("data").unwrap_or(&Value::Null);
                 if matches!(
                     trigger.as_str(),
                     "approval::pending-created" | "approval::pending_created"
                 ) {
-                    self.answers.observe_record(&data);
+                    self.answers.observe_record(data);
                 }
-                let out = self.mapper.on_event(&trigger, &data, now);
+                let out = self.mapper.on_event(&trigger, data, now);
                 self.flatten(out)
             }
             _ => Vec::new(),
@@ -307,7 +330,7 @@ impl Replay {
     }
 
     /// One frame of ours, parsed.
-    fn outbound_value(&mut self, mut f: Value) -> (Vec<BackendEvent>, Vec<Answered>) {
+    fn outbound_value(&mut self, f: &mut Value) -> (Vec<BackendEvent>, Vec<Answered>) {
         let s = |k: &str| f.field(k).and_then(Value::as_str).unwrap_or("").to_string();
         match f.field("type").and_then(Value::as_str) {
             Some("registertrigger") => {
@@ -400,7 +423,7 @@ mod tests {
             })
             .expect("the card takes the full arguments");
         assert_ne!(id, "iii:s1:c1");
-        let (events, answered) = r.outbound_value(json!({"type": "invokefunction",
+        let (events, answered) = r.outbound_value(&mut json!({"type": "invokefunction",
             "invocation_id": "i1", "function_id": "approval::resolve",
             "data": {"session_id": "s1", "function_call_id": "c1", "decision": "allow"}}));
         assert!(
@@ -499,6 +522,32 @@ mod tests {
 
     /// A frame of ours that is not parsed (no escape, neither word) maps to nothing, as it
     /// did parsed; one with an escaped `type` is still parsed and mapped.
+    /// The reader thread fingerprints an engine event carrying a transcript entry exactly as
+    /// the mapping would, and nothing else; the mapping then takes that fingerprint and leaves
+    /// none behind for the next frame.
+    #[test]
+    fn an_entry_is_fingerprinted_ahead_as_the_mapping_would() {
+        let event = r#"{"type":"invokefunction","invocation_id":"i1","function_id":"h","data":{"session_id":"s1","entry_id":"e1","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}}"#;
+        let ahead = |dir, l: &str| {
+            let mut p = parse_ahead(dir, l).unwrap();
+            let a = p.downcast_mut::<Ahead>().unwrap();
+            (a.fingerprint, a.frame.clone())
+        };
+        let (fp, frame) = ahead(Dir::In, event);
+        let data = frame.field("data").unwrap();
+        assert_eq!(fp, Some(crate::mapping::messages::fingerprint(data)));
+        let other = event.replace("\"message\"", "\"note\"");
+        assert_eq!(ahead(Dir::In, &other).0, None);
+        let ours = event.replace("invocation_id", "invocation_id_");
+        assert_eq!(ahead(Dir::Out, &ours).0, None);
+        let result = r#"{"type":"invocationresult","invocation_id":"i1","result":{"message":{}}}"#;
+        assert_eq!(ahead(Dir::In, result).0, None);
+        let mut r = Replay::default();
+        let mut p = parse_ahead(Dir::In, event).unwrap();
+        r.inbound_parsed(event, &mut p);
+        assert_eq!(r.mapper.fingerprint_ahead, None);
+    }
+
     #[test]
     fn frames_of_ours_left_unparsed_are_those_that_map_to_nothing() {
         let lines = [
@@ -517,7 +566,7 @@ mod tests {
         }
         for l in lines {
             let (ea, na) = a.outbound(l);
-            let (eb, nb) = frame(l).map_or_else(Default::default, |f| b.outbound_value(f));
+            let (eb, nb) = frame(l).map_or_else(Default::default, |mut f| b.outbound_value(&mut f));
             assert_eq!(format!("{ea:?}{na:?}"), format!("{eb:?}{nb:?}"), "{l}");
             assert_eq!(
                 parse_ahead(Dir::Out, l).is_some(),

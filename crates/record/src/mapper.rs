@@ -18,20 +18,31 @@ pub struct Answered {
 }
 
 /// A frame's text parsed ahead of its mapping, by the backend's `Parser`: what it holds is
-/// the backend's own business (its mapping downcasts it).
+/// the backend's own business (its mapping downcasts it). The mapping is lent it: what it
+/// leaves there goes back to the thread that parsed it, to be dropped where it was allocated
+/// (a tree freed on another thread costs both threads: an iii replay spent a fifth of its
+/// reader's time taking back memory the pass had freed).
 pub type Parsed = Box<dyn std::any::Any + Send>;
 
 /// What a backend's parser made of a frame, as the type its mapping expects. `None` when
 /// another backend's parser made it: only the registry pairs parsers and mappings, so that is
 /// a bug there (debug builds stop on it); the mapping then reads the line itself.
-pub fn parsed_as<T: 'static>(parsed: Parsed) -> Option<T> {
-    match parsed.downcast::<T>() {
+pub fn parsed_as<T: 'static>(parsed: &mut Parsed) -> Option<T> {
+    // A box of `()` allocates nothing.
+    match std::mem::replace(parsed, Box::new(())).downcast::<T>() {
         Ok(t) => Some(*t),
         Err(_) => {
             debug_assert!(false, "parsed by another backend's parser");
             None
         }
     }
+}
+
+/// `parsed_as`, lent: the mapping reads it where it is (and may take parts of it).
+pub fn parsed_mut<T: 'static>(parsed: &mut Parsed) -> Option<&mut T> {
+    let t = parsed.downcast_mut::<T>();
+    debug_assert!(t.is_some(), "parsed by another backend's parser");
+    t
 }
 
 /// Parses one recorded frame for `inbound_parsed` / `outbound_parsed`. It keeps no state, so
@@ -47,14 +58,14 @@ pub trait ReplayMapper: Send {
     fn inbound(&mut self, line: &str) -> Vec<BackendEvent>;
     /// `inbound` of a line its backend's `Parser` already read: the same events, without a
     /// second parse. Given what another parser made, it reads the line itself.
-    fn inbound_parsed(&mut self, line: &str, _parsed: Parsed) -> Vec<BackendEvent> {
+    fn inbound_parsed(&mut self, line: &str, _parsed: &mut Parsed) -> Vec<BackendEvent> {
         self.inbound(line)
     }
     /// `outbound` of a line its backend's `Parser` already read.
     fn outbound_parsed(
         &mut self,
         line: &str,
-        _parsed: Parsed,
+        _parsed: &mut Parsed,
     ) -> (Vec<BackendEvent>, Vec<Answered>) {
         self.outbound(line)
     }

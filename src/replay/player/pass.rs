@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{GateIndex, Store, background_spacing, clock};
 use crate::core::state::{Focus, GateRef, SessionId};
+use crate::core::transcript::packed::{self, Deferred};
 use crate::record::Dir;
 use crate::replay::feed::{Feeder, Seen};
 use crate::replay::load::Frame;
@@ -29,6 +30,16 @@ pub(super) fn background_pass(
         }
     }
     let _done = Done(store);
+    // The chunks this thread packs are compressed by the reader, in the time it would wait
+    // for this thread (see `Handoff`); whatever it has not run is run here at the end.
+    struct Defer;
+    impl Drop for Defer {
+        fn drop(&mut self) {
+            packed::defer_compression(false).run();
+        }
+    }
+    packed::defer_compression(true);
+    let _defer = Defer;
     let total = src.len();
     let spacing = background_spacing(total);
     let mut feeder = Feeder::for_source(src);
@@ -44,11 +55,9 @@ pub(super) fn background_pass(
     // when a run of long frames slowed one side; eight hold a few megabytes.
     let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (back, returned) = std::sync::mpsc::channel();
-    // Times this thread found no batch ready: the reader then leaves more frames for this
-    // thread to parse (see `read_ahead`).
-    let waits = AtomicUsize::new(0);
+    let handoff = Handoff::default();
     std::thread::scope(|scope| {
-        scope.spawn(|| read_ahead(src, total, stop, tx, returned, &waits));
+        scope.spawn(|| read_ahead(src, total, stop, tx, returned, &handoff));
         while feeder.pos < total {
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -59,7 +68,7 @@ pub(super) fn background_pass(
             let next = match rx.try_recv() {
                 Ok(b) => Ok(b),
                 Err(std::sync::mpsc::TryRecvError::Empty) => {
-                    waits.fetch_add(1, Ordering::Relaxed);
+                    handoff.waits.fetch_add(1, Ordering::Relaxed);
                     rx.recv()
                 }
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
@@ -69,13 +78,14 @@ pub(super) fn background_pass(
             };
             for (i, frame, parsed) in &mut batch {
                 if index.is_none() {
-                    feeder.apply_seeing(src.lane(*i), frame, parsed.take(), None);
+                    feeder.apply_seeing(src.lane(*i), frame, parsed.as_mut(), None);
                     continue;
                 }
-                feeder.apply_seeing(src.lane(*i), frame, parsed.take(), Some(&mut seen));
+                feeder.apply_seeing(src.lane(*i), frame, parsed.as_mut(), Some(&mut seen));
                 note_seen(&mut seen, *i, frame.ts, &mut gates, &mut answers);
             }
             let _ = back.send(batch);
+            handoff.hand_over(packed::take_deferred());
             let pos = feeder.pos;
             if let Some(ix) = index {
                 let mut ix = ix.lock().expect("index lock");
@@ -95,10 +105,43 @@ pub(super) fn background_pass(
         }
         // Dropping the receiver ends the reader if it is still at work.
         drop(rx);
+        handoff.run();
         let mut st = store.lock().expect("checkpoint store");
         st.done = total;
         st.finished = true;
     });
+    // What the reader left (it may have ended first).
+    handoff.run();
+}
+
+/// What the pass and its reader thread tell each other besides the batches.
+#[derive(Default)]
+pub(super) struct Handoff {
+    /// Times the pass found no batch ready: the reader then leaves more frames for the
+    /// pass to parse (see `read_ahead`).
+    pub(super) waits: AtomicUsize,
+    /// Chunks the pass packed, for the reader to compress before it builds its next batch
+    /// or waits for room in the queue; the pass runs what is left when it ends.
+    compress: Mutex<Vec<Deferred>>,
+}
+
+impl Handoff {
+    fn hand_over(&self, d: Deferred) {
+        if !d.is_empty() {
+            self.compress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(d);
+        }
+    }
+
+    /// Compress what was left, on this thread.
+    fn run(&self) {
+        let work = std::mem::take(&mut *self.compress.lock().unwrap_or_else(|e| e.into_inner()));
+        for d in work {
+            d.run();
+        }
+    }
 }
 
 /// Text a batch holds before it is sent early: batches in flight, and the parsed frames they
@@ -117,16 +160,19 @@ pub(super) type Batch = Vec<(usize, Frame, Option<Parsed>)>;
 /// The two threads share the parsing: when the pass found no batch ready since the last one
 /// was sent (`waits` moved), this thread is the slower and leaves one more frame in sixteen
 /// unparsed, for the pass to parse as it maps (up to twelve); when the queue was full, the
-/// pass is the slower and it leaves one fewer. An iii replay's parse is most of the work and
-/// its mapping is light: the reader had 1.7 times the pass's instructions to run.
+/// pass is the slower and it leaves half as many. The pass waits in short runs (where a run
+/// of long frames slows this thread) and is the slower in between: taking one back per full
+/// queue left it parsing a tenth of an iii replay's frames while this thread sat blocked a
+/// sixth of the time.
 pub(super) fn read_ahead(
     src: &dyn FrameSource,
     total: usize,
     stop: &AtomicBool,
     tx: std::sync::mpsc::SyncSender<Batch>,
     returned: std::sync::mpsc::Receiver<Batch>,
-    waits: &AtomicUsize,
+    handoff: &Handoff,
 ) {
+    let waits = &handoff.waits;
     /// A recycled text buffer larger than this is dropped rather than kept for a short frame.
     const KEEP_BUFFER: usize = 64 << 10;
     let parsers: Vec<Option<Parser>> = src
@@ -150,7 +196,9 @@ pub(super) fn read_ahead(
         let result = match tx.try_send(batch) {
             Ok(()) => Ok(()),
             Err(std::sync::mpsc::TrySendError::Full(b)) => {
-                *leave = leave.saturating_sub(1);
+                *leave /= 2;
+                // The pass is behind: its compression is done here meanwhile.
+                handoff.run();
                 tx.send(b).map_err(|_| ())
             }
             Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(()),
@@ -163,7 +211,19 @@ pub(super) fn read_ahead(
     };
     let mut pos = 0;
     let mut gone = false;
-    let next_batch = || returned.try_recv().unwrap_or_default();
+    // Batches the pass handed back. What the mapping left of their parsed frames is dropped
+    // as soon as they come: here, where it was allocated, and not held until the slot is
+    // used again.
+    let spare = std::cell::RefCell::new(Vec::<Batch>::new());
+    let next_batch = || {
+        handoff.run();
+        let mut spare = spare.borrow_mut();
+        spare.extend(returned.try_iter().map(|mut b| {
+            b.iter_mut().for_each(|(_, _, p)| *p = None);
+            b
+        }));
+        spare.pop().unwrap_or_default()
+    };
     while pos < total && !gone && !stop.load(Ordering::Relaxed) {
         let to = ((pos / 1024 + 1) * 1024).min(total);
         let mut batch: Batch = next_batch();

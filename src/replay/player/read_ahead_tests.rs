@@ -65,10 +65,10 @@ fn batches_stay_within_their_bytes_when_they_go_round() {
     let (tx, rx) = std::sync::mpsc::sync_channel(2);
     let (back, returned) = std::sync::mpsc::channel();
     let stop = AtomicBool::new(false);
-    let waits = std::sync::atomic::AtomicUsize::new(0);
+    let handoff = pass::Handoff::default();
     let mut next = 0;
     std::thread::scope(|scope| {
-        scope.spawn(|| pass::read_ahead(&src, 3000, &stop, tx, returned, &waits));
+        scope.spawn(|| pass::read_ahead(&src, 3000, &stop, tx, returned, &handoff));
         for batch in rx.iter() {
             let bytes: usize = batch.iter().map(|(_, f, _)| f.text.len()).sum();
             assert!(
@@ -92,7 +92,7 @@ fn batches_stay_within_their_bytes_when_they_go_round() {
 /// leaves any to a pass that does not wait.
 #[test]
 fn the_reader_leaves_parsing_to_a_waiting_pass_and_takes_it_back() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::Ordering;
     let frames: Vec<Frame> = (0..60_000usize)
         .map(|i| Frame {
             src_line: i + 2,
@@ -114,13 +114,13 @@ fn the_reader_leaves_parsing_to_a_waiting_pass_and_takes_it_back() {
     let run = |queue: usize, waiting: usize| {
         let (tx, rx) = std::sync::mpsc::sync_channel(queue);
         let (_back, returned) = std::sync::mpsc::channel();
-        let (stop, waits) = (AtomicBool::new(false), AtomicUsize::new(0));
+        let (stop, handoff) = (AtomicBool::new(false), pass::Handoff::default());
         let mut shares = Vec::new();
         std::thread::scope(|scope| {
-            scope.spawn(|| pass::read_ahead(&src, 60_000, &stop, tx, returned, &waits));
+            scope.spawn(|| pass::read_ahead(&src, 60_000, &stop, tx, returned, &handoff));
             loop {
                 if shares.len() < waiting {
-                    waits.fetch_add(1, Ordering::Relaxed);
+                    handoff.waits.fetch_add(1, Ordering::Relaxed);
                 } else {
                     std::thread::sleep(std::time::Duration::from_millis(3));
                 }
@@ -142,10 +142,10 @@ fn the_reader_leaves_parsing_to_a_waiting_pass_and_takes_it_back() {
     // A pass that never waits: every frame is parsed ahead.
     let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (_back, returned) = std::sync::mpsc::channel();
-    let (stop, waits) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let (stop, handoff) = (AtomicBool::new(false), pass::Handoff::default());
     let mut unparsed = 0;
     std::thread::scope(|scope| {
-        scope.spawn(|| pass::read_ahead(&src, 20_000, &stop, tx, returned, &waits));
+        scope.spawn(|| pass::read_ahead(&src, 20_000, &stop, tx, returned, &handoff));
         for batch in rx.iter() {
             unparsed += left(&batch);
         }

@@ -179,7 +179,12 @@ struct RawJson(Box<str>);
 
 impl RawJson {
     fn of(v: &Value) -> RawJson {
-        RawJson(v.to_string().into_boxed_str())
+        // Straight into bytes: `Display` goes through the formatter a piece at a time.
+        RawJson(
+            serde_json::to_string(v)
+                .unwrap_or_default()
+                .into_boxed_str(),
+        )
     }
 
     fn value(&self) -> Value {

@@ -9,6 +9,7 @@ use super::{Mapper, Out, ToolView};
 use crate::codec::schema;
 use switchboard_core::diff::Diff;
 use switchboard_core::msg::BackendEvent;
+use switchboard_core::pretty::pretty_from_compact;
 use switchboard_core::text::{one_line, pretty_json, sanitize, sanitize_owned};
 use switchboard_core::transcript::{ItemKind, ItemOp};
 use switchboard_core::tree::{NodePatch, ROOT_KEY};
@@ -62,9 +63,14 @@ impl Mapper {
     }
 
     pub(super) fn set_raw_input(view: &mut ToolView, raw: Option<&serde_json::Value>) {
-        view.raw_input = raw.map(RawJson::of);
+        // Printed once: the pretty form is made from the compact one.
+        let compact = raw.map(RawJson::of);
         view.command = command_of(raw);
-        view.input_shown = raw.map(|r| sanitize(&pretty_json(r))).unwrap_or_default();
+        view.input_shown = compact
+            .as_ref()
+            .map(|c| sanitize(&pretty_from_compact(&c.0)))
+            .unwrap_or_default();
+        view.raw_input = compact;
     }
 
     pub(super) fn set_raw_output(view: &mut ToolView, raw: Option<&serde_json::Value>) {

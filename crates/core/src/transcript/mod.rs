@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
+pub mod packed;
 pub mod rows;
 
 use rows::Rows;

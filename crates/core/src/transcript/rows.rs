@@ -5,19 +5,18 @@
 //!
 //! Chunks behind the last two are packed: their rows keep their shape, and every string they
 //! hold (the text, the arguments; not the lines of an edit's diff, which stay as they are) is
-//! moved into one block, compressed with LZ4 when that is
-//! smaller. A long session's transcript is mostly text nobody is looking at: packed, the text
+//! moved into one block, compressed with LZ4 when that is smaller (`packed.rs`). A long session's transcript is mostly text nobody is looking at: packed, the text
 //! of a day-long iii recording takes a quarter of its room, where it had been more than half
 //! of the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
 //! that the next change empties (a frame reads the chunks on screen; the reducer changes the
 //! rows at the tail). Changing a packed row opens its chunk again; it is packed again when the
 //! next chunk starts.
 
-use std::cell::RefCell;
 use std::ops::{ControlFlow, Index};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Item;
+use super::packed::Packed;
 
 /// Rows per chunk: small enough that changing a row copies little, large enough that the
 /// pointer table stays a fraction of the rows. Each replay checkpoint makes every live
@@ -29,105 +28,10 @@ const CHUNK: usize = 64;
 /// next are almost always there (a call's result follows it within a few dozen rows).
 const OPEN_TAIL: usize = 2;
 
-/// Strings shorter than this in all are stored as they are: LZ4 gains nothing on a few words.
-const COMPRESS_FROM: usize = 256;
-
-/// Scratch buffers larger than this are given back after a chunk instead of kept.
-const SCRATCH_KEEP: usize = 4 << 20;
-
 #[derive(Clone, Debug)]
 enum Chunk {
     Open(Vec<Item>),
     Packed(Packed),
-}
-
-/// A chunk's rows with their strings moved out into one block.
-#[derive(Clone, Debug)]
-struct Packed {
-    /// The rows, every string emptied.
-    rows: Box<[Item]>,
-    /// Each string's length in bytes, in the order `ItemKind::strings_mut` visits them.
-    lens: Box<[usize]>,
-    /// The strings' bytes one after another: LZ4 (`compressed`) or as they were.
-    text: Box<[u8]>,
-    /// The bytes `text` holds once decompressed.
-    raw_len: usize,
-    compressed: bool,
-}
-
-impl Packed {
-    /// Pack `rows` (whose strings are taken).
-    fn new(mut rows: Vec<Item>) -> Packed {
-        thread_local! {
-            /// The strings end to end, and LZ4's output: kept from one chunk to the next on
-            /// this thread (a fresh output buffer is zeroed whole by the safe encoder first).
-            static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-        }
-        SCRATCH.with_borrow_mut(|(raw, out)| {
-            raw.clear();
-            let mut lens = Vec::new();
-            for r in &mut rows {
-                r.kind.strings_mut(&mut |s| {
-                    lens.push(s.len());
-                    raw.extend_from_slice(s.as_bytes());
-                    *s = String::new();
-                });
-            }
-            let raw_len = raw.len();
-            let mut compressed = false;
-            if raw_len >= COMPRESS_FROM {
-                let max = lz4_flex::block::get_maximum_output_size(raw_len);
-                if out.len() < max {
-                    out.resize(max, 0);
-                }
-                let n = lz4_flex::block::compress_into(raw, out).expect("room for the worst case");
-                compressed = n < raw_len - raw_len / 8;
-                if compressed {
-                    raw.clear();
-                    raw.extend_from_slice(&out[..n]);
-                }
-            }
-            // A long chunk's scratch is not kept for the next (the text is bounded per row,
-            // not per chunk).
-            let text: Box<[u8]> = raw.as_slice().into();
-            if raw.capacity() > SCRATCH_KEEP {
-                *raw = Vec::new();
-                *out = Vec::new();
-            }
-            Packed {
-                rows: rows.into_boxed_slice(),
-                lens: lens.into_boxed_slice(),
-                text,
-                raw_len,
-                compressed,
-            }
-        })
-    }
-
-    /// The rows whole again.
-    fn unpack(&self) -> Vec<Item> {
-        let owned;
-        let bytes: &[u8] = if self.compressed {
-            owned = lz4_flex::block::decompress(&self.text, self.raw_len)
-                .expect("a block this chunk compressed itself");
-            &owned
-        } else {
-            &self.text
-        };
-        // The block is the strings end to end: valid UTF-8 as a whole, cut at their ends.
-        let text = std::str::from_utf8(bytes).expect("strings packed whole");
-        let mut rows = self.rows.to_vec();
-        let (mut at, mut n) = (0, 0);
-        for r in &mut rows {
-            r.kind.strings_mut(&mut |s| {
-                let len = self.lens[n];
-                *s = text[at..at + len].to_string();
-                at += len;
-                n += 1;
-            });
-        }
-        rows
-    }
 }
 
 #[derive(Debug, Default)]

@@ -149,11 +149,8 @@ fn packed_rows_read_back_whole() {
     let Chunk::Packed(c) = &*r.chunks[3] else {
         unreachable!()
     };
-    assert!(
-        c.compressed && c.text.len() * 2 < c.raw_len,
-        "{}",
-        c.text.len()
-    );
+    let (compressed, stored, raw_len) = c.text.stored();
+    assert!(compressed && stored * 2 < raw_len, "{stored} of {raw_len}");
     for i in c.rows.iter() {
         i.kind
             .clone()
@@ -168,6 +165,64 @@ fn packed_rows_read_back_whole() {
     assert!(r.filled.lock().unwrap().is_empty());
     assert!(r.unpacked.iter().all(|s| s.get().is_none()));
     assert_eq!(r[5].kind, kind(5));
+}
+
+fn stored(r: &Rows, c: usize) -> (bool, usize, usize) {
+    match &*r.chunks[c] {
+        Chunk::Packed(p) => p.text.stored(),
+        Chunk::Open(_) => panic!("chunk {c} is open"),
+    }
+}
+
+/// A thread that defers compression packs as before but leaves the blocks as they are;
+/// another thread compresses them in place, for every copy sharing them, and reads are the
+/// same before and after. Turned off, it hands back what was left and compresses again.
+#[test]
+fn deferred_compression_is_run_elsewhere_for_every_copy() {
+    use crate::transcript::packed::{defer_compression, take_deferred};
+    assert!(defer_compression(true).is_empty());
+    let mut a = Rows::default();
+    for n in 0..700 {
+        a.push(Item::new(kind(n), n as u64));
+    }
+    // Short text: packed, and nothing to compress.
+    let mut short = Rows::default();
+    for n in 0..200 {
+        short.push(row(n));
+    }
+    let b = a.clone();
+    assert!((0..9).all(|c| !stored(&a, c).0));
+    for (n, item) in a.iter().enumerate() {
+        assert_eq!(item.kind, kind(n), "row {n}");
+    }
+    let deferred = take_deferred();
+    assert_eq!(deferred.len(), 9);
+    assert!(take_deferred().is_empty());
+    std::thread::spawn(move || deferred.run()).join().unwrap();
+    for c in 0..9 {
+        let (compressed, n, raw) = stored(&b, c);
+        assert!(compressed && n * 2 < raw, "chunk {c}: {n} of {raw}");
+    }
+    let a2 = a.clone();
+    for (n, item) in a2.iter().enumerate() {
+        assert_eq!(item.kind, kind(n), "row {n}");
+    }
+    // Packed after the last take, then turned off: handed back by the call.
+    for n in 700..770 {
+        a.push(Item::new(kind(n), n as u64));
+    }
+    let left = defer_compression(false);
+    assert_eq!(left.len(), 2);
+    left.run();
+    assert!(stored(&a, 9).0 && stored(&a, 10).0);
+    for n in 770..900 {
+        a.push(Item::new(kind(n), n as u64));
+    }
+    assert!(stored(&a, 11).0 && stored(&a, 12).0);
+    assert!(take_deferred().is_empty());
+    for (n, item) in a.iter().enumerate() {
+        assert_eq!(item.kind, kind(n), "row {n}");
+    }
 }
 
 /// A change to a packed row opens its chunk (a copy taken before keeps the old row), and
@@ -207,7 +262,7 @@ fn a_changed_packed_row_is_opened_then_packed_again() {
     let Chunk::Packed(p) = &*c.chunks[0] else {
         unreachable!()
     };
-    assert!(!p.compressed);
+    assert!(!p.text.stored().0);
     assert_eq!(c[63].kind.text(), "63");
 }
 

@@ -213,13 +213,19 @@ pub(super) fn card(
         (None, Some(args)) => {
             let command = command_of(&r.function_id, args);
             let shell = exec || command.is_some();
-            let compact = j::compact(args);
+            // Printed once: the pretty form is made from the compact one.
+            let full = serde_json::to_string(args).unwrap_or_default();
+            let pretty = j::clip(
+                &switchboard_core::pretty::pretty_from_compact(&full),
+                j::MAX_TEXT,
+            );
+            let compact = j::clip(&full, j::MAX_TEXT);
             (
                 switchboard_core::gate::command_summary(
                     &command.clone().unwrap_or_else(|| compact.clone()),
                 ),
                 command.clone().unwrap_or(compact),
-                j::clip(&pretty_json(args), j::MAX_TEXT),
+                pretty,
                 None,
                 command,
                 Vec::new(),

@@ -44,10 +44,6 @@ pub struct Msgs {
     revisions: Revisions,
     /// Keys for entry ids (randomly seeded: the engine cannot aim for a collision).
     seed: std::collections::hash_map::RandomState,
-    /// Keys for fingerprints of whole entries, randomly seeded too. foldhash, not SipHash:
-    /// SipHash of every message body was an eighth of an iii replay's work. foldhash has no
-    /// collisions that hold whatever the seed, so the engine cannot aim for one either.
-    fp_seed: foldhash::quality::RandomState,
     /// The last entry placed by the hydrate in progress (its next page chains to it).
     hydrate_tail: Option<String>,
     /// A re-read after a reconnect is running: its content replaces what we show (changes
@@ -77,24 +73,29 @@ impl Msgs {
         self.hydrate_tail = None;
     }
 
-    /// What `render` reads of an entry (`custom` and `message`), fingerprinted: a re-read
-    /// that brings the same content back shows nothing new, so it sends nothing.
-    fn fingerprint(&self, body: &Value) -> u64 {
-        let mut h = self.fp_seed.build_hasher();
-        for k in ["custom", "message"] {
-            match body.field(k) {
-                Some(v) => j::hash_value(v, &mut h),
-                None => h.write_u8(0xff),
-            }
-        }
-        h.finish()
-    }
-
     /// Entries waiting for their parent.
     #[cfg(test)]
     pub fn orphan_count(&self) -> usize {
         self.orphans.len()
     }
+}
+
+/// What `render` reads of an entry (`custom` and `message`), fingerprinted: a re-read that
+/// brings the same content back shows nothing new, so it sends nothing. Keyed by a random
+/// seed of this process (one for every mapping, so a replay's reader thread can take it
+/// ahead of the mapping: see `replay::parse_ahead`). foldhash, not SipHash: SipHash of every
+/// message body was an eighth of an iii replay's work. foldhash has no collisions that hold
+/// whatever the seed, so the engine cannot aim for one.
+pub fn fingerprint(body: &Value) -> u64 {
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    let mut h = SEED.get_or_init(Default::default).build_hasher();
+    for k in ["custom", "message"] {
+        match body.field(k) {
+            Some(v) => j::hash_value(v, &mut h),
+            None => h.write_u8(0xff),
+        }
+    }
+    h.finish()
 }
 
 /// The text of a content list (or a plain string), bounded.
@@ -211,15 +212,18 @@ fn render(entry: &str, body: &Value, calls: &mut RecentCalls) -> Vec<ItemOp> {
                     continue;
                 };
                 let args = b.field("arguments").unwrap_or(&Value::Null);
-                let mut pretty =
-                    truncate_owned(switchboard_core::text::pretty_json(args), MAX_TEXT);
-                // The row keeps it: not the room the printer grew into.
-                pretty.shrink_to_fit();
                 // Arguments past the display bound are not kept whole: the card then
                 // falls back to the excerpt rather than show a cut argument as full.
                 // Straight into bytes: `Display` goes through the formatter a piece at a
                 // time, at twice the cost.
                 let compact = serde_json::to_string(args).unwrap_or_default();
+                // The pretty form from the compact one: printed once, not twice.
+                let mut pretty = truncate_owned(
+                    switchboard_core::pretty::pretty_from_compact(&compact),
+                    MAX_TEXT,
+                );
+                // The row keeps it: not the room the printer grew into.
+                pretty.shrink_to_fit();
                 let summary = sanitize(&switchboard_core::text::tool_input_summary_compact(
                     f, args, &compact,
                 ));
@@ -309,13 +313,7 @@ impl Mapper {
         );
     }
 
-    pub(super) fn messages_page(
-        &mut self,
-        request: &Value,
-        result: &Value,
-        now_ms: u64,
-        out: &mut Out,
-    ) {
+    pub(super) fn messages_page(&mut self, request: &Value, result: &Value, out: &mut Out) {
         let Some(session) = id_field(request, "session_id") else {
             return;
         };
@@ -339,7 +337,7 @@ impl Mapper {
                 item,
                 super::messages::HYDRATED,
                 true,
-                now_ms,
+                None,
                 out,
             );
             if let Some(s) = self.sessions.get_mut(&session) {
@@ -357,7 +355,7 @@ impl Mapper {
         self.upgrade_gates(&session, out);
     }
 
-    pub(super) fn message_added(&mut self, p: &Value, now_ms: u64, out: &mut Out) {
+    pub(super) fn message_added(&mut self, p: &Value, out: &mut Out) {
         let (Some(session), Some(entry)) = (id_field(p, "session_id"), id_field(p, "entry_id"))
         else {
             return;
@@ -371,11 +369,12 @@ impl Mapper {
         let parent = id_field(p, "parent_id");
         // An added entry carries no revision: it is the first one.
         let rev = j::i64_field(p, "revision").unwrap_or(0);
-        self.apply_entry(&session, entry, parent, p, rev, false, now_ms, out);
+        let fp = self.fingerprint_ahead.take();
+        self.apply_entry(&session, entry, parent, p, rev, false, fp, out);
         self.upgrade_gates(&session, out);
     }
 
-    pub(super) fn message_updated(&mut self, p: &Value, now_ms: u64, out: &mut Out) {
+    pub(super) fn message_updated(&mut self, p: &Value, out: &mut Out) {
         let (Some(session), Some(entry)) = (id_field(p, "session_id"), id_field(p, "entry_id"))
         else {
             return;
@@ -399,12 +398,13 @@ impl Mapper {
             .sessions
             .get(&session)
             .is_some_and(|s| s.msgs.revisions.contains(s.msgs.key(entry)));
+        let fp = self.fingerprint_ahead.take();
         if known {
-            self.apply_entry(&session, entry, None, p, rev, false, now_ms, out);
+            self.apply_entry(&session, entry, None, p, rev, false, fp, out);
         } else {
             // An update for an entry not placed yet: place it after its parent when known.
             let parent = id_field(p, "parent_id");
-            self.apply_entry(&session, entry, parent, p, rev, false, now_ms, out);
+            self.apply_entry(&session, entry, parent, p, rev, false, fp, out);
         }
         self.upgrade_gates(&session, out);
     }
@@ -418,7 +418,8 @@ impl Mapper {
         body: &Value,
         revision: i64,
         hydrated: bool,
-        now_ms: u64,
+        // The body's `fingerprint`, when the replay's reader took it ahead.
+        fp: Option<u64>,
         out: &mut Out,
     ) {
         let Some(s) = self.sessions.get_mut(session) else {
@@ -434,7 +435,7 @@ impl Mapper {
                 return;
             }
             // A re-read brings every entry back; one that reads as it did changes nothing.
-            let fp = msgs.fingerprint(body);
+            let fp = fp.unwrap_or_else(|| fingerprint(body));
             msgs.revisions.insert(key, (known.max(revision), fp));
             if fp == shown {
                 return;
@@ -474,10 +475,10 @@ impl Mapper {
                     j::title(Some(&o.parent), "")
                 ),
             );
-            self.place(session, &o.entry, &o.body, o.revision, now_ms, out);
+            self.place(session, &o.entry, &o.body, o.revision, None, out);
             return;
         }
-        self.place(session, entry, body, revision, now_ms, out);
+        self.place(session, entry, body, revision, fp, out);
     }
 
     /// Show an entry, then every entry that was waiting for it.
@@ -487,29 +488,33 @@ impl Mapper {
         entry: &str,
         body: &Value,
         revision: i64,
-        _now_ms: u64,
+        fp: Option<u64>,
         out: &mut Out,
     ) {
         // The entry itself by reference (a copy of every message body cost the replay more
         // than a tenth of its mapping), the ones that waited for it moved out of `orphans`.
         let mut queue = Vec::new();
-        if !self.place_one(session, entry, body, revision, &mut queue, out) {
+        if !self.place_one(session, entry, body, revision, fp, &mut queue, out) {
             return;
         }
         while let Some(o) = queue.pop() {
-            if !self.place_one(session, &o.entry, &o.body, o.revision, &mut queue, out) {
+            if !self.place_one(
+                session, &o.entry, &o.body, o.revision, None, &mut queue, out,
+            ) {
                 return;
             }
         }
     }
 
     /// Show one entry and queue the entries that waited for it (`false`: no such session).
+    #[allow(clippy::too_many_arguments)]
     fn place_one(
         &mut self,
         session: &str,
         entry: &str,
         body: &Value,
         revision: i64,
+        fp: Option<u64>,
         queue: &mut Vec<Orphan>,
         out: &mut Out,
     ) -> bool {
@@ -520,7 +525,7 @@ impl Mapper {
         let node = node_key(&root, session);
         let msgs = &mut s.msgs;
         if msgs.revisions.len() < MAX_ENTRIES {
-            let fp = msgs.fingerprint(body);
+            let fp = fp.unwrap_or_else(|| fingerprint(body));
             msgs.revisions.insert(msgs.key(entry), (revision, fp));
         }
         show(&root, &node, render(entry, body, &mut msgs.calls), out);

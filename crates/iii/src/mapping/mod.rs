@@ -10,7 +10,7 @@ mod contract;
 mod discovery;
 mod gates;
 pub(crate) mod json;
-mod messages;
+pub(crate) mod messages;
 mod recorded;
 mod remembered;
 mod sessions;
@@ -183,6 +183,9 @@ pub struct Mapper {
     /// Re-read rounds begun (each connect, each rescan after a worker joined): a session's
     /// reads run once a round, however many listings name it.
     round: u64,
+    /// The `messages::fingerprint` of the event `on_event` is about to map, when a replay's
+    /// reader thread took it ahead (`replay::parse_ahead`): taken by the message handlers.
+    pub fingerprint_ahead: Option<u64>,
 }
 
 /// The tree node key of a session within its root.
@@ -213,6 +216,7 @@ impl Mapper {
             seq: 0,
             disc: discovery::Discovery::new(),
             round: 0,
+            fingerprint_ahead: None,
         }
     }
 
@@ -368,7 +372,7 @@ impl Mapper {
             "harness::session-tree" => self.session_tree(result, &mut out),
             "harness::status" => self.status(request, result, &mut out),
             "harness::metrics" => self.metrics(request, result, &mut out),
-            "session::messages" => self.messages_page(request, result, now_ms, &mut out),
+            "session::messages" => self.messages_page(request, result, &mut out),
             "approval::list-pending" | "approval::list_pending" => {
                 self.list_pending(request, result, now_ms, &mut out)
             }
@@ -496,10 +500,10 @@ impl Mapper {
         match short {
             "created" => self.session_created(payload, out),
             "message-added" => {
-                self.message_added(payload, now_ms, out);
+                self.message_added(payload, out);
                 self.queue_drained(payload, out);
             }
-            "message-updated" => self.message_updated(payload, now_ms, out),
+            "message-updated" => self.message_updated(payload, out),
             "status-changed" => self.status_changed(payload, out),
             "meta-updated" => self.meta_updated(payload, out),
             "deleted" => self.session_deleted(payload, out),
