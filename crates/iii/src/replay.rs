@@ -520,8 +520,6 @@ mod tests {
         assert_eq!(r.gates[&k("s", "c4999")].0, "iii:s:c4999");
     }
 
-    /// A frame of ours that is not parsed (no escape, neither word) maps to nothing, as it
-    /// did parsed; one with an escaped `type` is still parsed and mapped.
     /// The reader thread fingerprints an engine event carrying a transcript entry exactly as
     /// the mapping would, and nothing else; the mapping then takes that fingerprint and leaves
     /// none behind for the next frame.
@@ -548,6 +546,8 @@ mod tests {
         assert_eq!(r.mapper.fingerprint_ahead, None);
     }
 
+    /// A frame of ours that is not parsed (no escape, neither word) maps to nothing, as it
+    /// did parsed; one with an escaped `type` is still parsed and mapped.
     #[test]
     fn frames_of_ours_left_unparsed_are_those_that_map_to_nothing() {
         let lines = [

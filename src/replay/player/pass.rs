@@ -21,6 +21,19 @@ pub(super) fn background_pass(
     stop: &AtomicBool,
     index: Option<&Mutex<GateIndex>>,
 ) {
+    // The chunks this thread packs are compressed by the reader, in the time it would wait
+    // for this thread (see `Handoff`). However the pass ends (a panic included), what is
+    // left is compressed here, after the guard below has said the pass is over.
+    let handoff = Handoff::default();
+    struct Defer<'a>(&'a Handoff);
+    impl Drop for Defer<'_> {
+        fn drop(&mut self) {
+            packed::defer_compression(false).run();
+            self.0.run();
+        }
+    }
+    let _ = packed::defer_compression(true);
+    let _defer = Defer(&handoff);
     // However the pass ends (a panic included), a seek waiting for it is told to stop waiting.
     struct Done<'a>(&'a Mutex<Store>);
     impl Drop for Done<'_> {
@@ -30,16 +43,6 @@ pub(super) fn background_pass(
         }
     }
     let _done = Done(store);
-    // The chunks this thread packs are compressed by the reader, in the time it would wait
-    // for this thread (see `Handoff`); whatever it has not run is run here at the end.
-    struct Defer;
-    impl Drop for Defer {
-        fn drop(&mut self) {
-            packed::defer_compression(false).run();
-        }
-    }
-    packed::defer_compression(true);
-    let _defer = Defer;
     let total = src.len();
     let spacing = background_spacing(total);
     let mut feeder = Feeder::for_source(src);
@@ -55,7 +58,6 @@ pub(super) fn background_pass(
     // when a run of long frames slowed one side; eight hold a few megabytes.
     let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (back, returned) = std::sync::mpsc::channel();
-    let handoff = Handoff::default();
     std::thread::scope(|scope| {
         scope.spawn(|| read_ahead(src, total, stop, tx, returned, &handoff));
         while feeder.pos < total {
@@ -69,6 +71,8 @@ pub(super) fn background_pass(
                 Ok(b) => Ok(b),
                 Err(std::sync::mpsc::TryRecvError::Empty) => {
                     handoff.waits.fetch_add(1, Ordering::Relaxed);
+                    // The reader is behind: its compression is done here meanwhile.
+                    handoff.run();
                     rx.recv()
                 }
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
@@ -105,13 +109,10 @@ pub(super) fn background_pass(
         }
         // Dropping the receiver ends the reader if it is still at work.
         drop(rx);
-        handoff.run();
         let mut st = store.lock().expect("checkpoint store");
         st.done = total;
         st.finished = true;
     });
-    // What the reader left (it may have ended first).
-    handoff.run();
 }
 
 /// What the pass and its reader thread tell each other besides the batches.
@@ -121,7 +122,8 @@ pub(super) struct Handoff {
     /// pass to parse (see `read_ahead`).
     pub(super) waits: AtomicUsize,
     /// Chunks the pass packed, for the reader to compress before it builds its next batch
-    /// or waits for room in the queue; the pass runs what is left when it ends.
+    /// or waits for room in the queue (or for the pass, while it waits for a batch); the
+    /// pass runs what is left when it ends.
     compress: Mutex<Vec<Deferred>>,
 }
 
@@ -145,7 +147,9 @@ impl Handoff {
 }
 
 /// Text a batch holds before it is sent early: batches in flight, and the parsed frames they
-/// carry, stay small however long the frames.
+/// carry, stay small however long the frames. What the mapping leaves of a batch's parsed
+/// frames lives until the reader takes the batch back (its next batch): about two batches
+/// more than the eight in flight.
 pub(super) const BATCH_BYTES: usize = 256 << 10;
 
 /// A batch of frames with their indices and what their backend's parser made of them.

@@ -39,6 +39,46 @@ fn batches_sent_early_apply_every_frame_once_in_order() {
     assert_eq!(end.pos, 5000);
     assert_eq!(rows(end), rows(&plain));
     assert_eq!(rows(end).len(), 5000);
+    // The chunks the pass packed were compressed on the other threads, every one of them,
+    // in the end's copy and in the copies before it.
+    for (at, copy) in &st.checkpoints {
+        let rows = &copy.state.tree.nodes[0].transcript.items;
+        assert_eq!(rows.uncompressed_chunks(), 0, "copy at {at}");
+    }
+}
+
+/// Stopped partway, the pass still leaves nothing it packed uncompressed.
+#[test]
+fn a_stopped_pass_leaves_nothing_uncompressed() {
+    let pad = "z".repeat(3000);
+    let frames: Vec<Frame> = (0..20_000usize)
+        .map(|i| Frame {
+            src_line: i + 2,
+            ts: Some(i as u64),
+            dir: Dir::In,
+            text: format!(
+                r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"text","text":"{i} {pad}"}}]}},"parent_tool_use_id":null}}"#
+            ),
+        })
+        .collect();
+    let src = super::tests::claude_recording(frames);
+    let store = Mutex::new(Store::default());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| background_pass(&src, &store, &stop, None));
+        // Stopped after its first copy (at 4096).
+        while store.lock().unwrap().checkpoints.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let st = store.into_inner().unwrap();
+    assert!(st.finished && st.done < 20_000, "{}", st.done);
+    assert!(!st.checkpoints.is_empty());
+    for (at, copy) in &st.checkpoints {
+        let rows = &copy.state.tree.nodes[0].transcript.items;
+        assert_eq!(rows.uncompressed_chunks(), 0, "copy at {at}");
+    }
 }
 
 /// Each batch the reader sends holds at most `BATCH_BYTES` of text and one frame more,
@@ -136,9 +176,15 @@ fn the_reader_leaves_parsing_to_a_waiting_pass_and_takes_it_back() {
     assert_eq!(shares[0], 0.0, "nothing is left before the pass has waited");
     let most = shares.iter().copied().fold(0.0, f64::max);
     assert!((0.7..=0.77).contains(&most), "{shares:?}");
-    // Waiting, then slow: the reader takes the parsing back.
+    // Waiting, then slow: the reader takes the parsing back, half of what it left at each
+    // full queue (12, 6, 3, 1, 0 in sixteen), not one at a time.
     let shares = run(6, 30);
     assert_eq!(*shares.last().unwrap(), 0.0, "taken back: {shares:?}");
+    let last_top = shares.iter().rposition(|s| *s >= 0.7).unwrap();
+    assert!(
+        shares[last_top + 1..].iter().all(|s| *s < 0.4),
+        "halved: {shares:?}"
+    );
     // A pass that never waits: every frame is parsed ahead.
     let (tx, rx) = std::sync::mpsc::sync_channel(6);
     let (_back, returned) = std::sync::mpsc::channel();

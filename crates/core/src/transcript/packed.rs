@@ -10,7 +10,7 @@
 //! shares the chunk. Reads see the same strings either way; only the room differs.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use super::Item;
 
@@ -25,8 +25,9 @@ thread_local! {
     /// thread (a fresh output buffer is zeroed whole by the safe encoder first).
     static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// Blocks packed on this thread whose compression is left to another (`Some` while
-    /// deferring).
-    static DEFERRED: RefCell<Option<Vec<Arc<Block>>>> = const { RefCell::new(None) };
+    /// deferring). Weak: a chunk opened again or a transcript dropped meanwhile is not
+    /// kept alive, nor compressed, for it.
+    static DEFERRED: RefCell<Option<Vec<Weak<Block>>>> = const { RefCell::new(None) };
 }
 
 /// A chunk's rows with their strings moved out into one block.
@@ -40,41 +41,69 @@ pub(super) struct Packed {
     pub(super) text: Arc<Block>,
 }
 
-/// The strings of a packed chunk: as they were until compressed (once, in place).
+/// The strings of a packed chunk: as they were until compressed (once, in place). The lock
+/// is held only to look or to swap: compressing and reading work on a shared copy of the
+/// bytes, so a frame reading the chunk never waits out a compression on another thread.
 #[derive(Debug)]
 pub struct Block(Mutex<Text>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Text {
-    Raw(Box<[u8]>),
-    Lz4 { bytes: Box<[u8]>, raw_len: usize },
+    Raw(Arc<[u8]>),
+    Lz4 { bytes: Arc<[u8]>, raw_len: usize },
 }
 
 impl Block {
-    fn text(&self) -> MutexGuard<'_, Text> {
-        // Nothing panics while the lock is held but LZ4 on a bug; the text is whole either way.
+    fn new(text: Text) -> Arc<Block> {
+        Arc::new(Block(Mutex::new(text)))
+    }
+
+    /// The bytes as they stand (a copy of the pointer, not of the bytes).
+    fn text(&self) -> Text {
+        // Only a clone or a swap is done under the lock: it cannot be poisoned halfway.
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Text> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Compress the block if it is not yet and that saves an eighth or more.
     fn compress(&self) {
-        let mut text = self.text();
-        let Text::Raw(raw) = &*text else {
+        let Text::Raw(raw) = self.text() else {
             return;
         };
-        let raw_len = raw.len();
-        let Some(bytes) = SCRATCH.with_borrow_mut(|(_, out)| lz4(raw, out)) else {
+        let Some(bytes) = SCRATCH.with_borrow_mut(|(_, out)| lz4(&raw, out)) else {
             return;
         };
-        *text = Text::Lz4 { bytes, raw_len };
+        let mut text = self.lock();
+        // Only this block's own bytes are replaced (each block is handed over once).
+        if matches!(&*text, Text::Raw(r) if Arc::ptr_eq(r, &raw)) {
+            *text = Text::Lz4 {
+                bytes: bytes.into(),
+                raw_len: raw.len(),
+            };
+        }
+    }
+
+    /// Whether the block is kept as it was though compressing it would pay.
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn left_uncompressed(&self) -> bool {
+        match self.text() {
+            Text::Raw(raw) => {
+                let mut out = Vec::new();
+                lz4(&raw, &mut out).is_some()
+            }
+            Text::Lz4 { .. } => false,
+        }
     }
 
     /// (compressed, bytes stored, bytes of the strings).
     #[cfg(test)]
     pub(super) fn stored(&self) -> (bool, usize, usize) {
-        match &*self.text() {
+        match self.text() {
             Text::Raw(raw) => (false, raw.len(), raw.len()),
-            Text::Lz4 { bytes, raw_len } => (true, bytes.len(), *raw_len),
+            Text::Lz4 { bytes, raw_len } => (true, bytes.len(), raw_len),
         }
     }
 }
@@ -112,23 +141,20 @@ impl Packed {
             }
             let text = DEFERRED.with_borrow_mut(|deferred| match deferred {
                 Some(list) => {
-                    let block = Arc::new(Block(Mutex::new(Text::Raw(raw.as_slice().into()))));
+                    let block = Block::new(Text::Raw(raw.as_slice().into()));
                     // Nothing to do for a block too short to compress.
                     if raw.len() >= COMPRESS_FROM {
-                        list.push(block.clone());
+                        list.push(Arc::downgrade(&block));
                     }
                     block
                 }
-                None => {
-                    let text = match lz4(raw, out) {
-                        Some(bytes) => Text::Lz4 {
-                            bytes,
-                            raw_len: raw.len(),
-                        },
-                        None => Text::Raw(raw.as_slice().into()),
-                    };
-                    Arc::new(Block(Mutex::new(text)))
-                }
+                None => Block::new(match lz4(raw, out) {
+                    Some(bytes) => Text::Lz4 {
+                        bytes: bytes.into(),
+                        raw_len: raw.len(),
+                    },
+                    None => Text::Raw(raw.as_slice().into()),
+                }),
             });
             // A long chunk's scratch is not kept for the next (the text is bounded per row,
             // not per chunk).
@@ -146,8 +172,8 @@ impl Packed {
     /// The rows whole again.
     pub(super) fn unpack(&self) -> Vec<Item> {
         let owned;
-        let guard = self.text.text();
-        let bytes: &[u8] = match &*guard {
+        let text = self.text.text();
+        let bytes: &[u8] = match &text {
             Text::Raw(raw) => raw,
             Text::Lz4 { bytes, raw_len } => {
                 owned = lz4_flex::block::decompress(bytes, *raw_len)
@@ -169,26 +195,34 @@ impl Packed {
         }
         rows
     }
+
+    /// Whether the block is kept as it was though compressing it would pay.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(super) fn left_uncompressed(&self) -> bool {
+        self.text.left_uncompressed()
+    }
 }
 
 /// Blocks packed on a deferring thread, to compress on another (`run`).
 #[derive(Debug, Default)]
-pub struct Deferred(Vec<Arc<Block>>);
+#[must_use = "blocks handed over stay uncompressed unless run"]
+pub struct Deferred(Vec<Weak<Block>>);
 
 impl Deferred {
-    /// Compress every block (each once, whichever thread runs it).
+    /// Compress every block still in use (each once, whichever thread runs it).
     pub fn run(self) {
-        for b in self.0 {
+        for b in self.0.iter().filter_map(Weak::upgrade) {
             b.compress();
         }
     }
 
+    /// Blocks still in use (of those handed over).
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.iter().filter(|b| b.strong_count() > 0).count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 }
 

@@ -5,11 +5,12 @@
 //!
 //! Chunks behind the last two are packed: their rows keep their shape, and every string they
 //! hold (the text, the arguments; not the lines of an edit's diff, which stay as they are) is
-//! moved into one block, compressed with LZ4 when that is smaller (`packed.rs`). A long session's transcript is mostly text nobody is looking at: packed, the text
-//! of a day-long iii recording takes a quarter of its room, where it had been more than half
-//! of the replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy
-//! that the next change empties (a frame reads the chunks on screen; the reducer changes the
-//! rows at the tail). Changing a packed row opens its chunk again; it is packed again when the
+//! moved into one block, compressed with LZ4 when that is smaller (`packed.rs`). A long
+//! session's transcript is mostly text nobody is looking at: packed, the text of a day-long
+//! iii recording takes a quarter of its room, where it had been more than half of the
+//! replay's memory. Reading a packed row unpacks its chunk once, into a slot of this copy that
+//! the next change empties (a frame reads the chunks on screen; the reducer changes the rows
+//! at the tail). Changing a packed row opens its chunk again; it is packed again when the
 //! next chunk starts.
 
 use std::ops::{ControlFlow, Index};
@@ -115,6 +116,16 @@ impl Rows {
             }
             i = end;
         }
+    }
+
+    /// Packed chunks whose text is kept as it was though compressing it would pay (left
+    /// by a thread that deferred it and never handed over, or handed over and never run).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn uncompressed_chunks(&self) -> usize {
+        self.chunks
+            .iter()
+            .filter(|c| matches!(&***c, Chunk::Packed(p) if p.left_uncompressed()))
+            .count()
     }
 
     /// Whether row `i` is in a packed chunk.

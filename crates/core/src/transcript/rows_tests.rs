@@ -225,6 +225,44 @@ fn deferred_compression_is_run_elsewhere_for_every_copy() {
     }
 }
 
+/// Reads of packed chunks on one thread while another compresses them read the same rows
+/// throughout; a transcript dropped before its blocks are run is not kept alive for them.
+#[test]
+fn packed_rows_read_the_same_while_compressed_elsewhere() {
+    use crate::transcript::packed::{defer_compression, take_deferred};
+    let _ = defer_compression(true);
+    let mut a = Rows::default();
+    for n in 0..2000 {
+        a.push(Item::new(kind(n), n as u64));
+    }
+    let deferred = take_deferred();
+    let _ = defer_compression(false);
+    assert_eq!(a.uncompressed_chunks(), deferred.len());
+    let b = a.clone();
+    std::thread::scope(|s| {
+        s.spawn(move || deferred.run());
+        for _ in 0..3 {
+            let c = b.clone();
+            c.scan(0, c.len(), |n, item| {
+                assert_eq!(item.kind, kind(n), "row {n}");
+                ControlFlow::Continue(())
+            });
+        }
+    });
+    assert_eq!(a.uncompressed_chunks(), 0);
+    // Dropped before it is run: nothing left to compress.
+    let _ = defer_compression(true);
+    let mut gone = Rows::default();
+    for n in 0..700 {
+        gone.push(Item::new(kind(n), n as u64));
+    }
+    let deferred = take_deferred();
+    assert_eq!(deferred.len(), 9);
+    drop(gone);
+    assert!(deferred.is_empty());
+    assert!(defer_compression(false).is_empty());
+}
+
 /// A change to a packed row opens its chunk (a copy taken before keeps the old row), and
 /// the chunk is packed again when the next chunk starts, with the change in it.
 #[test]

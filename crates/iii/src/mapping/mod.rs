@@ -185,7 +185,7 @@ pub struct Mapper {
     round: u64,
     /// The `messages::fingerprint` of the event `on_event` is about to map, when a replay's
     /// reader thread took it ahead (`replay::parse_ahead`): taken by the message handlers.
-    pub fingerprint_ahead: Option<u64>,
+    pub(crate) fingerprint_ahead: Option<u64>,
 }
 
 /// The tree node key of a session within its root.
