@@ -220,7 +220,11 @@ impl Mapper {
             return;
         }
         let key = self.chunk_key(thinking, message_id);
-        let acc = self.streamed.entry(key.clone()).or_default();
+        // Looked up before it is inserted: a run of chunks to one row copies its key once.
+        let acc = match self.streamed.get_mut(&key) {
+            Some(acc) => acc,
+            None => self.streamed.entry(key.clone()).or_default(),
+        };
         if text.len() > 1 && acc.is(&text) {
             // The whole message repeated after its deltas (Codex adapters): already shown.
             return;
