@@ -115,6 +115,18 @@ pub(super) fn background_pass(
     });
 }
 
+/// Frames in sixteen the reader leaves to the pass after a send: half as many when the queue
+/// was full (the pass is the slower), one more (up to twelve) when the pass waited since the
+/// last send (the reader is).
+pub(super) fn next_leave(leave: usize, full: bool, pass_waited: bool) -> usize {
+    let leave = if full { leave / 2 } else { leave };
+    if pass_waited {
+        (leave + 1).min(12)
+    } else {
+        leave
+    }
+}
+
 /// What the pass and its reader thread tell each other besides the batches.
 #[derive(Default)]
 pub(super) struct Handoff {
@@ -197,20 +209,19 @@ pub(super) fn read_ahead(
     let mut seen_waits = 0usize;
     let send = |batch: Batch, leave: &mut usize, seen_waits: &mut usize| {
         let w = waits.load(Ordering::Relaxed);
+        let mut full = false;
         let result = match tx.try_send(batch) {
             Ok(()) => Ok(()),
             Err(std::sync::mpsc::TrySendError::Full(b)) => {
-                *leave /= 2;
+                full = true;
                 // The pass is behind: its compression is done here meanwhile.
                 handoff.run();
                 tx.send(b).map_err(|_| ())
             }
             Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(()),
         };
-        if w != *seen_waits {
-            *leave = (*leave + 1).min(12);
-            *seen_waits = w;
-        }
+        *leave = next_leave(*leave, full, w != *seen_waits);
+        *seen_waits = w;
         result
     };
     let mut pos = 0;
