@@ -1,13 +1,9 @@
 use super::*;
 use crate::record::Dir;
 
-/// Frames long enough that the reader sends batches before each 1024 mark: the pass
-/// applies every frame once, in order, and its copy of the end is the state a plain
-/// replay reaches.
-#[test]
-fn batches_sent_early_apply_every_frame_once_in_order() {
-    let pad = "x".repeat(1500);
-    let frames = (0..5000usize)
+/// A Claude recording of `n` assistant messages, each its number and `pad`.
+fn assistant_recording(n: usize, pad: &str) -> crate::replay::load::Loaded {
+    let frames = (0..n)
         .map(|i| Frame {
             src_line: i + 2,
             ts: Some(i as u64),
@@ -17,7 +13,23 @@ fn batches_sent_early_apply_every_frame_once_in_order() {
             ),
         })
         .collect();
-    let src = super::tests::claude_recording(frames);
+    super::tests::claude_recording(frames)
+}
+
+/// No copy the pass kept holds a packed chunk left uncompressed.
+fn all_compressed(st: &Store) {
+    for (at, copy) in &st.checkpoints {
+        let rows = &copy.state.tree.nodes[0].transcript.items;
+        assert_eq!(rows.uncompressed_chunks(), 0, "copy at {at}");
+    }
+}
+
+/// Frames long enough that the reader sends batches before each 1024 mark: the pass
+/// applies every frame once, in order, and its copy of the end is the state a plain
+/// replay reaches.
+#[test]
+fn batches_sent_early_apply_every_frame_once_in_order() {
+    let src = assistant_recording(5000, &"x".repeat(1500));
     let store = Mutex::new(Store::default());
     background_pass(&src, &store, &AtomicBool::new(false), None);
     let st = store.into_inner().unwrap();
@@ -41,27 +53,13 @@ fn batches_sent_early_apply_every_frame_once_in_order() {
     assert_eq!(rows(end).len(), 5000);
     // The chunks the pass packed were compressed on the other threads, every one of them,
     // in the end's copy and in the copies before it.
-    for (at, copy) in &st.checkpoints {
-        let rows = &copy.state.tree.nodes[0].transcript.items;
-        assert_eq!(rows.uncompressed_chunks(), 0, "copy at {at}");
-    }
+    all_compressed(&st);
 }
 
 /// Stopped partway, the pass still leaves nothing it packed uncompressed.
 #[test]
 fn a_stopped_pass_leaves_nothing_uncompressed() {
-    let pad = "z".repeat(3000);
-    let frames: Vec<Frame> = (0..20_000usize)
-        .map(|i| Frame {
-            src_line: i + 2,
-            ts: Some(i as u64),
-            dir: Dir::In,
-            text: format!(
-                r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"text","text":"{i} {pad}"}}]}},"parent_tool_use_id":null}}"#
-            ),
-        })
-        .collect();
-    let src = super::tests::claude_recording(frames);
+    let src = assistant_recording(20_000, &"z".repeat(3000));
     let store = Mutex::new(Store::default());
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -76,10 +74,7 @@ fn a_stopped_pass_leaves_nothing_uncompressed() {
     // (Stopped well before its end, unless this thread was held up for most of the pass.)
     assert!(st.finished);
     assert!(!st.checkpoints.is_empty());
-    for (at, copy) in &st.checkpoints {
-        let rows = &copy.state.tree.nodes[0].transcript.items;
-        assert_eq!(rows.uncompressed_chunks(), 0, "copy at {at}");
-    }
+    all_compressed(&st);
 }
 
 /// Each batch the reader sends holds at most `BATCH_BYTES` of text and one frame more,
